@@ -1,0 +1,87 @@
+#include "harness/context.h"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+
+#include <librdkafka/rdkafka.h>
+
+#include "harness/build_info.h"
+#include "harness/codec.h"
+
+namespace kbench {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("model name")) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? "" : line.substr(start);
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string Kernel() {
+  utsname u{};
+  if (uname(&u) != 0) return "unknown";
+  return std::string(u.sysname) + " " + u.release;
+}
+
+}  // namespace
+
+bool IsSecretSetting(std::string_view key) {
+  const std::string k = Lower(key);
+  // Substrings that mark credentials in librdkafka's and Kafka's setting names
+  // (sasl.password, ssl.key.password, sasl.oauthbearer.client.secret, ssl.key.pem,
+  // ssl_key, ssl.keystore.password, sasl.jaas.config ...).
+  constexpr std::array<std::string_view, 9> kMarkers = {
+      "password", "secret", "token", "sasl.jaas", "sasl.username", "ssl.key.pem",
+      "ssl_key", "private", "credential"};
+  for (auto m : kMarkers) {
+    if (k.find(m) != std::string::npos) return true;
+  }
+  // Inline key material: ssl.key.pem, ssl.certificate.pem is public but ssl.key.* is not.
+  return k.starts_with("ssl.key") || k.starts_with("sasl.oauthbearer.config");
+}
+
+std::string RedactedValue(std::string_view key, std::string_view value) {
+  return IsSecretSetting(key) ? std::string("***") : std::string(value);
+}
+
+ContextEntries CollectBuildAndMachineContext() {
+  CodecLibraryVersions codecs = GetCodecLibraryVersions();
+  return {
+      {"kbench_version", build_info::kVersion},
+      {"git_sha", build_info::kGitSha},
+      {"git_dirty", build_info::kGitDirty ? "true" : "false"},
+      {"build_type", build_info::kBuildType},
+      {"compiler", build_info::kCompiler},
+      {"cxx_flags", build_info::kCxxFlags},
+      // The runtime library, not the header macro: LD_LIBRARY_PATH may swap it.
+      {"librdkafka_version", rd_kafka_version_str()},
+      {"zlib_version", codecs.zlib},
+      {"zstd_version", codecs.zstd},
+      {"lz4_version", codecs.lz4},
+      {"snappy_version", codecs.snappy},
+      {"cpu_model", CpuModel()},
+      {"kernel", Kernel()},
+  };
+}
+
+}  // namespace kbench

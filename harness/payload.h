@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/bytes.h"
+
+namespace kbench {
+
+enum class PayloadKind { kZeros, kRandom, kAz, kValueBound, kRepeated, kFile };
+
+// What records look like. Parsed from text such as "az", "value_bound:5000",
+// "file:/path/to/records.txt".
+struct PayloadSpec {
+  PayloadKind kind = PayloadKind::kAz;
+  std::uint64_t value_bound = 0;  // kValueBound: integers drawn from [0, value_bound)
+  std::string file_path;          // kFile
+  char file_delimiter = '\n';     // kFile
+
+  // Stable text used in benchmark names: zeros, random, az, value_bound:500, repeated,
+  // file:<basename>.
+  std::string Name() const;
+};
+
+// Record sizes: fixed ("100") or a uniform range ("250-750"), in bytes of value.
+struct SizeSpec {
+  std::size_t min = 100;
+  std::size_t max = 100;
+  bool fixed() const { return min == max; }
+  std::string Name() const;  // "100" or "250-750"
+};
+
+// Throw UsageError listing valid kinds / the accepted syntax.
+PayloadSpec ParsePayloadSpec(std::string_view text);
+SizeSpec ParseSizeSpec(std::string_view text);
+const std::vector<std::string_view>& KnownPayloadKinds();
+
+// A set of records stored contiguously: values (and keys, where the kind has them) are
+// views into one arena so timed loops walk memory the way a batch builder would.
+class RecordSet {
+ public:
+  std::size_t size() const { return values_.size(); }
+  std::string_view value(std::size_t i) const { return values_[i]; }
+  // Empty view = no key (null key on the wire).
+  std::string_view key(std::size_t i) const { return keys_.empty() ? std::string_view() : keys_[i]; }
+  bool has_keys() const { return !keys_.empty(); }
+  std::size_t total_value_bytes() const { return total_value_bytes_; }
+  std::size_t total_key_bytes() const { return total_key_bytes_; }
+
+  // Concatenation of all values: the "batch" the Codec family compresses.
+  ByteBuffer ConcatenatedValues() const;
+
+ private:
+  friend class PayloadGenerator;
+  std::string arena_;
+  std::vector<std::string_view> keys_;
+  std::vector<std::string_view> values_;
+  std::size_t total_value_bytes_ = 0;
+  std::size_t total_key_bytes_ = 0;
+};
+
+// Deterministic per (spec, sizes, seed): the same inputs give the same bytes on every
+// machine (kbench uses its own PRNG and mapping, not <random>'s distributions, whose
+// output differs between standard libraries).
+class PayloadGenerator {
+ public:
+  PayloadGenerator(PayloadSpec spec, SizeSpec sizes, std::uint64_t seed);
+
+  // Exactly `count` records.
+  RecordSet Generate(std::size_t count) const;
+  // Whole records until adding the next would exceed `max_total_value_bytes`; at least one.
+  RecordSet GenerateUpTo(std::size_t max_total_value_bytes) const;
+
+ private:
+  RecordSet Build(std::size_t max_count, std::size_t max_bytes) const;
+  PayloadSpec spec_;
+  SizeSpec sizes_;
+  std::uint64_t seed_;
+};
+
+inline constexpr std::uint64_t kDefaultPayloadSeed = 0x6b62656e6368ull;  // "kbench"
+
+}  // namespace kbench

@@ -1,0 +1,39 @@
+#pragma once
+
+// Compression as the record formats use it: one cached Codec per codec id (so contexts are
+// reused across batches) plus the one format quirk that is not the codec's business:
+// lz4 frames written for magic 0 carry Kafka's wrong header checksum (KAFKA-3160).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "harness/bytes.h"
+#include "harness/codec.h"
+#include "harness/status.h"
+
+namespace kbench::record {
+
+class RecordCodecs {
+ public:
+  // Compresses `in` into `out` as a producer of `magic` would.
+  Status Compress(std::int8_t magic, const CodecSpec& spec, ByteView in, ByteBuffer& out);
+  // Decompresses a batch's compressed section. Accepts raw and xerial snappy, and for
+  // magic 0 lz4 both the KAFKA-3160 header checksum and the correct one.
+  Status Decompress(std::int8_t magic, CodecId id, ByteView in, ByteBuffer& out,
+                    std::size_t max_out);
+
+ private:
+  Status Get(const CodecSpec& spec, Codec** codec);
+  std::array<std::unique_ptr<Codec>, 5> codecs_;
+  ByteBuffer lz4_fixed_;  // magic 0 lz4 input with its header checksum corrected
+};
+
+// LZ4 frame header checksums. `frame` starts with the frame magic; returns false when the
+// frame descriptor is truncated or malformed. `hc_offset` receives the position of the
+// header checksum byte.
+bool Lz4HeaderChecksums(ByteView frame, std::size_t* hc_offset, std::uint8_t* correct,
+                        std::uint8_t* kafka3160);
+
+}  // namespace kbench::record
