@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Every kind of bad input gives a clear message on stderr and exit status 2, before
+# anything runs.
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bin="${KBENCH_BIN:-$here/../../build/kbench}"
+failures=0
+passed=0
+
+expect_usage_error() {
+  local want="$1"; shift
+  local err rc
+  err="$(timeout 30 "$bin" --benchmark_list_tests "$@" 2>&1 >/dev/null)"
+  rc=$?
+  if [[ $rc -ne 2 ]]; then
+    echo "FAIL: kbench $* exited $rc, want 2 (stderr: $err)"; failures=$((failures + 1)); return
+  fi
+  if [[ "$err" != *"$want"* ]]; then
+    echo "FAIL: kbench $*: stderr lacks '$want': $err"; failures=$((failures + 1)); return
+  fi
+  passed=$((passed + 1))
+}
+
+expect_usage_error "valid codecs are none, gzip, snappy, snappy_xerial, lz4, zstd" --codec=brotli
+expect_usage_error "valid levels are 1 to 9" --codec=gzip:12
+expect_usage_error "valid levels are" --codec=zstd:99
+expect_usage_error "is not an integer" --codec=zstd:fast
+expect_usage_error "valid payloads are zeros, random, az" --payload=lorem
+expect_usage_error "value_bound" --payload=value_bound:x
+expect_usage_error "cannot read payload file" --payload=file:/nonexistent/records.txt --benchmark_filter=Codec/memcpy
+expect_usage_error "reversed" --record-bytes=750-250
+expect_usage_error "malformed setting" -X linger.ms
+expect_usage_error "unknown librdkafka setting 'no.such.setting'" -X no.such.setting=1
+expect_usage_error "invalid value for 'acks'" -X acks=maybe
+expect_usage_error "cannot read" --client-config=/nonexistent/client.properties
+expect_usage_error "unrecognized command-line flag" --benchmark_no_such_flag=1
+
+# A secret in a rejected value must not be echoed.
+err="$("$bin" --benchmark_list_tests -X sasl.mechanisms=hunter2-secret 2>&1 >/dev/null)"
+if [[ "$err" == *"hunter2-secret"* && "$err" != *"(value rejected)"* ]]; then
+  echo "FAIL: a rejected value was echoed: $err"; failures=$((failures + 1))
+else
+  passed=$((passed + 1))
+fi
+
+echo "$passed passed, $failures failed"
+[[ $failures -eq 0 ]]

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Smoke test of the kbench binary: one benchmark of each family runs with a tiny min time,
+and the JSON carries the run context and the counters DESIGN.md promises."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.environ.get("KBENCH_BIN", os.path.join(HERE, "..", "..", "build", "kbench"))
+
+CONTEXT_KEYS = [
+    "kbench_version", "git_sha", "git_dirty", "build_type", "compiler", "cxx_flags",
+    "librdkafka_version", "zlib_version", "zstd_version", "lz4_version", "snappy_version",
+    "target", "bootstrap", "payload_seed", "cpu_model", "kernel",
+]
+CODEC_ROW = "Codec/compress/codec:zstd/level:3/payload:az/record_bytes:1000/batch_bytes:65536"
+
+
+def run_kbench(*args, env=None):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as out:
+        path = out.name
+    try:
+        proc = subprocess.run(
+            [BIN, f"--benchmark_out={path}", "--benchmark_out_format=json", *args],
+            capture_output=True, text=True, timeout=500, env=env)
+        data = None
+        if os.path.getsize(path) > 0:
+            with open(path) as f:
+                data = json.load(f)
+        return proc, data
+    finally:
+        os.unlink(path)
+
+
+def family_representatives():
+    names = subprocess.run([BIN, "--benchmark_list_tests"], capture_output=True, text=True,
+                           check=True, timeout=60).stdout.split()
+    first = {}
+    for name in names:
+        first.setdefault(name.split("/")[0], name)
+    return names, first
+
+
+class SmokeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.names, cls.first = family_representatives()
+
+    def test_every_family_registers(self):
+        self.assertIn("Codec", self.first)
+        for name in self.names:
+            self.assertRegex(name, r"^[A-Z][a-z]+/[a-z_0-9]+(/[a-z_0-9]+:[^/]+)*$", name)
+
+    def test_codec_row_json_has_context_and_counters(self):
+        memcpy = "Codec/memcpy/payload:az/record_bytes:1000/batch_bytes:65536"
+        decompress = CODEC_ROW.replace("/compress/", "/decompress/")
+        pattern = "^(" + "|".join(re.escape(n) for n in (CODEC_ROW, decompress, memcpy)) + ")$"
+        proc, data = run_kbench(f"--benchmark_filter={pattern}", "--benchmark_min_time=0.01")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ctx = data["context"]
+        for key in CONTEXT_KEYS:
+            self.assertIn(key, ctx)
+        self.assertEqual(ctx["target"], "none")
+        self.assertEqual(ctx["build_type"], "Release")
+        runs = {b["name"]: b for b in data["benchmarks"]}
+        self.assertEqual(set(runs), {CODEC_ROW, decompress, memcpy})
+        for name in (CODEC_ROW, decompress):
+            row = runs[name]
+            self.assertFalse(row.get("error_occurred", False), row.get("error_message"))
+            for counter in ("bytes_per_second", "items_per_second", "ratio", "compressed_bytes"):
+                self.assertIn(counter, row)
+                self.assertGreater(row[counter], 0)
+            self.assertLess(row["ratio"], 0.7)  # az compresses to ~0.6 with zstd
+            self.assertGreater(row["ratio"], 0.5)
+        # 65 records of 1000 bytes per batch: items/s x 1000 == bytes/s.
+        row = runs[CODEC_ROW]
+        self.assertAlmostEqual(row["bytes_per_second"] / row["items_per_second"], 1000, delta=1)
+
+    def test_one_of_every_family_runs_clean(self):
+        pattern = "^(" + "|".join(re.escape(n) for n in self.first.values()) + ")$"
+        env = dict(os.environ)
+        env.pop("KBENCH_BOOTSTRAP", None)
+        proc, data = run_kbench(f"--benchmark_filter={pattern}", "--benchmark_min_time=0.01",
+                                env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        ran = {b["name"] for b in data["benchmarks"]}
+        self.assertEqual(ran, set(self.first.values()))
+        for b in data["benchmarks"]:
+            self.assertFalse(b.get("error_occurred", False), f"{b['name']}: {b.get('error_message')}")
+        needs_cluster = any(f in self.first for f in ("Produce", "Consume"))
+        self.assertEqual(data["context"]["target"], "mock" if needs_cluster else "none")
+
+    def test_client_settings_are_recorded_with_secrets_redacted(self):
+        proc, data = run_kbench(f"--benchmark_filter=^{re.escape(CODEC_ROW)}$",
+                                "--benchmark_min_time=0.01", "-X", "linger.ms=7",
+                                "-X", "sasl.password=hunter2")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ctx = data["context"]
+        self.assertEqual(ctx.get("client.linger.ms"), "7")
+        self.assertEqual(ctx.get("client.sasl.password"), "***")
+        self.assertNotIn("hunter2", json.dumps(data))
+        self.assertNotIn("hunter2", proc.stdout + proc.stderr)
+
+    def test_fixed_iterations_for_instruction_counting(self):
+        # Google Benchmark appends /iterations:N to the name of a fixed-count benchmark.
+        env = dict(os.environ, KBENCH_FIXED_ITERATIONS="3")
+        proc, data = run_kbench(f"--benchmark_filter=^{re.escape(CODEC_ROW)}/iterations:3$", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(data["benchmarks"]), 1)
+        self.assertEqual(data["benchmarks"][0]["iterations"], 3)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,232 @@
+#include "harness/codec.h"
+
+#include <lz4frame.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/payload.h"
+
+namespace kbench {
+namespace {
+
+std::vector<CodecSpec> AllCodecLevels() {
+  std::vector<CodecSpec> specs;
+  for (auto name : KnownCodecNames()) {
+    CodecSpec base = ParseCodecSpec(name);
+    LevelRange range = CodecLevels(base.id);
+    std::vector<int> levels = {0};
+    if (range.min != range.max) {
+      levels = {range.min, range.default_level, range.max};
+      if (base.id == CodecId::kLz4) levels.push_back(3);  // first HC level
+    }
+    for (int level : levels) {
+      for (bool reuse : {true, false}) {
+        CodecSpec s = base;
+        s.level = level;
+        s.reuse_context = reuse;
+        specs.push_back(s);
+      }
+    }
+  }
+  return specs;
+}
+
+std::string Describe(const CodecSpec& s) {
+  return s.Name() + ":" + std::to_string(s.level) + (s.reuse_context ? "" : " (fresh)");
+}
+
+TEST(Codec, EveryCodecLevelAndPayloadRoundTrips) {
+  const std::vector<std::string> payloads = {"zeros", "random", "az", "value_bound:500",
+                                             "value_bound:50000", "repeated"};
+  for (const auto& spec : AllCodecLevels()) {
+    auto codec = MakeCodec(spec);
+    for (const auto& payload : payloads) {
+      for (std::size_t batch : {std::size_t{0}, std::size_t{1}, std::size_t{4096}, std::size_t{200000}}) {
+        RecordSet records =
+            PayloadGenerator(ParsePayloadSpec(payload), SizeSpec{100, 1000}, 7).GenerateUpTo(batch);
+        ByteBuffer raw = batch == 0 ? ByteBuffer() : records.ConcatenatedValues();
+        ByteBuffer compressed, restored;
+        // Twice: a reused context must give the same result on its second use.
+        for (int round = 0; round < 2; ++round) {
+          ASSERT_TRUE(codec->Compress(raw.view(), compressed).ok()) << Describe(spec);
+          Status s = codec->Decompress(compressed.view(), restored);
+          ASSERT_TRUE(s.ok()) << Describe(spec) << " " << payload << ": " << s.message();
+          ASSERT_EQ(restored.size(), raw.size()) << Describe(spec) << " " << payload;
+          ASSERT_EQ(0, std::memcmp(restored.data(), raw.data(), raw.size()))
+              << Describe(spec) << " " << payload;
+        }
+      }
+    }
+  }
+}
+
+TEST(Codec, CompressibleDataShrinks) {
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{1000, 1000}, 1).Generate(64);
+  ByteBuffer raw = records.ConcatenatedValues();
+  for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+    auto codec = MakeCodec(ParseCodecSpec(name));
+    ByteBuffer out;
+    ASSERT_TRUE(codec->Compress(raw.view(), out).ok());
+    EXPECT_LT(out.size(), raw.size() / 10) << name;
+  }
+}
+
+TEST(Codec, XerialFramingMatchesTheJavaClientLayout) {
+  // 70000 bytes -> three 32 KiB blocks, as snappy-java's SnappyOutputStream writes them.
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{1000, 1000}, 3).Generate(70);
+  ByteBuffer raw = records.ConcatenatedValues();
+  auto codec = MakeCodec(ParseCodecSpec("snappy_xerial"));
+  ByteBuffer out;
+  ASSERT_TRUE(codec->Compress(raw.view(), out).ok());
+  const std::uint8_t header[16] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1};
+  ASSERT_GE(out.size(), 16u);
+  EXPECT_EQ(0, std::memcmp(out.data(), header, 16));
+  std::size_t pos = 16, blocks = 0, total = 0;
+  while (pos < out.size()) {
+    ASSERT_LE(pos + 4, out.size());
+    std::uint32_t len = (std::uint32_t{out.data()[pos]} << 24) | (std::uint32_t{out.data()[pos + 1]} << 16) |
+                        (std::uint32_t{out.data()[pos + 2]} << 8) | out.data()[pos + 3];
+    pos += 4;
+    ASSERT_LE(pos + len, out.size());
+    // Each block is a complete raw snappy block of at most 32 KiB.
+    ByteBuffer block;
+    auto raw_codec = MakeCodec(ParseCodecSpec("snappy"));
+    ASSERT_TRUE(raw_codec->Decompress(out.view().subspan(pos, len), block).ok());
+    EXPECT_LE(block.size(), 32u * 1024);
+    total += block.size();
+    pos += len;
+    ++blocks;
+  }
+  EXPECT_EQ(blocks, 3u);
+  EXPECT_EQ(total, raw.size());
+}
+
+TEST(Codec, SnappyReaderAcceptsBothFramings) {
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{500, 500}, 5).Generate(10);
+  ByteBuffer raw = records.ConcatenatedValues();
+  ByteBuffer xerial, plain, back;
+  ASSERT_TRUE(MakeCodec(ParseCodecSpec("snappy_xerial"))->Compress(raw.view(), xerial).ok());
+  ASSERT_TRUE(MakeCodec(ParseCodecSpec("snappy"))->Compress(raw.view(), plain).ok());
+  auto reader = MakeCodec(ParseCodecSpec("snappy"));
+  ASSERT_TRUE(reader->Decompress(xerial.view(), back).ok());
+  EXPECT_EQ(back.str(), raw.str());
+  ASSERT_TRUE(reader->Decompress(plain.view(), back).ok());
+  EXPECT_EQ(back.str(), raw.str());
+}
+
+TEST(Codec, Lz4OutputIsAnLz4FrameThatLz4fDecodes) {
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 9).Generate(200);
+  ByteBuffer raw = records.ConcatenatedValues();
+  for (int level : {1, 9}) {
+    CodecSpec spec = ParseCodecSpec("lz4");
+    spec.level = level;
+    ByteBuffer frame;
+    ASSERT_TRUE(MakeCodec(spec)->Compress(raw.view(), frame).ok());
+    ASSERT_GE(frame.size(), 7u);
+    EXPECT_EQ(frame.data()[0], 0x04);  // LZ4 frame magic 0x184D2204, little endian
+    EXPECT_EQ(frame.data()[3], 0x18);
+    LZ4F_dctx* dctx = nullptr;
+    ASSERT_FALSE(LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)));
+    LZ4F_frameInfo_t info{};
+    std::size_t consumed = frame.size();
+    ASSERT_FALSE(LZ4F_isError(LZ4F_getFrameInfo(dctx, &info, frame.data(), &consumed)));
+    EXPECT_EQ(info.blockSizeID, LZ4F_max64KB);
+    EXPECT_EQ(info.blockMode, LZ4F_blockIndependent);
+    std::vector<std::uint8_t> out(raw.size() + 1);
+    std::size_t dst = out.size();
+    std::size_t src = frame.size() - consumed;
+    std::size_t hint = LZ4F_decompress(dctx, out.data(), &dst, frame.data() + consumed, &src, nullptr);
+    LZ4F_freeDecompressionContext(dctx);
+    ASSERT_FALSE(LZ4F_isError(hint));
+    EXPECT_EQ(hint, 0u) << "frame not complete";
+    ASSERT_EQ(dst, raw.size());
+    EXPECT_EQ(0, std::memcmp(out.data(), raw.data(), raw.size()));
+  }
+}
+
+TEST(Codec, TruncatedOrCorruptInputGivesAnErrorNeverACrash) {
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("value_bound:5000"), SizeSpec{300, 300}, 11).Generate(300);
+  ByteBuffer raw = records.ConcatenatedValues();
+  for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+    auto codec = MakeCodec(ParseCodecSpec(name));
+    ByteBuffer compressed, out;
+    ASSERT_TRUE(codec->Compress(raw.view(), compressed).ok());
+    // Every truncation must fail: a prefix of a valid stream is never a complete stream.
+    for (std::size_t cut = 0; cut < compressed.size(); cut += 1 + compressed.size() / 97) {
+      Status s = codec->Decompress(compressed.view().first(cut), out);
+      EXPECT_FALSE(s.ok()) << name << " accepted a truncation at " << cut;
+      EXPECT_FALSE(s.message().empty());
+    }
+    // Bit flips may occasionally still decode (no checksum in some framings), but must not
+    // crash, hang or return more than the cap.
+    for (std::size_t i = 0; i < compressed.size(); i += 1 + compressed.size() / 211) {
+      ByteBuffer bad = compressed;
+      bad.data()[i] ^= 0x5a;
+      Status s = codec->Decompress(bad.view(), out, 1 << 20);
+      if (s.ok()) {
+        EXPECT_LE(out.size(), 1u << 20);
+      }
+    }
+    // Garbage.
+    std::string junk(1000, '\x7f');
+    EXPECT_FALSE(codec->Decompress(AsBytes(junk), out).ok()) << name;
+  }
+}
+
+TEST(Codec, DecompressionHonoursTheSizeCap) {
+  RecordSet records = PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{10000, 10000}, 1).Generate(100);
+  ByteBuffer raw = records.ConcatenatedValues();
+  for (auto name : {"none", "gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+    auto codec = MakeCodec(ParseCodecSpec(name));
+    ByteBuffer compressed, out;
+    ASSERT_TRUE(codec->Compress(raw.view(), compressed).ok());
+    Status s = codec->Decompress(compressed.view(), out, 4096);
+    EXPECT_FALSE(s.ok()) << name;
+    EXPECT_NE(s.message().find("cap"), std::string::npos) << name << ": " << s.message();
+  }
+}
+
+TEST(Codec, ParseRejectsUnknownCodecsAndBadLevelsWithTheValidValues) {
+  try {
+    ParseCodecSpec("brotli");
+    FAIL() << "accepted an unknown codec";
+  } catch (const UsageError& e) {
+    std::string msg = e.what();
+    for (auto name : KnownCodecNames()) EXPECT_NE(msg.find(name), std::string::npos) << msg;
+  }
+  try {
+    ParseCodecSpec("gzip:12");
+    FAIL() << "accepted gzip level 12";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 to 9"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ParseCodecSpec("zstd:abc"), UsageError);
+  EXPECT_THROW(ParseCodecSpec("zstd:99"), UsageError);
+  EXPECT_THROW(ParseCodecSpec("snappy:3"), UsageError);
+  EXPECT_EQ(ParseCodecSpec("zstd:-5").level, -5);
+  EXPECT_EQ(ParseCodecSpec("lz4:9").level, 9);
+  EXPECT_EQ(ParseCodecSpec("snappy_xerial").snappy_framing, SnappyFraming::kXerial);
+}
+
+TEST(Codec, AttributeBitsAreKafkas) {
+  EXPECT_EQ(static_cast<int>(CodecId::kNone), 0);
+  EXPECT_EQ(static_cast<int>(CodecId::kGzip), 1);
+  EXPECT_EQ(static_cast<int>(CodecId::kSnappy), 2);
+  EXPECT_EQ(static_cast<int>(CodecId::kLz4), 3);
+  EXPECT_EQ(static_cast<int>(CodecId::kZstd), 4);
+}
+
+TEST(Codec, LibraryVersionsAreReadAtRunTime) {
+  CodecLibraryVersions v = GetCodecLibraryVersions();
+  EXPECT_FALSE(v.zlib.empty());
+  EXPECT_FALSE(v.zstd.empty());
+  EXPECT_FALSE(v.lz4.empty());
+  EXPECT_FALSE(v.snappy.empty());
+}
+
+}  // namespace
+}  // namespace kbench
