@@ -1,0 +1,373 @@
+"""Reading, validating and merging Google Benchmark JSON as kbench writes it.
+
+Shared by scripts/compare, scripts/plot and scripts/bench-commits. Pure stdlib so
+that it can be imported without scipy or matplotlib.
+
+Run as a program it offers the small JSON chores that scripts/bench-commits
+needs (merge, list-names, callgrind-json); see `--help`.
+"""
+
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+# Directions of the metrics kbench emits. +1: higher is better, -1: lower is
+# better, 0: informational (never a regression). Defined here once so compare,
+# plot and the README agree.
+METRIC_DIRECTIONS = {
+    "cpu_time": -1,
+    "real_time": -1,
+    "items_per_second": +1,
+    "bytes_per_second": +1,
+    "wire_bytes_per_second": +1,
+    "ratio": -1,
+    "compressed_bytes": -1,
+    "wire_bytes_per_record": -1,
+    "overhead_bytes_per_record": -1,
+    "p50_us": -1,
+    "p95_us": -1,
+    "p99_us": -1,
+    "p999_us": -1,
+    "max_us": -1,
+    "errors": -1,
+    "retries": -1,
+    "instructions": -1,
+    "avg_batch_bytes": 0,
+    "records_per_batch": 0,
+    "requests_per_second": 0,
+}
+
+# Metrics whose value does not depend on timing noise (callgrind instruction
+# counts repeat to ~0.002 %): compare decides them by threshold, not by a test.
+DETERMINISTIC_METRICS = {"instructions"}
+
+UNITS = {
+    "items_per_second": "items/s",
+    "bytes_per_second": "B/s",
+    "wire_bytes_per_second": "B/s",
+    "compressed_bytes": "B",
+    "wire_bytes_per_record": "B",
+    "overhead_bytes_per_record": "B",
+    "avg_batch_bytes": "B",
+    "p50_us": "us", "p95_us": "us", "p99_us": "us", "p999_us": "us", "max_us": "us",
+    "requests_per_second": "req/s",
+    "instructions": "Ir",
+}
+
+# Keys of a benchmark entry that Google Benchmark itself writes; every other
+# numeric top-level key is a user counter.
+STANDARD_KEYS = {
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type",
+    "repetitions", "repetition_index", "threads", "iterations", "real_time",
+    "cpu_time", "time_unit", "error_occurred", "error_message", "aggregate_name",
+    "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n",
+}
+
+TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+LATENCY_METRICS = ["p50_us", "p95_us", "p99_us", "p999_us", "max_us"]
+
+
+class BenchmarkJsonError(Exception):
+    """Input that is not usable Google Benchmark JSON; message is user-facing."""
+
+
+def metric_direction(metric):
+    """+1 higher better, -1 lower better, 0 informational, None unknown."""
+    if metric in METRIC_DIRECTIONS:
+        return METRIC_DIRECTIONS[metric]
+    # Conventions for counters added later without updating the table above.
+    if metric.endswith("_us") or metric.endswith("_ns") or metric.endswith("_ms"):
+        return -1
+    if metric.endswith("_per_second"):
+        return +1
+    return None
+
+
+def load(path):
+    """Load and validate one Google Benchmark JSON file.
+
+    Returns the parsed dict. Raises BenchmarkJsonError with a one-line reason.
+    """
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+    except UnicodeDecodeError:
+        raise BenchmarkJsonError("%s is not text (not UTF-8)" % path)
+    if not text.strip():
+        raise BenchmarkJsonError("%s is empty" % path)
+    try:
+        # Google Benchmark writes inf/nan for some counters; Python accepts them.
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BenchmarkJsonError("%s is not valid JSON (line %d, column %d: %s)"
+                                 % (path, e.lineno, e.colno, e.msg))
+    validate(data, path)
+    return data
+
+
+def validate(data, path="input"):
+    if not isinstance(data, dict) or "benchmarks" not in data:
+        raise BenchmarkJsonError(
+            "%s is not Google Benchmark JSON (no top-level \"benchmarks\" list); "
+            "write it with --benchmark_out=F --benchmark_out_format=json" % path)
+    benches = data["benchmarks"]
+    if not isinstance(benches, list):
+        raise BenchmarkJsonError("%s: \"benchmarks\" is not a list" % path)
+    for i, b in enumerate(benches):
+        if not isinstance(b, dict) or not isinstance(b.get("name"), str):
+            raise BenchmarkJsonError("%s: benchmarks[%d] has no \"name\"" % (path, i))
+    ctx = data.get("context", {})
+    if not isinstance(ctx, dict):
+        raise BenchmarkJsonError("%s: \"context\" is not an object" % path)
+    if not benches:
+        raise BenchmarkJsonError("%s contains no benchmarks" % path)
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def uses_real_time(name):
+    """Google Benchmark appends /real_time or /manual_time to such names."""
+    return name.endswith("/real_time") or name.endswith("/manual_time") \
+        or "/real_time/" in name or "/manual_time/" in name
+
+
+def time_metric(name):
+    return "real_time" if uses_real_time(name) else "cpu_time"
+
+
+def entry_metrics(entry):
+    """Numeric metrics of one entry: the time (in ns) and every user counter."""
+    out = {}
+    scale = TIME_UNIT_NS.get(entry.get("time_unit", "ns"), 1.0)
+    for key in ("real_time", "cpu_time"):
+        if is_number(entry.get(key)):
+            out[key] = entry[key] * scale
+    for key, value in entry.items():
+        if key in STANDARD_KEYS:
+            continue
+        if is_number(value):
+            out[key] = float(value)
+    return out
+
+
+def is_iteration(entry):
+    return entry.get("run_type", "iteration") == "iteration"
+
+
+def group_runs(data):
+    """Group a file's entries by benchmark name.
+
+    Returns an ordered dict name -> {"runs": [metrics...], "errors": [msg...],
+    "aggregates": {aggregate_name: metrics}}. Repetitions are the iteration
+    entries; aggregates are kept only as a fallback for files written with
+    --benchmark_report_aggregates_only.
+    """
+    groups = {}
+    for b in data["benchmarks"]:
+        if is_iteration(b):
+            name = b["name"]
+            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
+            if b.get("error_occurred"):
+                g["errors"].append(str(b.get("error_message", "error")))
+            else:
+                g["runs"].append(entry_metrics(b))
+        else:
+            name = b.get("run_name") or _strip_aggregate_suffix(b)
+            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
+            agg = b.get("aggregate_name")
+            if agg:
+                g["aggregates"][agg] = entry_metrics(b)
+    return groups
+
+
+def _strip_aggregate_suffix(entry):
+    name = entry["name"]
+    agg = entry.get("aggregate_name")
+    if agg and name.endswith("_" + agg):
+        return name[: -len(agg) - 1]
+    return name
+
+
+def median_metrics(group):
+    """Median of each metric over the repetitions (or the median aggregate)."""
+    runs = group["runs"]
+    if not runs:
+        return dict(group["aggregates"].get("median") or group["aggregates"].get("mean") or {})
+    keys = []
+    for r in runs:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    return {k: statistics.median([r[k] for r in runs if k in r]) for k in keys}
+
+
+def parse_name(name):
+    """Split `Family/variant/key:value/...` into (family, variant, params, extra).
+
+    params keeps order; extra lists path parts that are not key:value (e.g. the
+    /real_time suffix Google Benchmark appends).
+    """
+    parts = name.split("/")
+    family = parts[0]
+    variant = None
+    params = {}
+    extra = []
+    for i, p in enumerate(parts[1:]):
+        if ":" in p:
+            k, v = p.split(":", 1)
+            params[k] = v
+        elif i == 0:
+            variant = p
+        else:
+            extra.append(p)
+    return family, variant, params, extra
+
+
+def merge_runs(datas, sources=None):
+    """Merge several single-run files into one file of repetitions.
+
+    Every iteration entry becomes one repetition; repetition_index is
+    renumbered per name in input order and `repetitions` set to the count.
+    Aggregates are dropped (they would describe one process only). The context
+    is the first file's, with `kbench_merged_runs` added.
+    """
+    if not datas:
+        raise BenchmarkJsonError("nothing to merge")
+    order = []
+    per_name = {}
+    for data in datas:
+        for b in data["benchmarks"]:
+            if not is_iteration(b):
+                continue
+            if b["name"] not in per_name:
+                order.append(b["name"])
+                per_name[b["name"]] = []
+            per_name[b["name"]].append(dict(b))
+    benches = []
+    for name in order:
+        entries = per_name[name]
+        for i, e in enumerate(entries):
+            e["run_type"] = "iteration"
+            e["repetition_index"] = i
+            e["repetitions"] = len(entries)
+            benches.append(e)
+    ctx = dict(datas[0].get("context", {}))
+    ctx["kbench_merged_runs"] = len(datas)
+    if sources:
+        ctx["kbench_merged_from"] = ",".join(os.path.basename(s) for s in sources)
+    return {"context": ctx, "benchmarks": benches}
+
+
+def parse_callgrind_total(path):
+    """Total Ir of a callgrind.out file (its `totals:` or `summary:` line)."""
+    total = None
+    events = None
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("events:"):
+                    events = line.split()[1:]
+                elif line.startswith("totals:") or (total is None and line.startswith("summary:")):
+                    values = line.split()[1:]
+                    idx = events.index("Ir") if events and "Ir" in events else 0
+                    total = int(values[idx])
+    except OSError as e:
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+    except (ValueError, IndexError):
+        raise BenchmarkJsonError("%s: malformed totals/summary line" % path)
+    if total is None:
+        raise BenchmarkJsonError("%s has no totals: or summary: line (not a callgrind.out?)" % path)
+    return total
+
+
+def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
+    """A Google-Benchmark-shaped entry whose metric is instructions/iteration.
+
+    Measured as (Ir(2N) - Ir(N)) / N so that process start-up, payload
+    generation and Google Benchmark's own bookkeeping cancel out.
+    """
+    per_iter = (ir_2n - ir_n) / float(iterations)
+    e = {
+        "name": name, "run_name": name, "run_type": "iteration",
+        "repetitions": 1, "repetition_index": 0, "threads": 1,
+        "iterations": iterations,
+        "instructions": per_iter,
+        "instructions_total_n": ir_n, "instructions_total_2n": ir_2n,
+        "time_unit": "ns",
+    }
+    if context_entry:
+        for key in ("family_index", "per_family_instance_index"):
+            if key in context_entry:
+                e[key] = context_entry[key]
+    return e
+
+
+def _cli(argv):
+    import argparse
+    ap = argparse.ArgumentParser(prog="kbench_results.py",
+                                 description="JSON chores for scripts/bench-commits.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
+    m.add_argument("out")
+    m.add_argument("inputs", nargs="+")
+    n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
+    n.add_argument("input")
+    c = sub.add_parser("callgrind-json",
+                       help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
+    c.add_argument("out")
+    c.add_argument("table")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "merge":
+            datas = [load(p) for p in args.inputs]
+            _write_json(args.out, merge_runs(datas, args.inputs))
+        elif args.cmd == "iterations":
+            data = load(args.input)
+            for b in data["benchmarks"]:
+                if is_iteration(b):
+                    print("%s\t%s\t%s" % (b["name"], b.get("iterations", ""),
+                                          b.get("error_message", "") if b.get("error_occurred") else ""))
+        elif args.cmd == "callgrind-json":
+            benches = []
+            ctx = None
+            with open(args.table, encoding="utf-8") as f:
+                for line in f:
+                    if not line.strip():
+                        continue
+                    name, n, out_n, out_2n, run_json = line.rstrip("\n").split("\t")
+                    run = load(run_json)
+                    if ctx is None:
+                        ctx = dict(run.get("context", {}))
+                    src = next((b for b in run["benchmarks"] if b["name"] == name), None)
+                    benches.append(instructions_entry(
+                        name, parse_callgrind_total(out_n), parse_callgrind_total(out_2n),
+                        int(n), src))
+            if not benches:
+                raise BenchmarkJsonError("no benchmarks were measured")
+            ctx = ctx or {}
+            ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
+            _write_json(args.out, {"context": ctx, "benchmarks": benches})
+    except BenchmarkJsonError as e:
+        print("kbench_results: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+def _write_json(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))

@@ -1,0 +1,1 @@
+#define COST 100

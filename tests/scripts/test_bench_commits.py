@@ -1,0 +1,160 @@
+"""Tests of scripts/bench-commits: argument errors, and end-to-end runs on a
+throw-away git repository holding a fake kbench (tests/scripts/fake_kbench)
+whose cost per iteration is set by cost.h."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BENCH_COMMITS = os.path.join(ROOT, "scripts", "bench-commits")
+FAKE = os.path.join(HERE, "fake_kbench")
+
+HAVE_TOOLS = all(shutil.which(t) for t in ("git", "cmake", "ninja", "cc"))
+
+
+def git(repo, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    return subprocess.run(["git", "-C", repo] + list(args), check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
+class BenchCommitsCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="kbench-bc-test.")
+        cls.repo = os.path.join(cls.tmp, "repo")
+        shutil.copytree(FAKE, cls.repo)
+        git(cls.repo, "init", "-q")
+        git(cls.repo, "add", ".")
+        git(cls.repo, "commit", "-qm", "cost 100")
+        cls.c1 = git(cls.repo, "rev-parse", "HEAD")
+        with open(os.path.join(cls.repo, "cost.h"), "w") as f:
+            f.write("#define COST 130\n")  # 30 % more work per iteration
+        git(cls.repo, "commit", "-qam", "cost 130")
+        cls.c2 = git(cls.repo, "rev-parse", "HEAD")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_bc(self, *args, timeout=120):
+        return subprocess.run([BENCH_COMMITS] + list(args), capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def assert_usage_error(self, args, needle):
+        proc = self.run_bc(*args)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn(needle, proc.stderr)
+
+    def worktrees(self):
+        return git(self.repo, "worktree", "list").splitlines()
+
+
+class TestArguments(BenchCommitsCase):
+    def test_help(self):
+        proc = self.run_bc("--help")
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn("Usage: scripts/bench-commits A B", proc.stdout)
+        self.assertIn("--instructions", proc.stdout)
+
+    def test_wrong_number_of_commits(self):
+        self.assert_usage_error([], "expected two commits")
+        self.assert_usage_error([self.c1], "expected two commits")
+        self.assert_usage_error([self.c1, self.c2, self.c1], "expected two commits")
+
+    def test_bad_options(self):
+        self.assert_usage_error([self.c1, self.c2, "--runs", "0"], "--runs must be a positive")
+        self.assert_usage_error([self.c1, self.c2, "--runs", "x"], "--runs must be a positive")
+        self.assert_usage_error([self.c1, self.c2, "--runs"], "--runs needs a value")
+        self.assert_usage_error([self.c1, self.c2, "--iterations", "-5"], "--iterations")
+        self.assert_usage_error([self.c1, self.c2, "--frobnicate"], "unknown option")
+
+    def test_bad_commit_and_repo(self):
+        self.assert_usage_error(["nosuchref", self.c2, "--repo", self.repo],
+                                "'nosuchref' is not a commit")
+        self.assert_usage_error([self.c1, self.c2, "--repo", self.tmp],
+                                "not inside a git repository")
+
+
+@unittest.skipUnless(HAVE_TOOLS, "needs git, cmake, ninja and a C compiler")
+class TestEndToEnd(BenchCommitsCase):
+    def test_time_regression_detected(self):
+        out = os.path.join(self.tmp, "time")
+        # 4 runs per side reach p = 0.029 at best, so use alpha 0.05 to stay fast.
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "4",
+                           "--alpha", "0.05", "--out-dir", out)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        with open(os.path.join(out, "verdict.json")) as f:
+            verdict = json.load(f)
+        got = {(r["name"], r["metric"]) for r in verdict["regressions"]}
+        self.assertIn(("Fake/loop/n:2/real_time", "real_time"), got)
+        self.assertIn(("Codec/compress/codec:fake/level:1/payload:az/record_bytes:100"
+                       "/batch_bytes:65536", "cpu_time"), got)
+        with open(os.path.join(out, "base.json")) as f:
+            base = json.load(f)
+        reps = [b["repetition_index"] for b in base["benchmarks"]
+                if b["name"] == "Fake/loop/n:2/real_time"]
+        self.assertEqual(reps, [0, 1, 2, 3])
+        self.assertTrue(all(b["run_type"] == "iteration" for b in base["benchmarks"]))
+        self.assertEqual(len(self.worktrees()), 1, "worktrees were not removed")
+
+    def test_filter_and_kbench_args_pass_through(self):
+        out = os.path.join(self.tmp, "filtered")
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "3",
+                           "--filter", "^Fake/", "--out-dir", out, "--",
+                           "--benchmark_min_time=0.01")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(os.path.join(out, "new.json")) as f:
+            names = {b["name"] for b in json.load(f)["benchmarks"]}
+        self.assertEqual(names, {"Fake/loop/n:2/real_time"})
+
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
+    def test_instructions(self):
+        out = os.path.join(self.tmp, "instr")
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions",
+                           "--iterations", "10", "--filter", "Codec", "--out-dir", out)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        with open(os.path.join(out, "verdict.json")) as f:
+            verdict = json.load(f)
+        self.assertEqual(len(verdict["regressions"]), 1)
+        row = verdict["regressions"][0]
+        self.assertEqual(row["metric"], "instructions")
+        self.assertAlmostEqual(row["change_pct"], 30.0, delta=1.0)
+        self.assertEqual(len(self.worktrees()), 1)
+
+    def test_kbench_without_fixed_iterations_is_reported(self):
+        # A binary that ignores KBENCH_FIXED_ITERATIONS must not yield numbers.
+        repo = os.path.join(self.tmp, "nofixed")
+        shutil.copytree(self.repo, repo)
+        src = os.path.join(repo, "fake_kbench.c")
+        with open(src) as f:
+            text = f.read()
+        with open(src, "w") as f:
+            f.write(text.replace('getenv("KBENCH_FIXED_ITERATIONS")', "NULL"))
+        git(repo, "commit", "-qam", "ignore fixed iterations")
+        proc = self.run_bc("HEAD", "HEAD", "--repo", repo, "--instructions",
+                           "--filter", "Codec", "--out-dir", os.path.join(self.tmp, "nf"))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("KBENCH_FIXED_ITERATIONS", proc.stderr)
+
+    def test_build_failure(self):
+        repo = os.path.join(self.tmp, "broken")
+        shutil.copytree(self.repo, repo)
+        with open(os.path.join(repo, "fake_kbench.c"), "a") as f:
+            f.write("\nthis does not compile;\n")
+        git(repo, "commit", "-qam", "broken")
+        proc = self.run_bc("HEAD~1", "HEAD", "--repo", repo, "--runs", "1",
+                           "--out-dir", os.path.join(self.tmp, "b"))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("build of new", proc.stderr)
+        self.assertEqual(len(git(repo, "worktree", "list").splitlines()), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
