@@ -81,13 +81,13 @@ Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
   }
   opts_ = options;
   out_ = &out;
-  compressed_ = options.codec.id != CodecId::kNone;
+  compressing_ = options.codec.id != CodecId::kNone;
   count_ = 0;
   base_timestamp_ = kNoTimestamp;
   max_timestamp_ = kNoTimestamp;
   out.clear();
   raw_.clear();
-  target_ = compressed_ ? &raw_ : &out;
+  target_ = compressing_ ? &raw_ : &out;
   if (options.magic == 2) out.ResizeUninitialized(kV2HeaderBytes);  // filled in by Finish
   started_ = true;
   return Status::Ok();
@@ -95,7 +95,7 @@ Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
 
 std::size_t BatchBuilder::uncompressed_bytes() const {
   if (!started_) return 0;
-  if (compressed_) return raw_.size();
+  if (compressing_) return raw_.size();
   return opts_.magic == 2 ? out_->size() - kV2HeaderBytes : out_->size();
 }
 
@@ -148,7 +148,7 @@ Status BatchBuilder::AppendLegacy(const Record& r) {
   }
   // Inner offsets: absolute for v0, relative for v1 (KIP-31); top-level: absolute.
   std::int64_t offset = static_cast<std::int64_t>(count_);
-  if (!(v1 && compressed_)) offset += opts_.base_offset;
+  if (!(v1 && compressing_)) offset += opts_.base_offset;
   std::size_t total = LegacyMessageSize(opts_.magic, r);
   ByteBuffer& t = *target_;
   std::size_t old = t.size();
@@ -178,13 +178,13 @@ Status BatchBuilder::Finish() {
   started_ = false;
   if (count_ == 0) return Status::Error("a batch needs at least one record");
   if (opts_.magic == 2) return FinishV2();
-  if (compressed_) return FinishLegacyWrapper();
+  if (compressing_) return FinishLegacyWrapper();
   return Status::Ok();
 }
 
 Status BatchBuilder::FinishV2() {
   ByteBuffer& out = *out_;
-  if (compressed_) {
+  if (compressing_) {
     if (Status s = codecs_.Compress(2, opts_.codec, raw_.view(), compressed_); !s) return s;
     out.ResizeUninitialized(kV2HeaderBytes);
     out.Append(compressed_.view());

@@ -44,7 +44,7 @@ class BatchBuilder {
   BatchOptions opts_;
   ByteBuffer* out_ = nullptr;
   ByteBuffer* target_ = nullptr;  // where records go: out_, or raw_ when compressing
-  bool compressed_ = false;
+  bool compressing_ = false;
   bool started_ = false;
   std::size_t count_ = 0;
   std::int64_t base_timestamp_ = kNoTimestamp;

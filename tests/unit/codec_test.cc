@@ -56,8 +56,7 @@ TEST(Codec, EveryCodecLevelAndPayloadRoundTrips) {
           Status s = codec->Decompress(compressed.view(), restored);
           ASSERT_TRUE(s.ok()) << Describe(spec) << " " << payload << ": " << s.message();
           ASSERT_EQ(restored.size(), raw.size()) << Describe(spec) << " " << payload;
-          ASSERT_EQ(0, std::memcmp(restored.data(), raw.data(), raw.size()))
-              << Describe(spec) << " " << payload;
+          ASSERT_EQ(restored.str(), raw.str()) << Describe(spec) << " " << payload;
         }
       }
     }

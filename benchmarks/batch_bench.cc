@@ -1,0 +1,277 @@
+// Batch family: what building and reading a Kafka batch costs, per record format and codec.
+//
+// Timed: `build` appends every record of one batch to a BatchBuilder and finishes it
+// (compression, header or wrapper, CRC) with codec contexts and buffers reused, as a
+// producer does; `read` decodes the batch and touches every record (CRC check,
+// decompression, record parsing), as a consumer or a validating broker does. `memcpy`
+// copies the uncompressed v2 batch's bytes: the ceiling for `build` of the same records.
+// Not timed: payload generation, turning it into record views, verification.
+// Verified before timing: the built batch reads back to the same records (offsets,
+// timestamps, keys, values), or the benchmark fails with SkipWithError.
+//
+// A batch holds whole records while their value bytes fit in batch_bytes (the same records
+// as the Codec family's batch). bytes_per_second counts value bytes (memcpy rows too, so
+// the build/memcpy ratio reads off directly); `ratio` is the batch's wire size over the
+// same batch written uncompressed.
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "fixtures/counters.h"
+#include "fixtures/family.h"
+#include "fixtures/runner.h"
+#include "harness/codec.h"
+#include "harness/payload.h"
+#include "harness/record/reader.h"
+#include "harness/record/writer.h"
+
+namespace kbench::bench {
+namespace {
+
+using record::BatchBuilder;
+using record::BatchOptions;
+using record::BatchReader;
+using record::ReadResult;
+using record::Record;
+
+// ------------------------------------------------------------------ parameters
+
+constexpr std::array<int, 3> kMagics = {0, 1, 2};
+constexpr std::array<std::string_view, 5> kCodecs = {"none", "gzip", "snappy", "lz4", "zstd"};
+constexpr std::array<std::string_view, 2> kPayloads = {"az", "random"};
+constexpr std::array<std::size_t, 2> kRecordBytes = {100, 1000};
+constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
+// The memcpy reference row: uncompressed v2 batches of this record size.
+constexpr std::size_t kMemcpyRecordBytes = 1000;
+constexpr std::int64_t kBaseTimestamp = 1700000000000;
+
+// ------------------------------------------------------------------ data
+
+struct BatchParams {
+  int magic = 2;
+  CodecSpec codec;
+  PayloadSpec payload;
+  SizeSpec record_bytes;
+  std::size_t batch_bytes = 0;
+  std::uint64_t seed = 0;
+};
+
+// The records of one batch, as views into the payload arena.
+struct BatchRecords {
+  explicit BatchRecords(const BatchParams& p)
+      : set(PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes)) {
+    records.reserve(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      Record r;
+      r.timestamp = kBaseTimestamp + static_cast<std::int64_t>(i);
+      if (set.has_keys()) r.key = set.key(i);
+      r.value = set.value(i);
+      records.push_back(r);
+    }
+  }
+  RecordSet set;
+  std::vector<Record> records;
+};
+
+BatchOptions OptionsFor(const BatchParams& p) {
+  BatchOptions o;
+  o.magic = static_cast<std::int8_t>(p.magic);
+  o.codec = p.codec;
+  return o;
+}
+
+Status Build(BatchBuilder& builder, const BatchOptions& o, const BatchRecords& data, ByteBuffer& out) {
+  return record::WriteBatch(builder, o, data.records, out);
+}
+
+// "" when `wire` decodes to exactly `data`'s records.
+std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
+  BatchReader reader;
+  ReadResult got;
+  if (Status s = reader.Read(wire.view(), got); !s) return "built batch does not read back: " + s.message();
+  if (got.records.size() != data.records.size()) {
+    return "built batch reads back " + std::to_string(got.records.size()) + " of " +
+           std::to_string(data.records.size()) + " records";
+  }
+  for (std::size_t i = 0; i < got.records.size(); ++i) {
+    const auto& r = got.records[i];
+    const Record& w = data.records[i];
+    std::int64_t want_ts = magic == 0 ? record::kNoTimestamp : w.timestamp;
+    if (r.offset != static_cast<std::int64_t>(i) || r.timestamp != want_ts || r.key != w.key ||
+        r.value != w.value) {
+      return "record " + std::to_string(i) + " reads back different";
+    }
+  }
+  return "";
+}
+
+// ------------------------------------------------------------------ work
+
+class BuildWork {
+ public:
+  explicit BuildWork(const BatchParams& p) : p_(p), data_(p), options_(OptionsFor(p)) {}
+  std::string Verify() {
+    BatchOptions plain = options_;
+    plain.codec = CodecSpec{};
+    if (Status s = Build(builder_, plain, data_, out_); !s) return "build failed: " + s.message();
+    uncompressed_wire_ = out_.size();
+    if (Status s = Build(builder_, options_, data_, out_); !s) return "build failed: " + s.message();
+    return ReadBackError(out_, data_, p_.magic);
+  }
+  void Iterate() {
+    ok_ &= Build(builder_, options_, data_, out_).ok();
+    benchmark::DoNotOptimize(out_.data());
+    benchmark::ClobberMemory();
+  }
+  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  void Report(benchmark::State& state) {
+    if (!ok_) state.SkipWithError("building failed inside the timed loop");
+    ReportBatch(state, out_.size(), uncompressed_wire_, data_.records.size());
+  }
+  static void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain, std::size_t n) {
+    state.counters[counters::kRecordsPerBatch] = counters::Value(static_cast<double>(n));
+    state.counters[counters::kWireBytesPerRecord] =
+        counters::Value(static_cast<double>(wire) / static_cast<double>(n));
+    state.counters[counters::kRatio] = counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
+  }
+
+ private:
+  BatchParams p_;
+  BatchRecords data_;
+  BatchOptions options_;
+  BatchBuilder builder_;
+  ByteBuffer out_;
+  std::size_t uncompressed_wire_ = 0;
+  bool ok_ = true;
+};
+
+class ReadWork {
+ public:
+  explicit ReadWork(const BatchParams& p) : p_(p), data_(p) {}
+  std::string Verify() {
+    BatchBuilder builder;
+    BatchOptions o = OptionsFor(p_);
+    o.codec = CodecSpec{};
+    if (Status s = Build(builder, o, data_, wire_); !s) return "build failed: " + s.message();
+    uncompressed_wire_ = wire_.size();
+    if (Status s = Build(builder, OptionsFor(p_), data_, wire_); !s) return "build failed: " + s.message();
+    return ReadBackError(wire_, data_, p_.magic);
+  }
+  void Iterate() {
+    ok_ &= reader_.Read(wire_.view(), result_).ok();
+    // Touch every record as a consumer would hand it on.
+    std::size_t bytes = 0;
+    for (const auto& r : result_.records) bytes += r.value ? r.value->size() : 0;
+    benchmark::DoNotOptimize(bytes);
+    value_bytes_ = bytes;
+  }
+  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  void Report(benchmark::State& state) {
+    if (!ok_ || value_bytes_ != data_.set.total_value_bytes()) {
+      state.SkipWithError("reading failed inside the timed loop");
+    }
+    BuildWork::ReportBatch(state, wire_.size(), uncompressed_wire_, data_.records.size());
+  }
+
+ private:
+  BatchParams p_;
+  BatchRecords data_;
+  ByteBuffer wire_;
+  BatchReader reader_;
+  ReadResult result_;
+  std::size_t uncompressed_wire_ = 0;
+  std::size_t value_bytes_ = 0;
+  bool ok_ = true;
+};
+
+// Copies the bytes of the uncompressed v2 batch of the same records: the speed `build`
+// is held against (the goal: at least half of it).
+class MemcpyWork {
+ public:
+  explicit MemcpyWork(const BatchParams& p) : data_(p) {}
+  std::string Verify() {
+    BatchBuilder builder;
+    if (Status s = Build(builder, BatchOptions{}, data_, batch_); !s) return "build failed: " + s.message();
+    out_.ResizeUninitialized(batch_.size());
+    Iterate();
+    return std::memcmp(out_.data(), batch_.data(), batch_.size()) == 0 ? "" : "memcpy mismatch";
+  }
+  void Iterate() {
+    std::memcpy(out_.data(), batch_.data(), batch_.size());
+    benchmark::DoNotOptimize(out_.data());
+    benchmark::ClobberMemory();
+  }
+  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  void Report(benchmark::State& state) {
+    BuildWork::ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
+  }
+
+ private:
+  BatchRecords data_;
+  ByteBuffer batch_;
+  ByteBuffer out_;
+};
+
+// ------------------------------------------------------------------ registration
+
+BenchName Name(std::string_view variant, const BatchParams& p, bool with_format = true) {
+  BenchName name("Batch", variant);
+  if (with_format) name.Add("magic", p.magic).Add("codec", p.codec.Name());
+  name.Add("payload", p.payload.Name())
+      .Add("record_bytes", p.record_bytes.Name())
+      .Add("batch_bytes", p.batch_bytes);
+  return name;
+}
+
+void RegisterBatchFamily(const Options& options) {
+  std::vector<CodecSpec> codecs;
+  if (options.codecs.empty()) {
+    for (std::string_view c : kCodecs) codecs.push_back(ParseCodecSpec(c));
+  } else {
+    codecs = options.codecs;
+  }
+  std::vector<PayloadSpec> payloads = options.payloads;
+  if (payloads.empty()) {
+    for (std::string_view p : kPayloads) payloads.push_back(ParsePayloadSpec(p));
+  }
+  std::vector<SizeSpec> sizes = options.record_sizes;
+  if (sizes.empty()) {
+    for (std::size_t n : kRecordBytes) sizes.push_back(SizeSpec{n, n});
+  }
+  for (auto& codec : codecs) MakeCodec(codec);  // validates levels before anything runs
+
+  for (const auto& payload : payloads) {
+    for (const auto& size : sizes) {
+      for (std::size_t batch : kBatchBytes) {
+        BatchParams base{2, CodecSpec{}, payload, size, batch, options.payload_seed};
+        if (size.fixed() && size.min == kMemcpyRecordBytes) {
+          RegisterWork<MemcpyWork>(Name("memcpy", base, false), base);
+        }
+        for (int magic : kMagics) {
+          for (const auto& codec : codecs) {
+            if (codec.id == CodecId::kZstd && magic < 2) continue;  // zstd needs v2
+            BatchParams p = base;
+            p.magic = magic;
+            p.codec = codec;
+            RegisterWork<BuildWork>(Name("build", p), p);
+            RegisterWork<ReadWork>(Name("read", p), p);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+KBENCH_REGISTER_FAMILY(Batch, RegisterBatchFamily);
+
+}  // namespace kbench::bench

@@ -1,0 +1,235 @@
+// Format family: what the record format itself costs, apart from compression.
+//
+// overhead: building an uncompressed batch of small to large records, reporting the
+//   bytes each format adds per record (`overhead_bytes_per_record`: v0 26, v1 34, v2 its
+//   varints plus its share of the 61-byte batch header) and `wire_bytes_per_record`.
+//   Timed: building the batch. The counters are exact, the time is secondary.
+// validate: the broker's work on one produced batch (LogValidator model, see
+//   harness/record/validator.h): v0 compressed decompresses, reassigns absolute offsets and
+//   recompresses; v1 compressed validates the inner records and rewrites the wrapper; v2
+//   checks the CRC-32C, decodes every record and sets baseOffset/partitionLeaderEpoch.
+//   Timed: one Validate call on the batch, in place (validation is idempotent, so the
+//   batch is not restored between iterations: restoring would time a memcpy too).
+//   Real time is per batch and items_per_second per record, so v0 : v1 : v2 read off one run.
+// Not timed: payload generation, producing the batch, verification.
+// Verified before timing: the built or validated batch reads back to the records with the
+// assigned offsets, and validating twice gives the same bytes; else SkipWithError.
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "fixtures/counters.h"
+#include "fixtures/family.h"
+#include "fixtures/runner.h"
+#include "harness/codec.h"
+#include "harness/payload.h"
+#include "harness/record/reader.h"
+#include "harness/record/validator.h"
+#include "harness/record/writer.h"
+
+namespace kbench::bench {
+namespace {
+
+using record::BatchBuilder;
+using record::BatchOptions;
+using record::BatchReader;
+using record::ReadResult;
+using record::Record;
+using record::TimestampType;
+
+// ------------------------------------------------------------------ parameters
+
+constexpr std::array<int, 3> kMagics = {0, 1, 2};
+constexpr std::array<std::size_t, 3> kOverheadRecordBytes = {10, 100, 1000};
+constexpr std::size_t kOverheadBatchBytes = 64 * 1024;
+constexpr std::string_view kPayload = "az";
+
+constexpr std::array<std::string_view, 4> kValidateCodecs = {"none", "gzip", "lz4", "zstd"};
+constexpr std::array<std::size_t, 2> kValidateRecordBytes = {100, 1000};
+constexpr std::size_t kValidateBatchBytes = 64 * 1024;
+constexpr std::int64_t kBaseTimestamp = 1700000000000;
+constexpr std::int64_t kLogAppendTime = 1700000900000;
+constexpr std::int64_t kAssignedBaseOffset = 123456789;
+constexpr std::int32_t kLeaderEpoch = 7;
+
+// ------------------------------------------------------------------ data
+
+struct FormatParams {
+  int magic = 2;
+  CodecSpec codec;
+  TimestampType timestamp_type = TimestampType::kCreateTime;
+  PayloadSpec payload;
+  SizeSpec record_bytes;
+  std::size_t batch_bytes = 0;
+  std::uint64_t seed = 0;
+};
+
+struct Records {
+  explicit Records(const FormatParams& p)
+      : set(PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes)) {
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      Record r;
+      r.timestamp = kBaseTimestamp + static_cast<std::int64_t>(i);
+      if (set.has_keys()) r.key = set.key(i);
+      r.value = set.value(i);
+      records.push_back(r);
+    }
+  }
+  std::size_t key_bytes() const { return set.total_key_bytes(); }
+  RecordSet set;
+  std::vector<Record> records;
+};
+
+BatchOptions Produced(const FormatParams& p) {
+  BatchOptions o;
+  o.magic = static_cast<std::int8_t>(p.magic);
+  o.codec = p.codec;
+  return o;
+}
+
+// "" when `wire` reads back to `data` with offsets from `base`.
+std::string ReadBackError(const ByteBuffer& wire, const Records& data, std::int64_t base) {
+  BatchReader reader;
+  ReadResult got;
+  if (Status s = reader.Read(wire.view(), got); !s) return "batch does not read back: " + s.message();
+  if (got.records.size() != data.records.size()) return "batch reads back the wrong record count";
+  for (std::size_t i = 0; i < got.records.size(); ++i) {
+    if (got.records[i].offset != base + static_cast<std::int64_t>(i) ||
+        got.records[i].value != data.records[i].value || got.records[i].key != data.records[i].key) {
+      return "record " + std::to_string(i) + " reads back different";
+    }
+  }
+  return "";
+}
+
+// ------------------------------------------------------------------ work
+
+class OverheadWork {
+ public:
+  explicit OverheadWork(const FormatParams& p) : data_(p), options_(Produced(p)) {}
+  std::string Verify() {
+    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s) return s.message();
+    return ReadBackError(out_, data_, 0);
+  }
+  void Iterate() {
+    ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
+    benchmark::DoNotOptimize(out_.data());
+    benchmark::ClobberMemory();
+  }
+  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  void Report(benchmark::State& state) {
+    if (!ok_) state.SkipWithError("building failed inside the timed loop");
+    auto n = static_cast<double>(data_.records.size());
+    double payload = static_cast<double>(data_.set.total_value_bytes() + data_.key_bytes());
+    state.counters[counters::kOverheadBytesPerRecord] =
+        counters::Value((static_cast<double>(out_.size()) - payload) / n);
+    state.counters[counters::kWireBytesPerRecord] = counters::Value(static_cast<double>(out_.size()) / n);
+    state.counters[counters::kRecordsPerBatch] = counters::Value(n);
+  }
+
+ private:
+  Records data_;
+  BatchOptions options_;
+  BatchBuilder builder_;
+  ByteBuffer out_;
+  bool ok_ = true;
+};
+
+class ValidateWork {
+ public:
+  explicit ValidateWork(const FormatParams& p) : data_(p) {
+    options_.base_offset = kAssignedBaseOffset;
+    options_.partition_leader_epoch = kLeaderEpoch;
+    options_.timestamp_type = p.timestamp_type;
+    options_.log_append_time = kLogAppendTime;
+    BatchBuilder builder;
+    Status s = record::WriteBatch(builder, Produced(p), data_.records, batch_);
+    if (!s) throw std::runtime_error("producing the batch failed: " + s.message());
+    produced_bytes_ = batch_.size();
+  }
+  std::string Verify() {
+    record::ValidationResult first;
+    if (Status s = validator_.Validate(batch_, options_, &first); !s) return s.message();
+    ByteBuffer once = batch_;
+    if (Status s = validator_.Validate(batch_, options_, &result_); !s) return s.message();
+    if (once.size() != batch_.size() || std::memcmp(once.data(), batch_.data(), once.size()) != 0) {
+      return "validating a validated batch changed it: the timed loop would not repeat the same work";
+    }
+    return ReadBackError(batch_, data_, kAssignedBaseOffset);
+  }
+  void Iterate() {
+    ok_ &= validator_.Validate(batch_, options_, &result_).ok();
+    benchmark::DoNotOptimize(batch_.data());
+    benchmark::ClobberMemory();
+  }
+  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  void Report(benchmark::State& state) {
+    if (!ok_) state.SkipWithError("validation failed inside the timed loop");
+    auto n = static_cast<double>(data_.records.size());
+    state.counters[counters::kRecordsPerBatch] = counters::Value(n);
+    state.counters[counters::kWireBytesPerRecord] = counters::Value(static_cast<double>(produced_bytes_) / n);
+  }
+
+ private:
+  Records data_;
+  record::ValidationOptions options_;
+  record::LogValidator validator_;
+  record::ValidationResult result_;
+  ByteBuffer batch_;
+  std::size_t produced_bytes_ = 0;
+  bool ok_ = true;
+};
+
+// ------------------------------------------------------------------ registration
+
+void RegisterFormatFamily(const Options& options) {
+  PayloadSpec payload = options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
+  for (int magic : kMagics) {
+    for (std::size_t bytes : kOverheadRecordBytes) {
+      FormatParams p{magic, CodecSpec{}, TimestampType::kCreateTime, payload, SizeSpec{bytes, bytes},
+                     kOverheadBatchBytes, options.payload_seed};
+      RegisterWork<OverheadWork>(BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes), p);
+    }
+  }
+
+  std::vector<CodecSpec> codecs;
+  if (options.codecs.empty()) {
+    for (std::string_view c : kValidateCodecs) codecs.push_back(ParseCodecSpec(c));
+  } else {
+    codecs = options.codecs;
+  }
+  for (auto& codec : codecs) MakeCodec(codec);  // validates levels before anything runs
+  for (int magic : kMagics) {
+    for (const auto& codec : codecs) {
+      if (codec.id == CodecId::kZstd && magic < 2) continue;  // zstd needs v2
+      for (TimestampType tt : {TimestampType::kCreateTime, TimestampType::kLogAppendTime}) {
+        if (magic == 0 && tt == TimestampType::kLogAppendTime) continue;  // v0 has no timestamps
+        for (std::size_t bytes : kValidateRecordBytes) {
+          FormatParams p{magic, codec, tt, payload, SizeSpec{bytes, bytes}, kValidateBatchBytes,
+                         options.payload_seed};
+          BenchName name("Format", "validate");
+          name.Add("magic", magic)
+              .Add("codec", codec.Name())
+              .Add("timestamp", tt == TimestampType::kCreateTime ? "create" : "log_append")
+              .Add("payload", payload.Name())
+              .Add("record_bytes", bytes)
+              .Add("batch_bytes", kValidateBatchBytes);
+          RegisterWork<ValidateWork>(name, p);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+KBENCH_REGISTER_FAMILY(Format, RegisterFormatFamily);
+
+}  // namespace kbench::bench
