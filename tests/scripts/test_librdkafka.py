@@ -1,0 +1,327 @@
+"""Tests of scripts/librdkafka: usage errors, the cache layout, and the whole build pipeline
+run on a fake npm package (a tiny C library posing as librdkafka), so no registry and no
+80-second build are needed. tests/kafka/librdkafka_build_test.sh builds a real release."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPT = os.path.join(ROOT, "scripts", "librdkafka")
+
+# What scripts/librdkafka must know; each row was checked against the bundled rdkafka.h.
+EXPECTED_SOURCES = {
+    "2.0.2": "node-rdkafka@2.15.0",
+    "2.12.0": "node-rdkafka@3.6.1",
+    "2.15.1": "@confluentinc/kafka-javascript@1.10.1",
+}
+
+# A stand-in for `npm pack SPEC`: writes SPEC's tarball into --pack-destination, shaped like
+# the real ones (package/deps/librdkafka/{configure,src/...}), with behaviour set by FAKE_*.
+FAKE_NPM = r'''#!/usr/bin/python3
+import io, os, sys, tarfile
+with open(os.environ["FAKE_NPM_LOG"], "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\n")
+args = sys.argv[1:]
+if os.environ.get("FAKE_FAIL") == "pack" or args[0] != "pack":
+    sys.stderr.write("npm ERR! network request failed\n")
+    sys.exit(1)
+dest = args[args.index("--pack-destination") + 1]
+spec = args[-1]
+name = spec.rsplit("@", 1)[0].lstrip("@").replace("/", "-") + "-" + spec.rsplit("@", 1)[1]
+runtime = os.environ["FAKE_RUNTIME"]
+features = os.environ.get("FAKE_FEATURES", "gzip,snappy,ssl,sasl,regex,lz4,zstd")
+make_fail = "exit 1" if os.environ.get("FAKE_FAIL") == "make" else "true"
+files = {
+    "configure": ("#!/bin/sh\n"
+                  "[ \"$FAKE_FAIL\" = configure ] && { echo 'checking for zstd... failed'; exit 1; }\n"
+                  "echo \"$@\" > configure.args\n", 0o755),
+    "src/rdkafka.h": ("#define RD_KAFKA_VERSION  %s\n" % os.environ["FAKE_HEADER"], 0o644),
+    "src/fake.c": ('#include <stddef.h>\n#include <string.h>\n'
+                   'const char *rd_kafka_version_str(void) { return "%s"; }\n'
+                   'void *rd_kafka_conf_new(void) { static int c; return &c; }\n'
+                   'void rd_kafka_conf_destroy(void *c) { (void)c; }\n'
+                   'int rd_kafka_conf_get(const void *c, const char *n, char *d, size_t *s) {\n'
+                   '  const char *f = "%s"; (void)c;\n'
+                   '  if (strcmp(n, "builtin.features") || *s <= strlen(f)) return -1;\n'
+                   '  strcpy(d, f); *s = strlen(f) + 1; return 0; }\n' % (runtime, features),
+                   0o644),
+    "src/Makefile": ("librdkafka.so.1: fake.c\n\t%s\n\t$(CC) -shared -fPIC -o $@ fake.c\n"
+                     % make_fail, 0o644),
+}
+with tarfile.open(os.path.join(dest, name + ".tgz"), "w:gz") as tar:
+    for path, (text, mode) in files.items():
+        data = text.encode()
+        info = tarfile.TarInfo("package/deps/librdkafka/" + path)
+        info.size, info.mode = len(data), mode
+        tar.addfile(info, io.BytesIO(data))
+    info = tarfile.TarInfo("package/package.json")
+    info.size = 2
+    tar.addfile(info, io.BytesIO(b"{}"))
+print(name + ".tgz")
+'''
+
+
+def system_has_librdkafka():
+    try:
+        import ctypes
+        ctypes.CDLL("librdkafka.so.1")
+        return True
+    except OSError:
+        return False
+
+
+class LibrdkafkaScript(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kbench-lrk-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.cache = os.path.join(self.tmp, "cache")
+        self.npm_log = os.path.join(self.tmp, "npm.log")
+        self.env = dict(os.environ, KBENCH_CACHE=self.cache, FAKE_NPM_LOG=self.npm_log)
+        self.env.pop("LD_LIBRARY_PATH", None)
+
+    def run_script(self, *args, env=None, timeout=60):
+        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
+                              env=env or self.env, timeout=timeout)
+
+    def assert_usage_error(self, *args, says=""):
+        proc = self.run_script(*args)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn(says, proc.stderr)
+        return proc
+
+    def version_dir(self, version):
+        return os.path.join(self.cache, "librdkafka", version)
+
+    def fake_built(self, version):
+        """The layout a finished build leaves: lib/librdkafka.so.1 and the build.json stamp."""
+        d = self.version_dir(version)
+        os.makedirs(os.path.join(d, "lib"))
+        with open(os.path.join(d, "lib", "librdkafka.so.1"), "w") as f:
+            f.write("not a real library")
+        with open(os.path.join(d, "build.json"), "w") as f:
+            json.dump({"librdkafka_version": version}, f)
+        return os.path.join(d, "lib")
+
+    # --- usage -----------------------------------------------------------------------------
+
+    def test_help(self):
+        proc = self.run_script("--help")
+        self.assertEqual(proc.returncode, 0)
+        for word in ("build", "path", "list", "LD_LIBRARY_PATH", "KBENCH_CACHE"):
+            self.assertIn(word, proc.stdout)
+
+    def test_bad_usage_exits_2(self):
+        self.assert_usage_error(says="a command is required")
+        self.assert_usage_error("frobnicate", says="unknown command")
+        self.assert_usage_error("build", says="needs a VERSION")
+        self.assert_usage_error("path", says="needs a VERSION")
+        self.assert_usage_error("build", "2.15", says="must look like")
+        self.assert_usage_error("build", "../../etc", says="must look like")
+        self.assert_usage_error("build", "2.15.1", "2.12.0", says="one VERSION only")
+        self.assert_usage_error("build", "--bogus", "2.15.1", says="unknown option")
+        self.assert_usage_error("list", "2.15.1", says="no arguments")
+        self.assert_usage_error("build", "--from-source", "system", says="--from-source")
+
+    def test_unknown_version_lists_known_ones(self):
+        proc = self.assert_usage_error("build", "9.9.9", says="unknown librdkafka version")
+        for version in EXPECTED_SOURCES:
+            self.assertIn(version, proc.stderr)
+        self.assertFalse(os.path.exists(self.cache), "nothing may be created for a bad version")
+
+    # --- list and path ---------------------------------------------------------------------
+
+    def test_list_shows_sources_and_build_state(self):
+        lib = self.fake_built("2.12.0")
+        proc = self.run_script("list")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
+        for version, spec in EXPECTED_SOURCES.items():
+            self.assertIn(version, rows)
+            self.assertEqual(rows[version].split()[1], spec)
+        self.assertIn("built: " + lib, rows["2.12.0"])
+        self.assertIn("not built", rows["2.15.1"])
+        self.assertIn("system", rows)
+
+    def test_path_of_unbuilt_version_exits_1(self):
+        proc = self.run_script("path", "2.15.1")
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn("scripts/librdkafka build 2.15.1", proc.stderr)
+
+    def test_path_of_built_version(self):
+        lib = self.fake_built("2.15.1")
+        proc = self.run_script("path", "2.15.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, lib + "\n")
+
+    def test_relative_cache_gives_an_absolute_dir(self):
+        lib = self.fake_built("2.15.1")
+        proc = subprocess.run([SCRIPT, "path", "2.15.1"], capture_output=True, text=True,
+                              timeout=60, cwd=self.tmp, env=dict(self.env, KBENCH_CACHE="cache"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, lib + "\n")
+
+    def test_half_built_entry_is_not_built(self):
+        # lib/ without the stamp: an interrupted build must never be used.
+        self.fake_built("2.15.1")
+        os.unlink(os.path.join(self.version_dir("2.15.1"), "build.json"))
+        self.assertEqual(self.run_script("path", "2.15.1").returncode, 1)
+
+    @unittest.skipUnless(system_has_librdkafka(), "no system librdkafka.so.1")
+    def test_system_means_no_library_path(self):
+        for cmd in ("build", "path"):
+            proc = self.run_script(cmd, "system")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(proc.stdout, "", "system needs no LD_LIBRARY_PATH")
+
+    # --- build, on a fake npm --------------------------------------------------------------
+
+    def fake_npm_env(self, header="0x020f01ff", runtime="2.15.1", **extra):
+        bindir = os.path.join(self.tmp, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        npm = os.path.join(bindir, "npm")
+        with open(npm, "w") as f:
+            f.write(FAKE_NPM)
+        os.chmod(npm, 0o755)
+        env = dict(self.env, PATH=bindir + os.pathsep + self.env["PATH"],
+                   FAKE_HEADER=header, FAKE_RUNTIME=runtime)
+        env.update(extra)
+        return env
+
+    def npm_calls(self):
+        if not os.path.exists(self.npm_log):
+            return []
+        with open(self.npm_log) as f:
+            return f.read().splitlines()
+
+    def assert_nothing_published(self, version):
+        d = self.version_dir(version)
+        self.assertFalse(os.path.exists(os.path.join(d, "lib")))
+        self.assertFalse(os.path.exists(os.path.join(d, "build.json")))
+        self.assertEqual(self.run_script("path", version).returncode, 1)
+
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_build_pipeline_and_cache(self):
+        env = self.fake_npm_env()
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        d = self.version_dir("2.15.1")
+        self.assertEqual(proc.stdout, os.path.join(d, "lib") + "\n", "one stdout line: the dir")
+        self.assertEqual(self.npm_calls(), [
+            "pack --silent --pack-destination %s @confluentinc/kafka-javascript@1.10.1"
+            % os.path.join(d, "pack.tmp")])
+
+        self.assertTrue(os.path.isfile(os.path.join(d, "lib", "librdkafka.so.1")))
+        self.assertEqual(os.readlink(os.path.join(d, "lib", "librdkafka.so")), "librdkafka.so.1")
+        self.assertEqual(sorted(os.listdir(os.path.join(d, "lib"))),
+                         ["librdkafka.so", "librdkafka.so.1"], "lib/ must hold librdkafka only")
+        self.assertTrue(os.path.isfile(os.path.join(d, "include", "rdkafka.h")))
+        self.assertFalse(os.path.exists(os.path.join(d, "build")), "build tree removed")
+        self.assertFalse(os.path.exists(os.path.join(d, "pack.tmp")))
+
+        with open(os.path.join(d, "build.json")) as f:
+            stamp = json.load(f)
+        tgz = os.path.join(d, stamp["tarball"])
+        with open(tgz, "rb") as f:
+            self.assertEqual(stamp["tarball_sha256"], hashlib.sha256(f.read()).hexdigest())
+        self.assertEqual(stamp["librdkafka_version"], "2.15.1")
+        self.assertEqual(stamp["npm_source"], "@confluentinc/kafka-javascript@1.10.1")
+        for flag in ("--disable-gssapi", "--disable-curl", "--enable-zstd"):
+            self.assertIn(flag, stamp["configure_flags"])
+        self.assertNotIn("--install-deps", stamp["configure_flags"])
+        self.assertIn("zstd", stamp["builtin_features"])
+
+        # Cached: no npm, no rebuild, same answer.
+        again = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(again.stdout, proc.stdout)
+        self.assertEqual(len(self.npm_calls()), 1)
+        self.assertEqual(self.run_script("path", "2.15.1").stdout, proc.stdout)
+
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_rebuild_reuses_the_tarball(self):
+        env = self.fake_npm_env()
+        self.assertEqual(self.run_script("build", "2.15.1", env=env).returncode, 0)
+        d = self.version_dir("2.15.1")
+        shutil.rmtree(os.path.join(d, "lib"))
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(self.npm_calls()), 1, "the cached tarball needs no registry")
+
+    def test_bundled_version_mismatch_fails(self):
+        # A wrong source-table row: the header says 2.14.0 where 2.15.1 was asked for.
+        env = self.fake_npm_env(header="0x020e00ff")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn("bundles librdkafka 2.14.0, not 2.15.1", proc.stderr)
+        self.assert_nothing_published("2.15.1")
+
+    def test_prerelease_header_is_not_the_release(self):
+        env = self.fake_npm_env(header="0x020f0101")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("2.15.1-pre1, not 2.15.1", proc.stderr)
+
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_runtime_version_mismatch_fails(self):
+        env = self.fake_npm_env(runtime="2.15.0")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("rd_kafka_version_str() = '2.15.0', not 2.15.1", proc.stderr)
+        self.assert_nothing_published("2.15.1")
+
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_missing_codec_fails(self):
+        env = self.fake_npm_env(FAKE_FEATURES="gzip,snappy,lz4")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("without zstd", proc.stderr)
+        self.assert_nothing_published("2.15.1")
+
+    def test_npm_failure_is_reported(self):
+        env = self.fake_npm_env(FAKE_FAIL="pack")
+        proc = self.run_script("build", "2.12.0", env=env)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("npm pack node-rdkafka@3.6.1 failed", proc.stderr)
+        self.assertIn("network request failed", proc.stderr, "npm's own words are shown")
+        self.assert_nothing_published("2.12.0")
+
+    def test_configure_and_make_failures_are_reported(self):
+        for stage in ("configure", "make"):
+            with self.subTest(stage=stage):
+                # A fresh cache entry: the tarball is where the fake's failure is baked in.
+                shutil.rmtree(self.version_dir("2.15.1"), ignore_errors=True)
+                env = self.fake_npm_env(FAKE_FAIL=stage)
+                proc = self.run_script("build", "2.15.1", env=env)
+                self.assertEqual(proc.returncode, 1)
+                self.assertIn("%s failed for 2.15.1" % stage, proc.stderr)
+                self.assertIn("build.log", proc.stderr)
+                self.assert_nothing_published("2.15.1")
+
+    def test_no_npm_is_a_clear_error(self):
+        # A PATH holding every tool of the system except npm.
+        bindir = os.path.join(self.tmp, "nonpm")
+        os.makedirs(bindir)
+        for d in ("/usr/local/bin", "/usr/bin", "/bin"):
+            if not os.path.isdir(d):
+                continue
+            for name in os.listdir(d):
+                dst = os.path.join(bindir, name)
+                if name not in ("npm", "npx") and not os.path.lexists(dst):
+                    os.symlink(os.path.join(d, name), dst)
+        proc = self.run_script("build", "2.15.1", env=dict(self.env, PATH=bindir))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("npm not found", proc.stderr)
+        self.assertIn("apt-get install npm", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
