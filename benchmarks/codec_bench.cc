@@ -50,8 +50,9 @@ constexpr std::array<std::string_view, 6> kPayloads = {
 constexpr std::array<std::size_t, 3> kRecordBytes = {100, 1000, 10000};
 constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
 
-// The slice that also runs with a fresh context per batch, and with direct library calls.
-constexpr std::string_view kSlicePayload = "az";
+// The slice that also runs with a fresh context per batch, and with direct library calls:
+// one payload that lz4 and snappy cannot compress (az) and one they can (value_bound:500).
+constexpr std::array<std::string_view, 2> kSlicePayloads = {"az", "value_bound:500"};
 constexpr std::size_t kSliceRecordBytes = 1000;
 constexpr std::size_t kSliceBatchBytes = 64 * 1024;
 constexpr std::array<CodecLevel, 4> kDirectCodecs = {{
@@ -354,23 +355,25 @@ void RegisterCodecFamily(const Options& options) {
     }
   }
 
-  // Fresh-context and direct-call rows on one representative slice.
-  CodecParams slice{CodecSpec{}, ParsePayloadSpec(kSlicePayload),
-                    SizeSpec{kSliceRecordBytes, kSliceRecordBytes}, kSliceBatchBytes,
-                    options.payload_seed};
-  for (const auto& codec : codecs) {
-    CodecParams p = slice;
-    p.codec = codec;
-    p.codec.reuse_context = false;
-    RegisterWork<CompressWork>(Name("compress_fresh", p), p);
-    RegisterWork<DecompressWork>(Name("decompress_fresh", p), p);
-  }
-  for (const auto& [codec, level] : kDirectCodecs) {
-    CodecParams p = slice;
-    p.codec = ParseCodecSpec(codec);
-    p.codec.level = level;
-    RegisterWork<DirectCompressWork>(Name("direct_compress", p), p);
-    RegisterWork<DirectDecompressWork>(Name("direct_decompress", p), p);
+  // Fresh-context and direct-call rows on a representative slice.
+  for (auto slice_payload : kSlicePayloads) {
+    CodecParams slice{CodecSpec{}, ParsePayloadSpec(slice_payload),
+                      SizeSpec{kSliceRecordBytes, kSliceRecordBytes}, kSliceBatchBytes,
+                      options.payload_seed};
+    for (const auto& codec : codecs) {
+      CodecParams p = slice;
+      p.codec = codec;
+      p.codec.reuse_context = false;
+      RegisterWork<CompressWork>(Name("compress_fresh", p), p);
+      RegisterWork<DecompressWork>(Name("decompress_fresh", p), p);
+    }
+    for (const auto& [codec, level] : kDirectCodecs) {
+      CodecParams p = slice;
+      p.codec = ParseCodecSpec(codec);
+      p.codec.level = level;
+      RegisterWork<DirectCompressWork>(Name("direct_compress", p), p);
+      RegisterWork<DirectDecompressWork>(Name("direct_decompress", p), p);
+    }
   }
 }
 
