@@ -1,0 +1,524 @@
+// Produce family: the full send path of a real client (librdkafka) to a cluster, for the
+// parameters users tune: acks, codec and level, record size and payload, linger.ms,
+// batch.size, partitions, replication, max.in.flight, idempotence, application threads
+// sharing producer instances (seed 000), warm-up and a target rate.
+//
+// Timed (real time, UseRealTime): one iteration produces a fixed number of records
+// (kRecordsPerIterationMock / kRecordsPerIterationLive) over all threads AND waits for every
+// delivery report (flush), so records/s is what the cluster acknowledged, as
+// kafka-producer-perf-test reports it. Real time rather than manual time because the
+// whole iteration is the measured work; CPU time would only see the waiting main thread.
+// Not timed: cluster and topic setup, producer creation and connection, payload
+// generation, the warm-up records, statistics collection and all checks.
+// Verified: every produced record has a delivery report and none failed (else
+// SkipWithError naming the undelivered count); the requested codec went on the wire
+// (librdkafka silently sends uncompressed when the broker lacks the codec's feature: the
+// driver reads each broker's feature set from librdkafka's debug=feature log and fails the
+// benchmark when the codec's feature is missing); the topic's end offsets grew
+// by exactly the delivered count (acks 1/all; duplicates from retries show up here).
+//
+// Latency counters (p50_us ... max_us) are from each record's intended send time to its
+// delivery report (harness/producer.h). Wire bytes, requests, retries, batch sizes and
+// ratio come from librdkafka's statistics (statistics.interval.ms, harness/rdkafka_stats.h);
+// ratio = bytes of produced batches (after compression, with batch overhead) / key+value
+// bytes in them.
+//
+// Reference row in the same run: `Produce/bare_producev/...` is a plain rd_kafka_producev
+// loop with the same settings and no kbench driver code; `Produce/send` with the same
+// parameters should reach at least 95 % of its records/s.
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "fixtures/cluster.h"
+#include "fixtures/counters.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "harness/payload.h"
+#include "harness/producer.h"
+
+namespace kbench::bench {
+namespace {
+
+// ------------------------------------------------------------------ parameters
+
+// Records per iteration: large enough that batching reaches a steady state and thread
+// start-up is noise, small enough that --benchmark_min_time=0.01 stays quick.
+constexpr std::int64_t kRecordsPerIterationMock = 20000;
+constexpr std::int64_t kRecordsPerIterationLive = 100000;
+constexpr std::size_t kDistinctRecords = 8192;  // generated once, cycled through
+using counters::kDeliveredRecords;
+using counters::kEndOffsets;
+using counters::kQueueFull;
+
+// kbench's defaults, set explicitly so results do not depend on the librdkafka version's
+// own defaults (linger.ms changed from 0.5 to 5 in 1.9). A parameter appears in the name
+// only when it differs from these.
+struct ProduceParams {
+  std::string_view variant = "send";
+  std::string_view acks = "all";  // static strings only (constants below)
+  CodecSpec codec{};
+  SizeSpec record_bytes{100, 100};
+  PayloadSpec payload{};  // az, what kafka-producer-perf-test sends
+  int linger_ms = 5;
+  int batch_bytes = 1000000;
+  int partitions = 2;
+  int replication = 1;
+  int max_in_flight = 5;
+  bool idempotence = false;
+  int threads = 1;
+  int producers = 1;
+  std::int64_t warmup = -1;  // records; -1 = 10 % of an iteration
+  std::int64_t rate = 0;     // records/s overall; 0 = unthrottled
+  std::uint64_t seed = kDefaultPayloadSeed;
+};
+
+struct AcksCodec {
+  std::string_view acks;
+  std::string_view codec;
+};
+// acks x codec at one thread, one producer.
+constexpr std::array<AcksCodec, 8> kAcksCodec = {{
+    {"0", "none"}, {"1", "none"}, {"all", "none"},
+    {"all", "gzip"}, {"all", "snappy"}, {"all", "lz4"}, {"all", "zstd"}, {"1", "zstd"},
+}};
+constexpr std::size_t kAcksCodecRecordBytes = 500;
+
+// Seed 000 at small scale: random 250-750 byte records, acks=1, linger 1 ms, 64 KiB batches,
+// threads sharing producers round-robin.
+struct ThreadsProducers {
+  int threads;
+  int producers;
+};
+constexpr std::array<ThreadsProducers, 7> kThreadsProducers = {{
+    {4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}, {8, 8}}};
+constexpr std::string_view kSeed000Sizes = "250-750";
+constexpr std::string_view kSeed000Payload = "random";
+
+// ------------------------------------------------------------------ settings and names
+
+std::string LibrdkafkaCodec(const CodecSpec& c) {
+  return c.id == CodecId::kNone ? "none" : std::string(CodecName(c.id));
+}
+
+ClientSettings BenchmarkSettings(const ProduceParams& p) {
+  ClientSettings s = {
+      {"acks", std::string(p.acks)},
+      {"compression.codec", LibrdkafkaCodec(p.codec)},
+      {"compression.level", p.codec.level == 0 ? "-1" : std::to_string(p.codec.level)},
+      {"linger.ms", std::to_string(p.linger_ms)},
+      {"batch.size", std::to_string(p.batch_bytes)},
+      {"max.in.flight.requests.per.connection", std::to_string(p.max_in_flight)},
+      {"enable.idempotence", p.idempotence ? "true" : "false"},
+  };
+  return s;
+}
+
+// kbench's own client defaults (before the user's settings): statistics for the counters,
+// and a message timeout short enough that a dead broker fails a benchmark in seconds
+// rather than librdkafka's 5 minutes.
+const ClientSettings& DriverDefaults() {
+  static const ClientSettings defaults = {{"statistics.interval.ms", "100"},
+                                          {"message.timeout.ms", "30000"}};
+  return defaults;
+}
+
+BenchName Name(const ProduceParams& p) {
+  const ProduceParams d;
+  BenchName name("Produce", p.variant);
+  name.Add("acks", p.acks).Add("codec", p.codec.Name());
+  if (p.codec.level != 0) name.Add("level", p.codec.level);
+  name.Add("record_bytes", p.record_bytes.Name()).Add("threads", p.threads).Add("producers", p.producers);
+  if (p.payload.Name() != d.payload.Name()) name.Add("payload", p.payload.Name());
+  if (p.linger_ms != d.linger_ms) name.Add("linger_ms", p.linger_ms);
+  if (p.batch_bytes != d.batch_bytes) name.Add("batch_bytes", p.batch_bytes);
+  if (p.partitions != d.partitions) name.Add("partitions", p.partitions);
+  if (p.replication != d.replication) name.Add("replication", p.replication);
+  if (p.max_in_flight != d.max_in_flight) name.Add("max_in_flight", p.max_in_flight);
+  if (p.idempotence) name.Add("idempotence", "true");
+  if (p.warmup >= 0) name.Add("warmup", p.warmup);
+  if (p.rate > 0) name.Add("rate", p.rate);
+  return name;
+}
+
+std::int64_t RecordsPerIteration() {
+  return GlobalOptions().bootstrap.empty() ? kRecordsPerIterationMock : kRecordsPerIterationLive;
+}
+
+// ------------------------------------------------------------------ work
+
+// Shared by both rows: the cluster and topic, the records, the end-offset check.
+class ProduceSetup {
+ public:
+  explicit ProduceSetup(const ProduceParams& p)
+      : params_(p),
+        cluster_(GlobalOptions(), "produce", TopicLayout{p.partitions, p.replication}),
+        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
+    // The user's settings sit between kbench's defaults and the benchmark's parameters.
+    settings_ = MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
+                              GlobalOptions().client_settings, BenchmarkSettings(p));
+  }
+
+  // acks=0 has no acknowledged count to compare with: the broker answers nothing.
+  std::string CheckEndOffsets(std::int64_t delivered_total) {
+    if (params_.acks == "0") return "";
+    std::int64_t end = 0;
+    if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
+    end_offsets_ = end;
+    if (end != delivered_total) {
+      return "topic end offsets sum to " + std::to_string(end) + " but " +
+             std::to_string(delivered_total) + " records were delivered" +
+             (end > delivered_total ? " (duplicates from retries)" : " (records lost)");
+    }
+    return "";
+  }
+
+  const ProduceParams& params() const { return params_; }
+  std::int64_t end_offsets() const { return end_offsets_; }
+  const BenchCluster& cluster() const { return cluster_; }
+  const RecordSet& records() const { return records_; }
+  const ClientSettings& settings() const { return settings_; }
+  std::int64_t warmup() const {
+    return params_.warmup >= 0 ? params_.warmup : RecordsPerIteration() / 10;
+  }
+  std::int64_t AverageValueBytes(std::int64_t count) const {
+    return static_cast<std::int64_t>(static_cast<double>(records_.total_value_bytes()) /
+                                     static_cast<double>(records_.size()) * static_cast<double>(count));
+  }
+
+ private:
+  static ClientSettings Concat(ClientSettings a, const ClientSettings& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  ProduceParams params_;
+  BenchCluster cluster_;
+  RecordSet records_;
+  ClientSettings settings_;
+  std::int64_t end_offsets_ = -1;  // last checked sum; -1 = not checked (acks=0)
+};
+
+class ProduceWork {
+ public:
+  explicit ProduceWork(const ProduceParams& p) : setup_(p) {
+    ProducerOptions o;
+    o.settings = setup_.settings();
+    o.topic = setup_.cluster().topic();
+    o.threads = p.threads;
+    o.producers = p.producers;
+    o.rate = static_cast<double>(p.rate);
+    o.progress_label = Name(p).str();
+    std::string error;
+    driver_ = ProducerDriver::Create(o, setup_.records(), &error);
+    if (!driver_) throw std::runtime_error(error);
+  }
+
+  std::string Verify() {
+    // The warm-up round doubles as the check: it must be delivered in full.
+    std::int64_t warm = std::max<std::int64_t>(setup_.warmup(), 1);
+    driver_->BeginMeasurement();
+    Status s = driver_->RunRound(warm);
+    ProduceTotals t = driver_->Collect();
+    std::string err = s.ok() ? t.AccountingError() : s.message() + "; " + t.AccountingError();
+    if (!err.empty()) return "warm-up: " + err;
+    if (std::string e = CodecError(t); !e.empty()) return e;
+    delivered_total_ = t.delivered;
+    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty()) return "warm-up: " + e;
+    driver_->BeginMeasurement();
+    return "";
+  }
+
+  void Iterate() {
+    if (!round_error_.empty()) return;  // a failed round poisons the rest of this run
+    Status s = driver_->RunRound(RecordsPerIteration());
+    if (!s) round_error_ = s.message();
+  }
+
+  std::int64_t items_per_iteration() const { return RecordsPerIteration(); }
+  std::int64_t bytes_per_iteration() const { return setup_.AverageValueBytes(RecordsPerIteration()); }
+
+  void Report(benchmark::State& state) {
+    ProduceTotals t = driver_->Collect();
+    delivered_total_ += t.delivered;
+    std::string error = t.AccountingError();
+    if (!round_error_.empty()) error = round_error_ + (error.empty() ? "" : "; " + error);
+    if (error.empty()) error = CodecError(t);
+    if (error.empty() && !t.stats_error.empty()) error = t.stats_error;
+    if (error.empty()) error = setup_.CheckEndOffsets(delivered_total_);
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    // Exact value bytes, not the per-iteration estimate used for the declaration.
+    state.SetBytesProcessed(t.value_bytes);
+    const auto& lat = t.latency;
+    state.counters[counters::kP50Us] = counters::Value(static_cast<double>(lat.Percentile(0.50)));
+    state.counters[counters::kP95Us] = counters::Value(static_cast<double>(lat.Percentile(0.95)));
+    state.counters[counters::kP99Us] = counters::Value(static_cast<double>(lat.Percentile(0.99)));
+    state.counters[counters::kP999Us] = counters::Value(static_cast<double>(lat.Percentile(0.999)));
+    state.counters[counters::kMaxUs] = counters::Value(static_cast<double>(lat.max()));
+    ReportStats(state, t.stats, t.failed + t.rejected, t.retries());
+    state.counters[kQueueFull] = counters::Value(static_cast<double>(t.queue_full));
+    // Totals over the benchmark's life (warm-up included), so scripts can check the topic.
+    state.counters[kDeliveredRecords] = counters::Value(static_cast<double>(delivered_total_));
+    state.counters[kEndOffsets] = counters::Value(static_cast<double>(setup_.end_offsets()));
+  }
+
+  static void ReportStats(benchmark::State& state, const StatsDelta& s, std::int64_t errors,
+                          std::int64_t retries) {
+    state.counters[counters::kWireBytesPerSecond] = counters::Rate(static_cast<double>(s.wire_bytes));
+    state.counters[counters::kRequestsPerSecond] = counters::Rate(static_cast<double>(s.produce_requests));
+    state.counters[counters::kAvgBatchBytes] = counters::Value(s.batch_bytes.average());
+    state.counters[counters::kRecordsPerBatch] = counters::Value(s.batch_records.average());
+    state.counters[counters::kRatio] = counters::Value(
+        s.txmsg_bytes > 0 ? s.batch_bytes.sum / static_cast<double>(s.txmsg_bytes) : 0.0);
+    state.counters[counters::kErrors] = counters::Value(static_cast<double>(errors));
+    state.counters[counters::kRetries] = counters::Value(static_cast<double>(retries));
+  }
+
+ private:
+  std::string CodecError(const ProduceTotals& t) const {
+    if (t.codec_fallback.empty() || driver_->requested_codec() == "none") return "";
+    return "requested codec " + driver_->requested_codec() +
+           " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"";
+  }
+
+  ProduceSetup setup_;
+  std::unique_ptr<ProducerDriver> driver_;
+  std::string round_error_;
+  std::int64_t delivered_total_ = 0;
+};
+
+// The reference: what a user's own loop does, with nothing of kbench's driver in it.
+class BareProducevWork {
+ public:
+  explicit BareProducevWork(const ProduceParams& p) : setup_(p) {
+    std::string error;
+    rd_kafka_conf_t* conf = BuildConf(setup_.settings(), &error);
+    if (!conf) throw std::runtime_error(error);
+    rd_kafka_conf_set_opaque(conf, this);
+    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+      auto* self = static_cast<BareProducevWork*>(opaque);
+      if (m->err) ++self->failed_; else ++self->delivered_;
+    });
+    char err[512];
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!rk) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(std::string("cannot create producer: ") + err);
+    }
+    rk_.reset(rk);
+    rkt_ = rd_kafka_topic_new(rk, setup_.cluster().topic().c_str(), nullptr);
+  }
+  ~BareProducevWork() {
+    if (rd_kafka_outq_len(rk_.get()) > 0) {
+      rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_flush(rk_.get(), 2000);
+    }
+    rd_kafka_topic_destroy(rkt_);
+  }
+  BareProducevWork(const BareProducevWork&) = delete;
+  BareProducevWork& operator=(const BareProducevWork&) = delete;
+
+  std::string Verify() {
+    Loop(std::max<std::int64_t>(setup_.warmup(), 1));
+    if (std::string e = TakeError(); !e.empty()) return "warm-up: " + e;
+    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty()) return "warm-up: " + e;
+    return "";
+  }
+  void Iterate() { Loop(RecordsPerIteration()); }
+  std::int64_t items_per_iteration() const { return RecordsPerIteration(); }
+  std::int64_t bytes_per_iteration() const { return setup_.AverageValueBytes(RecordsPerIteration()); }
+  void Report(benchmark::State& state) {
+    std::string error = TakeError();
+    if (error.empty()) error = setup_.CheckEndOffsets(delivered_total_);
+    if (!error.empty()) state.SkipWithError(error.c_str());
+  }
+
+ private:
+  // The loop itself: producev, poll and retry on a full queue, poll now and then, flush.
+  void Loop(std::int64_t count) {
+    rd_kafka_t* rk = rk_.get();
+    const RecordSet& records = setup_.records();
+    for (std::int64_t i = 0; i < count; ++i) {
+      std::size_t r = static_cast<std::size_t>(next_++ % records.size());
+      std::string_view value = records.value(r);
+      std::string_view key = records.key(r);
+      for (;;) {
+        rd_kafka_resp_err_t err = rd_kafka_producev(
+            rk, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+            RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+          ++produced_;
+          break;
+        }
+        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+          ++rejected_;
+          break;
+        }
+        rd_kafka_poll(rk, 1);
+      }
+      if ((i & 63) == 63) rd_kafka_poll(rk, 0);
+    }
+    if (rd_kafka_flush(rk, 60000) != RD_KAFKA_RESP_ERR_NO_ERROR) flush_timed_out_ = true;
+  }
+  std::string TakeError() {
+    std::string e;
+    if (flush_timed_out_ || delivered_ + failed_ != produced_ || failed_ || rejected_) {
+      e = std::to_string(produced_ - delivered_) + " of " + std::to_string(produced_) +
+          " records undelivered (" + std::to_string(failed_) + " failed, " +
+          std::to_string(rejected_) + " rejected)";
+    }
+    delivered_total_ += delivered_;
+    produced_ = delivered_ = failed_ = rejected_ = 0;
+    return e;
+  }
+
+  ProduceSetup setup_;
+  RdKafkaPtr rk_;
+  rd_kafka_topic_t* rkt_ = nullptr;
+  std::uint64_t next_ = 0;
+  std::int64_t produced_ = 0, delivered_ = 0, failed_ = 0, rejected_ = 0;
+  std::int64_t delivered_total_ = 0;
+  bool flush_timed_out_ = false;
+};
+
+// ------------------------------------------------------------------ registration
+
+void Register(const ProduceParams& p) {
+  if (p.variant == "bare_producev") {
+    RegisterWork<BareProducevWork>(Name(p), p)->UseRealTime();
+  } else {
+    RegisterWork<ProduceWork>(Name(p), p)->UseRealTime();
+  }
+  // Google Benchmark reports (and filters) the name with this suffix: note it too, so a
+  // filter anchored on the full name still resolves the target.
+  NoteRegisteredName(Name(p).str() + "/real_time");
+}
+
+// "" when librdkafka can produce with the codec, else why not. --codec is shared with the
+// Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs are skipped here
+// with a note rather than failing a run that may not even select Produce.
+std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
+  if (c.snappy_framing == SnappyFraming::kXerial) return "librdkafka always writes raw snappy";
+  if (c.level != 0 && (c.level < 0 || c.level > 12 || (c.id == CodecId::kGzip && c.level > 9))) {
+    return "librdkafka's compression.level takes 1..12 (gzip 1..9)";
+  }
+  return "";
+}
+
+CodecSpec ProduceCodec(CodecSpec c) {
+  if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) throw UsageError(why);
+  return c;
+}
+
+void RegisterProduceFamily(const Options& options) {
+  std::vector<CodecSpec> codecs;
+  for (const auto& c : options.codecs) {
+    if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) {
+      std::fprintf(stderr, "kbench: note: Produce skips codec %s level %d: %s\n", c.Name().c_str(),
+                   c.level, why.c_str());
+      continue;
+    }
+    codecs.push_back(c);
+  }
+  std::optional<PayloadSpec> payload;
+  if (!options.payloads.empty()) payload = options.payloads.front();
+  std::optional<SizeSpec> size;
+  if (!options.record_sizes.empty()) size = options.record_sizes.front();
+
+  ProduceParams base;
+  base.seed = options.payload_seed;
+  if (payload) base.payload = *payload;
+
+  // The reference pair: bare loop and kbench's driver with identical settings.
+  for (std::string_view variant : {"bare_producev", "send"}) {
+    ProduceParams p = base;
+    p.variant = variant;
+    p.acks = "1";
+    p.record_bytes = size.value_or(SizeSpec{100, 100});
+    Register(p);
+  }
+
+  // acks x codec (--codec replaces the codec list, keeping acks=all).
+  if (options.codecs.empty()) {
+    for (const auto& [acks, codec] : kAcksCodec) {
+      ProduceParams p = base;
+      p.acks = acks;
+      p.codec = ProduceCodec(ParseCodecSpec(codec));
+      p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
+      if (!(p.acks == "1" && p.codec.id == CodecId::kNone && p.record_bytes.max == 100)) Register(p);
+    }
+  } else {
+    for (const auto& codec : codecs) {
+      ProduceParams p = base;
+      p.codec = codec;
+      p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
+      Register(p);
+    }
+  }
+
+  // Seed 000's shape: threads sharing producers.
+  for (const auto& [threads, producers] : kThreadsProducers) {
+    ProduceParams p = base;
+    p.acks = "1";
+    p.record_bytes = size.value_or(ParseSizeSpec(kSeed000Sizes));
+    p.payload = payload.value_or(ParsePayloadSpec(kSeed000Payload));
+    p.linger_ms = 1;
+    p.batch_bytes = 64 * 1024;
+    p.threads = threads;
+    p.producers = producers;
+    Register(p);
+  }
+  {  // ... and its "repeated bodies" variant.
+    ProduceParams p = base;
+    p.acks = "1";
+    p.record_bytes = size.value_or(ParseSizeSpec(kSeed000Sizes));
+    p.payload = ParsePayloadSpec("repeated");
+    p.linger_ms = 1;
+    p.batch_bytes = 64 * 1024;
+    p.threads = 8;
+    p.producers = 2;
+    Register(p);
+  }
+
+  // Seed 004's shape: 2000-byte records, batch.size 8196, 15 partitions.
+  {
+    ProduceParams p = base;
+    p.acks = "1";
+    p.record_bytes = size.value_or(SizeSpec{2000, 2000});
+    p.batch_bytes = 8196;
+    p.partitions = 15;
+    Register(p);
+  }
+  // Idempotence (nothing lost, nothing duplicated, at the cost of ordering guarantees).
+  {
+    ProduceParams p = base;
+    p.idempotence = true;
+    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
+    Register(p);
+  }
+  // A target rate: latency from each record's intended send time.
+  {
+    ProduceParams p = base;
+    p.acks = "1";
+    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
+    p.rate = 100000;
+    Register(p);
+  }
+}
+
+}  // namespace
+
+KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily);
+
+}  // namespace kbench::bench

@@ -1,0 +1,200 @@
+#include "harness/admin.h"
+
+#include <thread>
+
+namespace kbench {
+
+rd_kafka_conf_t* BuildConf(const ClientSettings& settings, std::string* error) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [key, value] : settings) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      if (error) *error = "client setting '" + key + "' rejected by librdkafka";
+      return nullptr;
+    }
+  }
+  return conf;
+}
+
+// ------------------------------------------------------------------ LogCapture
+
+void LogCapture::Install(rd_kafka_conf_t* conf) {
+  // The log callback has no opaque of its own, so the capture rides in the handle's
+  // opaque; the producer driver, which needs that opaque, routes its logs itself.
+  rd_kafka_conf_set_opaque(conf, this);
+  rd_kafka_conf_set_log_cb(conf, &LogCapture::OnLog);
+}
+
+void LogCapture::OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  auto* self = static_cast<LogCapture*>(rd_kafka_opaque(rk));
+  if (!self) return;
+  std::lock_guard<std::mutex> lock(self->mu_);
+  if (level <= 3) self->last_error_ = buf;
+  if (self->lines_.size() < 2000) self->lines_.emplace_back(fac, buf);
+}
+
+std::string LogCapture::last_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
+std::vector<std::string> LogCapture::lines_with(const std::string& facility) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [fac, text] : lines_) {
+    if (fac == facility) out.push_back(text);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ AdminClient
+
+std::unique_ptr<AdminClient> AdminClient::Create(const ClientSettings& settings, std::string* error) {
+  std::unique_ptr<AdminClient> admin(new AdminClient());
+  admin->log_ = std::make_unique<LogCapture>();
+  rd_kafka_conf_t* conf = BuildConf(settings, error);
+  if (!conf) return nullptr;
+  admin->log_->Install(conf);
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    if (error) *error = std::string("cannot create admin client: ") + err;
+    return nullptr;
+  }
+  admin->rk_.reset(rk);
+  return admin;
+}
+
+namespace {
+
+// Runs one admin request's result wait on a private queue.
+rd_kafka_event_t* WaitResult(rd_kafka_queue_t* queue, std::chrono::milliseconds timeout) {
+  return rd_kafka_queue_poll(queue, static_cast<int>(timeout.count()) + 1000);
+}
+
+Status TopicResults(const rd_kafka_topic_result_t* const* results, std::size_t count,
+                    const char* what, bool ok_if_exists_or_missing) {
+  for (std::size_t i = 0; i < count; ++i) {
+    rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    if (ok_if_exists_or_missing && err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
+    const char* msg = rd_kafka_topic_result_error_string(results[i]);
+    return Status::Error(std::string(what) + " '" + rd_kafka_topic_result_name(results[i]) +
+                         "' failed: " + (msg ? msg : rd_kafka_err2str(err)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status AdminClient::CreateTopic(const std::string& topic, int partitions, int replication,
+                                std::chrono::milliseconds timeout) {
+  char err[512];
+  rd_kafka_NewTopic_t* nt =
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, replication, err, sizeof err);
+  if (!nt) return Status::Error("create topic '" + topic + "': " + err);
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
+  rd_kafka_CreateTopics(rk_.get(), &nt, 1, opts, queue);
+  rd_kafka_event_t* ev = WaitResult(queue, timeout);
+  Status status;
+  if (!ev) {
+    status = Status::Error("create topic '" + topic + "': no answer within " +
+                           std::to_string(timeout.count()) + " ms");
+  } else if (rd_kafka_event_error(ev)) {
+    status = Status::Error("create topic '" + topic + "': " + rd_kafka_event_error_string(ev));
+  } else {
+    std::size_t n = 0;
+    const auto* res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+    status = TopicResults(res, n, "create topic", false);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_NewTopic_destroy(nt);
+  if (!status.ok()) return status;
+
+  // CreateTopics returns once the controller accepted it; wait until the leaders are
+  // known so the first produce does not pay for metadata propagation.
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(rk_.get(), 0, rkt, &md, 5000);
+    bool ready = false;
+    if (e == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 && md->topics[0].err == 0 &&
+        md->topics[0].partition_cnt == partitions) {
+      ready = true;
+      for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
+        if (md->topics[0].partitions[p].leader < 0 || md->topics[0].partitions[p].err) ready = false;
+      }
+    }
+    if (md) rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    if (ready) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Status::Error("topic '" + topic + "' created but its partitions have no leader after " +
+                       std::to_string(timeout.count()) + " ms");
+}
+
+Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout) {
+  char err[512];
+  rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
+  rd_kafka_DeleteTopics(rk_.get(), &dt, 1, opts, queue);
+  rd_kafka_event_t* ev = WaitResult(queue, timeout);
+  Status status;
+  if (!ev) {
+    status = Status::Error("delete topic '" + topic + "': no answer");
+  } else if (rd_kafka_event_error(ev)) {
+    status = Status::Error("delete topic '" + topic + "': " + rd_kafka_event_error_string(ev));
+  } else {
+    std::size_t n = 0;
+    const auto* res = rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
+    status = TopicResults(res, n, "delete topic", true);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_DeleteTopic_destroy(dt);
+  return status;
+}
+
+Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
+                                 std::chrono::milliseconds timeout, std::int64_t* sum) {
+  std::int64_t total = 0;
+  for (int p = 0; p < partitions; ++p) {
+    std::int64_t low = 0, high = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        rk_.get(), topic.c_str(), p, &low, &high, static_cast<int>(timeout.count()));
+    if (err) {
+      return Status::Error("end offset of " + topic + "[" + std::to_string(p) +
+                           "]: " + rd_kafka_err2str(err));
+    }
+    total += high;
+  }
+  *sum = total;
+  return Status::Ok();
+}
+
+Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), 0, nullptr, &md, static_cast<int>(timeout.count()));
+  if (err) {
+    std::string detail = log_->last_error();
+    return Status::Error(std::string(rd_kafka_err2str(err)) + (detail.empty() ? "" : " (" + detail + ")"));
+  }
+  *count = md->broker_cnt;
+  rd_kafka_metadata_destroy(md);
+  return Status::Ok();
+}
+
+}  // namespace kbench

@@ -1,0 +1,72 @@
+#pragma once
+
+// Small, blocking wrappers over librdkafka for what benchmarks need around the timed
+// work: building a configuration, creating/deleting topics (Admin API), end offsets
+// (watermarks) and a cluster probe. Nothing here runs inside a timed loop.
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/status.h"
+
+namespace kbench {
+
+using ClientSettings = std::vector<std::pair<std::string, std::string>>;
+
+// Applies settings in order (a later key overrides an earlier one). On failure returns
+// nullptr and an error naming the key (values are not echoed: they may be secrets).
+rd_kafka_conf_t* BuildConf(const ClientSettings& settings, std::string* error);
+
+// Owns an rd_kafka_t (destroyed on scope exit).
+struct RdKafkaDeleter {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
+
+// Captures librdkafka's log lines instead of letting them reach stderr unasked; keeps
+// the last error-level line for messages and the debug lines a caller asked for.
+class LogCapture {
+ public:
+  // Sets the conf's log_cb and its opaque (so the handle must not use the opaque itself).
+  void Install(rd_kafka_conf_t* conf);
+  std::string last_error() const;
+  std::vector<std::string> lines_with(const std::string& facility) const;
+
+ private:
+  static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  mutable std::mutex mu_;
+  std::string last_error_;
+  std::vector<std::pair<std::string, std::string>> lines_;  // facility, text
+};
+
+class AdminClient {
+ public:
+  // `settings` must include bootstrap.servers.
+  static std::unique_ptr<AdminClient> Create(const ClientSettings& settings, std::string* error);
+
+  Status CreateTopic(const std::string& topic, int partitions, int replication,
+                     std::chrono::milliseconds timeout);
+  Status DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout);
+  // Sum over partitions of the high watermark (end offset).
+  Status EndOffsetSum(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
+                      std::int64_t* sum);
+  // Number of brokers in the cluster metadata.
+  Status BrokerCount(std::chrono::milliseconds timeout, int* count);
+
+  rd_kafka_t* handle() const { return rk_.get(); }
+  const LogCapture& log() const { return *log_; }
+
+ private:
+  AdminClient() = default;
+  std::unique_ptr<LogCapture> log_;
+  RdKafkaPtr rk_;
+};
+
+}  // namespace kbench

@@ -1,0 +1,507 @@
+#include "harness/producer.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace kbench {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::uint64_t NowNs() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+// Single-writer counter: only the owning thread writes, others read for progress lines,
+// so a relaxed load+store (no locked instruction) is enough.
+void Bump(std::atomic<std::int64_t>& a, std::int64_t n = 1) {
+  a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+const std::string* LastSetting(const ClientSettings& settings, std::initializer_list<const char*> keys) {
+  const std::string* found = nullptr;
+  for (const auto& [k, v] : settings) {
+    for (const char* key : keys) {
+      if (k == key) found = &v;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+struct alignas(64) DriverThreadState {
+  LatencyHistogram latency;
+  std::atomic<std::int64_t> produced{0}, delivered{0}, failed{0}, rejected{0}, queue_full{0},
+      value_bytes{0}, delivered_bytes{0};
+  // Progress window: latency sum/count/max since the last progress line.
+  std::atomic<std::int64_t> window_sum_us{0}, window_count{0}, window_max_us{0};
+  std::map<int, std::int64_t> errors;  // rd_kafka_resp_err_t -> count; owner thread only
+
+  void Reset() {
+    latency.Reset();
+    for (auto* a : {&produced, &delivered, &failed, &rejected, &queue_full, &value_bytes,
+                    &delivered_bytes, &window_sum_us, &window_count, &window_max_us}) {
+      a->store(0, std::memory_order_relaxed);
+    }
+    errors.clear();
+  }
+};
+
+struct ProducerInstance {
+  RdKafkaPtr rk;
+  rd_kafka_topic_t* rkt = nullptr;
+  StatsAccumulator stats;
+  std::mutex log_mu;
+  std::string codec_fallback;
+  // Features librdkafka enabled per broker ("Enabling feature X", debug=feature): its own
+  // view of what each broker supports, which decides whether a batch is compressed.
+  std::map<std::string, std::string> broker_features;
+  int errors_logged = 0;
+
+  ~ProducerInstance() {
+    if (rkt) rd_kafka_topic_destroy(rkt);
+  }
+};
+
+namespace {
+
+// The thread serving delivery reports (whoever calls rd_kafka_poll/flush) records into
+// its own state: no sharing, no locks on the delivery path.
+thread_local DriverThreadState* tls_state = nullptr;
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+  DriverThreadState* s = tls_state;
+  if (!s) return;  // only during destruction, when nobody is measuring
+  if (m->err) {
+    Bump(s->failed);
+    ++s->errors[m->err];
+    return;
+  }
+  auto intended = reinterpret_cast<std::uintptr_t>(m->_private);
+  std::uint64_t now = NowNs();
+  std::uint64_t us = now > intended ? (now - intended) / 1000 : 0;
+  s->latency.Record(us);
+  Bump(s->delivered);
+  Bump(s->delivered_bytes, static_cast<std::int64_t>(m->len));
+  Bump(s->window_sum_us, static_cast<std::int64_t>(us));
+  Bump(s->window_count);
+  if (static_cast<std::int64_t>(us) > s->window_max_us.load(std::memory_order_relaxed)) {
+    s->window_max_us.store(static_cast<std::int64_t>(us), std::memory_order_relaxed);
+  }
+}
+
+int OnStats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
+  auto* inst = static_cast<ProducerInstance*>(opaque);
+  RdkafkaStats emit;
+  if (Status s = ParseRdkafkaStats(std::string_view(json, len), &emit); s.ok()) {
+    inst->stats.Add(emit);
+  } else {
+    inst->stats.NoteParseError(s.message());
+  }
+  return 0;  // librdkafka frees the JSON
+}
+
+void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
+  auto* inst = static_cast<ProducerInstance*>(rd_kafka_opaque(rk));
+  if (!inst) return;
+  std::lock_guard<std::mutex> lock(inst->log_mu);
+  // librdkafka's only trace of a codec the broker cannot take (msgset writer, NOTICE).
+  if (std::strcmp(fac, "COMPRESSION") == 0 && inst->codec_fallback.empty()) {
+    inst->codec_fallback = buf;
+  }
+  if (std::strcmp(fac, "APIVERSION") == 0) {
+    // "<broker>: Enabling feature ZSTD", once per feature after each ApiVersions answer.
+    std::string_view text = buf;
+    constexpr std::string_view kEnabling = ": Enabling feature ";
+    if (auto at = text.find(kEnabling); at != std::string_view::npos) {
+      std::string_view broker = text.substr(0, at);
+      if (auto sp = broker.rfind(' '); sp != std::string_view::npos) broker.remove_prefix(sp + 1);
+      std::string& list = inst->broker_features[std::string(broker)];
+      list.append(text.substr(at + kEnabling.size())).append(",");
+    }
+  }
+  if (level <= 3 && inst->errors_logged < 10) {
+    ++inst->errors_logged;
+    std::fprintf(stderr, "kbench: librdkafka %s: %s\n", fac, buf);
+  }
+}
+
+}  // namespace
+
+std::string ProduceTotals::AccountingError() const {
+  std::string error_list;
+  for (const auto& [name, count] : errors) {
+    error_list += (error_list.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+  }
+  std::string msg;
+  if (delivered + failed != produced) {
+    msg = std::to_string(produced - delivered - failed) + " of " + std::to_string(produced) +
+          " records have no delivery report";
+  } else if (failed > 0) {
+    msg = std::to_string(undelivered()) + " of " + std::to_string(produced) +
+          " records undelivered";
+  }
+  if (rejected > 0) {
+    msg += (msg.empty() ? "" : "; ") + std::to_string(rejected) +
+           " records rejected by rd_kafka_producev";
+  }
+  if (!msg.empty() && !error_list.empty()) msg += " (" + error_list + ")";
+  return msg;
+}
+
+std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& options,
+                                                       const RecordSet& records,
+                                                       std::string* error) {
+  if (options.threads < 1 || options.producers < 1 || options.producers > options.threads) {
+    *error = "need 1 <= producers <= threads (got threads " + std::to_string(options.threads) +
+             ", producers " + std::to_string(options.producers) + ")";
+    return nullptr;
+  }
+  if (records.size() == 0) {
+    *error = "no records to produce";
+    return nullptr;
+  }
+  std::unique_ptr<ProducerDriver> d(new ProducerDriver());
+  d->options_ = options;
+  d->records_ = &records;
+  if (const auto* codec = LastSetting(options.settings, {"compression.codec", "compression.type"})) {
+    d->requested_codec_ = *codec;
+  }
+  try {
+    if (const auto* v = LastSetting(options.settings, {"message.timeout.ms", "delivery.timeout.ms"})) {
+      d->message_timeout_ = std::chrono::milliseconds(std::stoll(*v));
+    }
+    if (const auto* v = LastSetting(options.settings, {"statistics.interval.ms"})) {
+      d->stats_interval_ = std::chrono::milliseconds(std::stoll(*v));
+    }
+  } catch (const std::exception&) {
+    *error = "message.timeout.ms / statistics.interval.ms must be integers";
+    return nullptr;
+  }
+  if (d->stats_interval_.count() <= 0) {
+    *error = "statistics.interval.ms must be > 0: kbench reads wire bytes, requests, retries "
+             "and batch sizes from librdkafka's statistics";
+    return nullptr;
+  }
+  // message.timeout.ms = 0 means infinite: cap the flush wait anyway.
+  if (d->message_timeout_.count() == 0) d->message_timeout_ = std::chrono::minutes(5);
+
+  // debug=feature (logged once per connection, no cost per record) reports what each
+  // broker supports; it is added to whatever debug contexts the user asked for.
+  ClientSettings settings = options.settings;
+  const std::string* debug = LastSetting(settings, {"debug"});
+  std::string debug_value;
+  if (debug && !debug->empty()) debug_value.append(*debug).append(",");
+  debug_value.append("feature");
+  settings.emplace_back("debug", debug_value);
+
+  for (int i = 0; i < options.producers; ++i) {
+    auto inst = std::make_unique<ProducerInstance>();
+    rd_kafka_conf_t* conf = BuildConf(settings, error);
+    if (!conf) return nullptr;
+    rd_kafka_conf_set_opaque(conf, inst.get());
+    rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
+    rd_kafka_conf_set_stats_cb(conf, &OnStats);
+    rd_kafka_conf_set_log_cb(conf, &OnLog);
+    char err[512];
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!rk) {
+      rd_kafka_conf_destroy(conf);
+      *error = std::string("cannot create producer: ") + err;
+      return nullptr;
+    }
+    inst->rk.reset(rk);
+    inst->rkt = rd_kafka_topic_new(rk, options.topic.c_str(), nullptr);
+    if (!inst->rkt) {
+      *error = "cannot create topic handle for '" + options.topic + "': " +
+               rd_kafka_err2str(rd_kafka_last_error());
+      return nullptr;
+    }
+    d->instances_.push_back(std::move(inst));
+  }
+  for (int t = 0; t <= options.threads; ++t) d->states_.push_back(std::make_unique<DriverThreadState>());
+  for (int t = 0; t < options.threads; ++t) d->workers_.emplace_back(&ProducerDriver::WorkerLoop, d.get(), t);
+  return d;
+}
+
+ProducerDriver::~ProducerDriver() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_) w.join();
+  // Destroying a producer with records still queued would block on them: purge first.
+  for (auto& inst : instances_) {
+    if (rd_kafka_outq_len(inst->rk.get()) > 0) {
+      rd_kafka_purge(inst->rk.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_flush(inst->rk.get(), 2000);
+    }
+  }
+  instances_.clear();
+}
+
+void ProducerDriver::WorkerLoop(int index) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    std::int64_t count;
+    std::chrono::steady_clock::time_point start;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      count = round_count_;
+      start = round_start_;
+    }
+    ProduceShare(index, count, start);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++done_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_point start) {
+  DriverThreadState& s = *states_[static_cast<std::size_t>(index)];
+  tls_state = &s;
+  ProducerInstance& inst = *instances_[static_cast<std::size_t>(index % options_.producers)];
+  rd_kafka_t* rk = inst.rk.get();
+  const auto threads = static_cast<std::int64_t>(options_.threads);
+  const std::int64_t mine = count / threads + (index < count % threads ? 1 : 0);
+  const std::uint64_t set_size = records_->size();
+  const std::uint64_t start_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+  const double ns_per_record = options_.rate > 0 ? 1e9 / options_.rate : 0;
+  std::uint64_t base;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    base = round_base_;
+  }
+
+  for (std::int64_t k = 0; k < mine; ++k) {
+    const auto g = static_cast<std::uint64_t>(k * threads + index);
+    const std::size_t r = static_cast<std::size_t>((base + g) % set_size);
+    std::string_view value = records_->value(r);
+    std::string_view key = records_->key(r);
+    std::uint64_t intended;
+    if (ns_per_record > 0) {
+      intended = start_ns + static_cast<std::uint64_t>(static_cast<double>(g) * ns_per_record);
+      std::uint64_t now = NowNs();
+      if (now < intended) std::this_thread::sleep_for(std::chrono::nanoseconds(intended - now));
+    } else {
+      intended = NowNs();
+    }
+    for (;;) {
+      rd_kafka_resp_err_t err = rd_kafka_producev(
+          rk, RD_KAFKA_V_RKT(inst.rkt),
+          RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+          RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<std::uintptr_t>(intended))),
+          RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        Bump(s.produced);
+        Bump(s.value_bytes, static_cast<std::int64_t>(value.size()));
+        break;
+      }
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        // Backpressure: serve delivery reports to make room, then retry the same record
+        // (its intended time stays, so the wait shows up in its latency).
+        Bump(s.queue_full);
+        rd_kafka_poll(rk, 1);
+        continue;
+      }
+      Bump(s.rejected);
+      ++s.errors[err];
+      break;
+    }
+    if ((k & 63) == 63) rd_kafka_poll(rk, 0);
+  }
+  rd_kafka_poll(rk, 0);
+  tls_state = nullptr;
+}
+
+Status ProducerDriver::RunRound(std::int64_t count) {
+  auto failures = [this] {
+    std::int64_t n = 0;
+    for (auto& st : states_) n += st->failed.load() + st->rejected.load();
+    return n;
+  };
+  const std::int64_t failed_before = failures();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    round_count_ = count;
+    round_start_ = Clock::now();
+    done_ = 0;
+    ++generation_;
+    cv_.notify_all();
+    const int threads = options_.threads;
+    while (done_ < threads) {
+      if (options_.progress_interval.count() > 0) {
+        cv_.wait_until(lock, last_progress_ + options_.progress_interval);
+        if (Clock::now() >= last_progress_ + options_.progress_interval) PrintProgress(false);
+      } else {
+        cv_.wait(lock);
+      }
+    }
+    round_base_ += static_cast<std::uint64_t>(count);
+  }
+  Status flushed = FlushAll();
+  if (!flushed) return flushed;
+  // A round in which records failed is a failed round: callers stop rather than keep
+  // feeding a broken cluster (each further round would wait out message.timeout.ms).
+  if (std::int64_t failed = failures() - failed_before; failed > 0) {
+    return Status::Error(std::to_string(failed) + " records of a round of " +
+                         std::to_string(count) + " failed");
+  }
+  return flushed;
+}
+
+Status ProducerDriver::FlushAll() {
+  tls_state = states_.back().get();
+  const auto deadline = Clock::now() + message_timeout_ + options_.flush_grace;
+  bool timed_out = false;
+  for (auto& inst : instances_) {
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        timed_out = rd_kafka_outq_len(inst->rk.get()) > 0;
+        break;
+      }
+      // Short slices so long flushes (a dead broker) still print progress lines.
+      int slice = static_cast<int>(std::min<std::int64_t>(left.count(), 1000));
+      if (rd_kafka_flush(inst->rk.get(), slice) == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      if (options_.progress_interval.count() > 0 &&
+          Clock::now() >= last_progress_ + options_.progress_interval) {
+        PrintProgress(false);
+      }
+    }
+  }
+  Status status;
+  if (timed_out) {
+    int stuck = 0;
+    for (auto& inst : instances_) {
+      stuck += rd_kafka_outq_len(inst->rk.get());
+      rd_kafka_purge(inst->rk.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      rd_kafka_flush(inst->rk.get(), 5000);  // serves the purge delivery reports
+    }
+    status = Status::Error("flush did not finish within message.timeout.ms + " +
+                           std::to_string(options_.flush_grace.count()) + " ms; purged " +
+                           std::to_string(stuck) + " queued records");
+  }
+  tls_state = nullptr;
+  return status;
+}
+
+void ProducerDriver::PrintProgress(bool final_line) {
+  auto now = Clock::now();
+  double secs = std::chrono::duration<double>(now - last_progress_).count();
+  std::int64_t delivered = 0, bytes = 0, lat_sum = 0, lat_count = 0, lat_max = 0;
+  for (auto& s : states_) {
+    delivered += s->delivered.load(std::memory_order_relaxed);
+    bytes += s->delivered_bytes.load(std::memory_order_relaxed);
+    lat_sum += s->window_sum_us.exchange(0, std::memory_order_relaxed);
+    lat_count += s->window_count.exchange(0, std::memory_order_relaxed);
+    lat_max = std::max(lat_max, s->window_max_us.exchange(0, std::memory_order_relaxed));
+  }
+  std::int64_t n = delivered - progress_delivered_;
+  double mib = static_cast<double>(bytes - progress_bytes_) / (1024.0 * 1024.0);
+  // kafka-producer-perf-test's interval line, so the two read side by side.
+  std::fprintf(stderr,
+               "%s%s%" PRId64 " records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
+               "%.1f ms max latency.%s\n",
+               options_.progress_label.c_str(), options_.progress_label.empty() ? "" : ": ", n,
+               secs > 0 ? static_cast<double>(n) / secs : 0.0, secs > 0 ? mib / secs : 0.0,
+               lat_count ? static_cast<double>(lat_sum) / static_cast<double>(lat_count) / 1000.0 : 0.0,
+               static_cast<double>(lat_max) / 1000.0, final_line ? " (final)" : "");
+  last_progress_ = now;
+  progress_delivered_ = delivered;
+  progress_bytes_ = bytes;
+}
+
+std::vector<StatsAccumulator::Snapshot> ProducerDriver::Snapshots() const {
+  std::vector<StatsAccumulator::Snapshot> out;
+  for (const auto& inst : instances_) out.push_back(inst->stats.Get());
+  return out;
+}
+
+void ProducerDriver::WaitForStatsEmit() {
+  // Statistics are delivered through rd_kafka_poll: poll until each producer has emitted
+  // once more, so its cumulative counters include everything sent so far.
+  tls_state = states_.back().get();
+  const auto deadline = Clock::now() + 3 * stats_interval_ + std::chrono::seconds(2);
+  for (auto& inst : instances_) {
+    const std::int64_t target = inst->stats.Get().emits + 1;
+    while (inst->stats.Get().emits < target && Clock::now() < deadline) {
+      rd_kafka_poll(inst->rk.get(), 10);
+    }
+  }
+  tls_state = nullptr;
+}
+
+void ProducerDriver::BeginMeasurement() {
+  WaitForStatsEmit();
+  baseline_ = Snapshots();
+  for (auto& s : states_) s->Reset();
+  last_progress_ = Clock::now();
+  progress_delivered_ = progress_bytes_ = 0;
+}
+
+ProduceTotals ProducerDriver::Collect() {
+  WaitForStatsEmit();
+  ProduceTotals t;
+  std::map<int, std::int64_t> errors;
+  for (auto& s : states_) {
+    t.produced += s->produced.load();
+    t.delivered += s->delivered.load();
+    t.failed += s->failed.load();
+    t.rejected += s->rejected.load();
+    t.queue_full += s->queue_full.load();
+    t.value_bytes += s->value_bytes.load();
+    t.delivered_bytes += s->delivered_bytes.load();
+    t.latency.Merge(s->latency);
+    for (auto [code, n] : s->errors) errors[code] += n;
+  }
+  for (auto [code, n] : errors) t.errors[rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(code))] += n;
+  auto now = Snapshots();
+  for (std::size_t i = 0; i < instances_.size(); ++i) {
+    t.stats.Add(Difference(baseline_[i], now[i]));
+    if (!now[i].parse_error.empty() && t.stats_error.empty()) t.stats_error = now[i].parse_error;
+    if (now[i].emits == baseline_[i].emits && t.stats_error.empty()) {
+      t.stats_error = "no statistics emitted by producer " + std::to_string(i) + " within " +
+                      std::to_string(3 * stats_interval_.count() + 2000) + " ms";
+    }
+    std::lock_guard<std::mutex> lock(instances_[i]->log_mu);
+    if (t.codec_fallback.empty()) t.codec_fallback = instances_[i]->codec_fallback;
+    // librdkafka (msgset writer) compresses only when the broker has the codec's feature.
+    const char* feature = requested_codec_ == "zstd" ? "ZSTD" : requested_codec_ == "lz4" ? "LZ4" : nullptr;
+    for (const auto& [broker, features] : instances_[i]->broker_features) {
+      if (!feature || !t.codec_fallback.empty()) break;
+      std::string list, token;
+      list.append(",").append(features);
+      token.append(",").append(feature).append(",");
+      // Judge only brokers that negotiated the v2 format (ZSTD and LZ4 come with it).
+      if (list.find(",MsgVer2,") == std::string::npos) continue;
+      if (list.find(token) == std::string::npos) {
+        t.codec_fallback = "broker " + broker + " lacks the " + feature +
+                           " feature (enabled: " + features + "), so librdkafka sends " +
+                           requested_codec_ + " batches to it uncompressed";
+      }
+    }
+  }
+  t.resent_records = std::max<std::int64_t>(0, t.stats.txmsgs - t.produced);
+  // The next measurement starts here.
+  baseline_ = std::move(now);
+  for (auto& s : states_) s->Reset();
+  progress_delivered_ = progress_bytes_ = 0;
+  return t;
+}
+
+}  // namespace kbench

@@ -1,0 +1,139 @@
+#pragma once
+
+// librdkafka producer driver: N application threads share M producer instances
+// round-robin (thread t uses producer t % M), produce a fixed number of records per
+// round and wait for every delivery report. No Google Benchmark types: benchmarks and
+// tests drive it the same way.
+//
+// Latency: every record carries its INTENDED send time in the delivery report opaque
+// (nanoseconds on the steady clock, stored in the pointer value, no allocation). With a
+// target rate the schedule fixes that time in advance (thread t's k-th record is due at
+// start + (k*threads + t)/rate), so a stalled producer is charged for every record it
+// delayed (no coordinated omission); unthrottled, it is the time just before
+// rd_kafka_producev(), including any queue-full retries. The delivery report callback
+// records now - intended into a histogram owned by the thread serving the callback
+// (rd_kafka_poll/flush), so histograms are per thread and merged after the round.
+// rd_kafka_message_latency() is not used: it starts at enqueue and cannot see the
+// schedule.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/admin.h"
+#include "harness/histogram.h"
+#include "harness/payload.h"
+#include "harness/rdkafka_stats.h"
+#include "harness/status.h"
+
+namespace kbench {
+
+struct ProducerInstance;   // one rd_kafka_t and what its callbacks collect (producer.cc)
+struct DriverThreadState;  // per-thread counters and histogram (producer.cc)
+
+struct ProducerOptions {
+  // Complete librdkafka settings in the order they apply (bootstrap.servers included).
+  // Must leave statistics.interval.ms > 0: counters come from statistics.
+  ClientSettings settings;
+  std::string topic;
+  int threads = 1;
+  int producers = 1;
+  double rate = 0;  // records/s over all threads; 0 = as fast as possible
+  // Extra time a flush may take beyond message.timeout.ms before the rest is purged.
+  std::chrono::milliseconds flush_grace{10000};
+  // A progress line on stderr at this interval while a round runs; 0 = none.
+  std::chrono::milliseconds progress_interval{5000};
+  std::string progress_label;  // prefix of progress lines (the benchmark name)
+};
+
+// Everything measured since BeginMeasurement().
+struct ProduceTotals {
+  std::int64_t produced = 0;      // accepted by rd_kafka_producev
+  std::int64_t delivered = 0;     // delivery report without error
+  std::int64_t failed = 0;        // delivery report with an error (incl. purged)
+  std::int64_t rejected = 0;      // rd_kafka_producev errors other than queue full
+  std::int64_t queue_full = 0;    // QUEUE_FULL answers, each followed by poll and retry
+  std::int64_t value_bytes = 0;   // value bytes of produced records
+  std::int64_t delivered_bytes = 0;  // value bytes of delivered records
+  std::map<std::string, std::int64_t> errors;  // error name -> count (failed + rejected)
+  LatencyHistogram latency;       // µs, delivered records only
+  StatsDelta stats;               // summed over producer instances
+  // Retries: librdkafka retries Produce at message level (records go back to the
+  // partition queue and into a new batch), which its request counter `txretries` does
+  // not count; records batched more than once (txmsgs beyond produced) do show them.
+  std::int64_t resent_records = 0;
+  std::int64_t retries() const { return stats.retries + resent_records; }
+  std::string codec_fallback;     // librdkafka's notice when it sent a batch uncompressed
+  std::string stats_error;        // statistics missing or unparsable
+
+  std::int64_t undelivered() const { return produced - delivered; }
+  // "" when every produced record was delivered and nothing was rejected.
+  std::string AccountingError() const;
+};
+
+class ProducerDriver {
+ public:
+  // Creates the producers and threads (not timed). `records` must outlive the driver.
+  static std::unique_ptr<ProducerDriver> Create(const ProducerOptions& options,
+                                                const RecordSet& records, std::string* error);
+  ~ProducerDriver();
+  ProducerDriver(const ProducerDriver&) = delete;
+  ProducerDriver& operator=(const ProducerDriver&) = delete;
+
+  // Produces `count` records spread over the threads, then flushes every producer. Fails
+  // when any record of the round failed, or when the flush outlives message.timeout.ms +
+  // flush_grace (the rest is then purged and counted as failed, so totals stay complete).
+  Status RunRound(std::int64_t count);
+
+  // Zeroes the totals and snapshots statistics (waits for a fresh statistics emit).
+  void BeginMeasurement();
+  // Totals since BeginMeasurement (waits for a statistics emit that covers the last round).
+  ProduceTotals Collect();
+
+  // The requested codec (compression.codec / compression.type, default none).
+  const std::string& requested_codec() const { return requested_codec_; }
+  int producers() const { return static_cast<int>(instances_.size()); }
+
+ private:
+  ProducerDriver() = default;
+  void WorkerLoop(int index);
+  void ProduceShare(int index, std::int64_t count, std::chrono::steady_clock::time_point start);
+  Status FlushAll();
+  void WaitForStatsEmit();
+  void PrintProgress(bool final_line);
+  std::vector<StatsAccumulator::Snapshot> Snapshots() const;
+
+  ProducerOptions options_;
+  const RecordSet* records_ = nullptr;
+  std::string requested_codec_ = "none";
+  std::chrono::milliseconds message_timeout_{300000};
+  std::chrono::milliseconds stats_interval_{0};
+  std::vector<std::unique_ptr<ProducerInstance>> instances_;
+  std::vector<std::unique_ptr<DriverThreadState>> states_;  // one per worker + one for this thread
+  std::vector<std::thread> workers_;
+
+  // Round dispatch.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::uint64_t generation_ = 0;
+  int done_ = 0;
+  bool stop_ = false;
+  std::int64_t round_count_ = 0;
+  std::uint64_t round_base_ = 0;  // record index the round starts at (cycles the set)
+  std::chrono::steady_clock::time_point round_start_;
+
+  std::vector<StatsAccumulator::Snapshot> baseline_;
+  // Progress line state.
+  std::chrono::steady_clock::time_point last_progress_;
+  std::int64_t progress_delivered_ = 0;
+  std::int64_t progress_bytes_ = 0;
+};
+
+}  // namespace kbench
