@@ -28,6 +28,7 @@
 // parameters should reach at least 95 % of its records/s.
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -44,6 +45,7 @@
 #include "fixtures/runner.h"
 #include "harness/payload.h"
 #include "harness/producer.h"
+#include "harness/status.h"
 
 namespace kbench::bench {
 namespace {
@@ -150,6 +152,7 @@ BenchName Name(const ProduceParams& p) {
 }
 
 std::int64_t RecordsPerIteration() {
+  if (GlobalOptions().records_per_iteration > 0) return GlobalOptions().records_per_iteration;
   return GlobalOptions().bootstrap.empty() ? kRecordsPerIterationMock : kRecordsPerIterationLive;
 }
 
@@ -421,6 +424,121 @@ CodecSpec ProduceCodec(CodecSpec c) {
   return c;
 }
 
+// ------------------------------------------------------------------ --produce
+
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    auto at = text.find(sep);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+int ParseInt(std::string_view key, std::string_view text, long long min, long long max) {
+  long long v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
+    throw UsageError("--produce: " + std::string(key) + "=" + std::string(text) +
+                     " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
+  }
+  return static_cast<int>(v);
+}
+
+// Applies one key=value to the params. Values that become part of the name must be static
+// strings (acks, variant): they are mapped to the constants here.
+void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value,
+                         bool& producers_per_thread) {
+  if (key == "acks") {
+    if (value == "0") p.acks = "0";
+    else if (value == "1") p.acks = "1";
+    else if (value == "all" || value == "-1") p.acks = "all";
+    else throw UsageError("--produce: acks must be 0, 1 or all, not '" + std::string(value) + "'");
+  } else if (key == "variant") {
+    if (value == "send") p.variant = "send";
+    else if (value == "bare_producev") p.variant = "bare_producev";
+    else throw UsageError("--produce: variant must be send or bare_producev");
+  } else if (key == "codec") {
+    int level = p.codec.level;
+    p.codec = ProduceCodec(ParseCodecSpec(value));
+    if (value.find(':') == std::string_view::npos) p.codec.level = level;
+  } else if (key == "level") {
+    p.codec.level = ParseInt(key, value, -7, 22);
+  } else if (key == "record_bytes") {
+    p.record_bytes = ParseSizeSpec(value);
+  } else if (key == "payload") {
+    p.payload = ParsePayloadSpec(value);
+  } else if (key == "linger_ms") {
+    p.linger_ms = ParseInt(key, value, 0, 900000);
+  } else if (key == "batch_bytes") {
+    p.batch_bytes = ParseInt(key, value, 1, 2147483647);
+  } else if (key == "partitions") {
+    p.partitions = ParseInt(key, value, 1, 10000);
+  } else if (key == "replication") {
+    p.replication = ParseInt(key, value, 1, 32);
+  } else if (key == "max_in_flight") {
+    p.max_in_flight = ParseInt(key, value, 1, 1000000);
+  } else if (key == "idempotence") {
+    if (value != "true" && value != "false") throw UsageError("--produce: idempotence must be true or false");
+    p.idempotence = value == "true";
+  } else if (key == "threads") {
+    p.threads = ParseInt(key, value, 1, 256);
+  } else if (key == "producers") {
+    producers_per_thread = value == "per_thread";
+    if (!producers_per_thread) p.producers = ParseInt(key, value, 1, 256);
+  } else if (key == "warmup") {
+    p.warmup = ParseInt(key, value, 0, 2000000000);
+  } else if (key == "rate") {
+    p.rate = ParseInt(key, value, 0, 2000000000);
+  } else {
+    throw UsageError("--produce: unknown key '" + std::string(key) +
+                     "'; keys: acks, codec, level, record_bytes, payload, linger_ms, batch_bytes, "
+                     "partitions, replication, max_in_flight, idempotence, threads, producers, "
+                     "warmup, rate, variant");
+  }
+}
+
+// Expands one --produce spec into every combination of its alternatives, in the order given.
+std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const ProduceParams& base) {
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> axes;
+  for (std::string_view item : Split(spec, ',')) {
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
+      throw UsageError("--produce: '" + std::string(item) + "' is not key=value");
+    }
+    axes.emplace_back(item.substr(0, eq), Split(item.substr(eq + 1), '|'));
+  }
+  std::vector<ProduceParams> out;
+  std::vector<std::size_t> index(axes.size(), 0);
+  for (;;) {
+    ProduceParams p = base;
+    bool per_thread = false;
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      ApplyProduceSetting(p, axes[a].first, axes[a].second[index[a]], per_thread);
+    }
+    if (per_thread) p.producers = p.threads;
+    if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
+      throw UsageError("--produce: variant=bare_producev is a single-threaded loop with one "
+                       "producer and no rate");
+    }
+    if (p.producers > p.threads) {
+      throw UsageError("--produce: producers (" + std::to_string(p.producers) +
+                       ") cannot exceed threads (" + std::to_string(p.threads) + ")");
+    }
+    out.push_back(p);
+    std::size_t a = axes.size();
+    while (a > 0) {
+      --a;
+      if (++index[a] < axes[a].second.size()) break;
+      index[a] = 0;
+      if (a == 0) return out;
+    }
+    if (axes.empty()) return out;
+  }
+}
+
 void RegisterProduceFamily(const Options& options) {
   std::vector<CodecSpec> codecs;
   for (const auto& c : options.codecs) {
@@ -439,6 +557,15 @@ void RegisterProduceFamily(const Options& options) {
   ProduceParams base;
   base.seed = options.payload_seed;
   if (payload) base.payload = *payload;
+  if (size) base.record_bytes = *size;
+
+  // Explicit rows replace the default matrix (scenarios and side-by-side runs use this).
+  if (!options.produce_specs.empty()) {
+    for (const auto& spec : options.produce_specs) {
+      for (const auto& p : ExpandProduceSpec(spec, base)) Register(p);
+    }
+    return;
+  }
 
   // The reference pair: bare loop and kbench's driver with identical settings.
   for (std::string_view variant : {"bare_producev", "send"}) {

@@ -34,6 +34,11 @@ expect_usage_error "unknown librdkafka setting 'no.such.setting'" -X no.such.set
 expect_usage_error "invalid value for 'acks'" -X acks=maybe
 expect_usage_error "cannot read" --client-config=/nonexistent/client.properties
 expect_usage_error "unrecognized command-line flag" --benchmark_no_such_flag=1
+expect_usage_error "acks must be 0, 1 or all" --produce 'acks=2'
+expect_usage_error "unknown key 'foo'" --produce 'foo=1'
+expect_usage_error "cannot exceed threads" --produce 'threads=2,producers=4'
+expect_usage_error "is not key=value" --produce 'acks'
+expect_usage_error "not a positive integer" --records-per-iteration=0
 
 # A secret in a rejected value must not be echoed.
 err="$("$bin" --benchmark_list_tests -X sasl.mechanisms=hunter2-secret 2>&1 >/dev/null)"
