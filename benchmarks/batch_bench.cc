@@ -22,6 +22,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/batch_records.h"
 #include "fixtures/counters.h"
 #include "fixtures/family.h"
 #include "fixtures/runner.h"
@@ -48,7 +49,6 @@ constexpr std::array<std::size_t, 2> kRecordBytes = {100, 1000};
 constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
 // The memcpy reference row: uncompressed v2 batches of this record size.
 constexpr std::size_t kMemcpyRecordBytes = 1000;
-constexpr std::int64_t kBaseTimestamp = 1700000000000;
 
 // ------------------------------------------------------------------ data
 
@@ -61,22 +61,9 @@ struct BatchParams {
   std::uint64_t seed = 0;
 };
 
-// The records of one batch, as views into the payload arena.
-struct BatchRecords {
-  explicit BatchRecords(const BatchParams& p)
-      : set(PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes)) {
-    records.reserve(set.size());
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      Record r;
-      r.timestamp = kBaseTimestamp + static_cast<std::int64_t>(i);
-      if (set.has_keys()) r.key = set.key(i);
-      r.value = set.value(i);
-      records.push_back(r);
-    }
-  }
-  RecordSet set;
-  std::vector<Record> records;
-};
+BatchRecords MakeRecords(const BatchParams& p) {
+  return BatchRecords(p.payload, p.record_bytes, p.batch_bytes, p.seed);
+}
 
 BatchOptions OptionsFor(const BatchParams& p) {
   BatchOptions o;
@@ -89,32 +76,16 @@ Status Build(BatchBuilder& builder, const BatchOptions& o, const BatchRecords& d
   return record::WriteBatch(builder, o, data.records, out);
 }
 
-// "" when `wire` decodes to exactly `data`'s records.
+// v0 has no timestamps; v1 and v2 must keep the records' own.
 std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
-  BatchReader reader;
-  ReadResult got;
-  if (Status s = reader.Read(wire.view(), got); !s) return "built batch does not read back: " + s.message();
-  if (got.records.size() != data.records.size()) {
-    return "built batch reads back " + std::to_string(got.records.size()) + " of " +
-           std::to_string(data.records.size()) + " records";
-  }
-  for (std::size_t i = 0; i < got.records.size(); ++i) {
-    const auto& r = got.records[i];
-    const Record& w = data.records[i];
-    std::int64_t want_ts = magic == 0 ? record::kNoTimestamp : w.timestamp;
-    if (r.offset != static_cast<std::int64_t>(i) || r.timestamp != want_ts || r.key != w.key ||
-        r.value != w.value) {
-      return "record " + std::to_string(i) + " reads back different";
-    }
-  }
-  return "";
+  return bench::ReadBackError(wire, data, 0, magic != 0);
 }
 
 // ------------------------------------------------------------------ work
 
 class BuildWork {
  public:
-  explicit BuildWork(const BatchParams& p) : p_(p), data_(p), options_(OptionsFor(p)) {}
+  explicit BuildWork(const BatchParams& p) : p_(p), data_(MakeRecords(p)), options_(OptionsFor(p)) {}
   std::string Verify() {
     BatchOptions plain = options_;
     plain.codec = CodecSpec{};
@@ -153,7 +124,7 @@ class BuildWork {
 
 class ReadWork {
  public:
-  explicit ReadWork(const BatchParams& p) : p_(p), data_(p) {}
+  explicit ReadWork(const BatchParams& p) : p_(p), data_(MakeRecords(p)) {}
   std::string Verify() {
     BatchBuilder builder;
     BatchOptions o = OptionsFor(p_);
@@ -195,7 +166,7 @@ class ReadWork {
 // is held against (the goal: at least half of it).
 class MemcpyWork {
  public:
-  explicit MemcpyWork(const BatchParams& p) : data_(p) {}
+  explicit MemcpyWork(const BatchParams& p) : data_(MakeRecords(p)) {}
   std::string Verify() {
     BatchBuilder builder;
     if (Status s = Build(builder, BatchOptions{}, data_, batch_); !s) return "build failed: " + s.message();

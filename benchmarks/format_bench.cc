@@ -23,6 +23,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/batch_records.h"
 #include "fixtures/counters.h"
 #include "fixtures/family.h"
 #include "fixtures/runner.h"
@@ -52,7 +53,6 @@ constexpr std::string_view kPayload = "az";
 constexpr std::array<std::string_view, 4> kValidateCodecs = {"none", "gzip", "lz4", "zstd"};
 constexpr std::array<std::size_t, 2> kValidateRecordBytes = {100, 1000};
 constexpr std::size_t kValidateBatchBytes = 64 * 1024;
-constexpr std::int64_t kBaseTimestamp = 1700000000000;
 constexpr std::int64_t kLogAppendTime = 1700000900000;
 constexpr std::int64_t kAssignedBaseOffset = 123456789;
 constexpr std::int32_t kLeaderEpoch = 7;
@@ -69,21 +69,9 @@ struct FormatParams {
   std::uint64_t seed = 0;
 };
 
-struct Records {
-  explicit Records(const FormatParams& p)
-      : set(PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes)) {
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      Record r;
-      r.timestamp = kBaseTimestamp + static_cast<std::int64_t>(i);
-      if (set.has_keys()) r.key = set.key(i);
-      r.value = set.value(i);
-      records.push_back(r);
-    }
-  }
-  std::size_t key_bytes() const { return set.total_key_bytes(); }
-  RecordSet set;
-  std::vector<Record> records;
-};
+BatchRecords MakeRecords(const FormatParams& p) {
+  return BatchRecords(p.payload, p.record_bytes, p.batch_bytes, p.seed);
+}
 
 BatchOptions Produced(const FormatParams& p) {
   BatchOptions o;
@@ -92,29 +80,15 @@ BatchOptions Produced(const FormatParams& p) {
   return o;
 }
 
-// "" when `wire` reads back to `data` with offsets from `base`.
-std::string ReadBackError(const ByteBuffer& wire, const Records& data, std::int64_t base) {
-  BatchReader reader;
-  ReadResult got;
-  if (Status s = reader.Read(wire.view(), got); !s) return "batch does not read back: " + s.message();
-  if (got.records.size() != data.records.size()) return "batch reads back the wrong record count";
-  for (std::size_t i = 0; i < got.records.size(); ++i) {
-    if (got.records[i].offset != base + static_cast<std::int64_t>(i) ||
-        got.records[i].value != data.records[i].value || got.records[i].key != data.records[i].key) {
-      return "record " + std::to_string(i) + " reads back different";
-    }
-  }
-  return "";
-}
 
 // ------------------------------------------------------------------ work
 
 class OverheadWork {
  public:
-  explicit OverheadWork(const FormatParams& p) : data_(p), options_(Produced(p)) {}
+  explicit OverheadWork(const FormatParams& p) : data_(MakeRecords(p)), options_(Produced(p)) {}
   std::string Verify() {
     if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s) return s.message();
-    return ReadBackError(out_, data_, 0);
+    return ReadBackError(out_, data_, 0, false);
   }
   void Iterate() {
     ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
@@ -126,7 +100,7 @@ class OverheadWork {
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
     auto n = static_cast<double>(data_.records.size());
-    double payload = static_cast<double>(data_.set.total_value_bytes() + data_.key_bytes());
+    double payload = static_cast<double>(data_.set.total_value_bytes() + data_.set.total_key_bytes());
     state.counters[counters::kOverheadBytesPerRecord] =
         counters::Value((static_cast<double>(out_.size()) - payload) / n);
     state.counters[counters::kWireBytesPerRecord] = counters::Value(static_cast<double>(out_.size()) / n);
@@ -134,7 +108,7 @@ class OverheadWork {
   }
 
  private:
-  Records data_;
+  BatchRecords data_;
   BatchOptions options_;
   BatchBuilder builder_;
   ByteBuffer out_;
@@ -143,7 +117,7 @@ class OverheadWork {
 
 class ValidateWork {
  public:
-  explicit ValidateWork(const FormatParams& p) : data_(p) {
+  explicit ValidateWork(const FormatParams& p) : data_(MakeRecords(p)) {
     options_.base_offset = kAssignedBaseOffset;
     options_.partition_leader_epoch = kLeaderEpoch;
     options_.timestamp_type = p.timestamp_type;
@@ -161,7 +135,7 @@ class ValidateWork {
     if (once.size() != batch_.size() || std::memcmp(once.data(), batch_.data(), once.size()) != 0) {
       return "validating a validated batch changed it: the timed loop would not repeat the same work";
     }
-    return ReadBackError(batch_, data_, kAssignedBaseOffset);
+    return ReadBackError(batch_, data_, kAssignedBaseOffset, false);
   }
   void Iterate() {
     ok_ &= validator_.Validate(batch_, options_, &result_).ok();
@@ -178,7 +152,7 @@ class ValidateWork {
   }
 
  private:
-  Records data_;
+  BatchRecords data_;
   record::ValidationOptions options_;
   record::LogValidator validator_;
   record::ValidationResult result_;

@@ -17,7 +17,7 @@
 // benchmark when the codec's feature is missing); the topic's end offsets grew
 // by exactly the delivered count (acks 1/all; duplicates from retries show up here).
 //
-// Latency counters (p50_us ... max_us) are from each record's intended send time to its
+// Latency counters (p50_us ... max_us, avg_us) are from each record's intended send time to its
 // delivery report (harness/producer.h). Wire bytes, requests, retries, batch sizes and
 // ratio come from librdkafka's statistics (statistics.interval.ms, harness/rdkafka_stats.h);
 // ratio = bytes of produced batches (after compression, with batch overhead) / key+value
@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -57,6 +58,8 @@ namespace {
 constexpr std::int64_t kRecordsPerIterationMock = 20000;
 constexpr std::int64_t kRecordsPerIterationLive = 100000;
 constexpr std::size_t kDistinctRecords = 8192;  // generated once, cycled through
+// How long the end-offset check waits for followers to advance the high watermark.
+constexpr std::chrono::seconds kEndOffsetWait{15};
 using counters::kDeliveredRecords;
 using counters::kEndOffsets;
 using counters::kQueueFull;
@@ -173,8 +176,16 @@ class ProduceSetup {
   // acks=0 has no acknowledged count to compare with: the broker answers nothing.
   std::string CheckEndOffsets(std::int64_t delivered_total) {
     if (params_.acks == "0") return "";
+    // The end offset is the high watermark: with acks=1 and replicas it moves only once the
+    // followers have copied the records, so give replication a bounded time to catch up.
+    // More than delivered is final (duplicates); fewer after the deadline is a loss.
+    const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
     std::int64_t end = 0;
-    if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
+    for (;;) {
+      if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
+      if (end >= delivered_total || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     end_offsets_ = end;
     if (end != delivered_total) {
       return "topic end offsets sum to " + std::to_string(end) + " but " +
@@ -268,6 +279,7 @@ class ProduceWork {
     state.counters[counters::kP99Us] = counters::Value(static_cast<double>(lat.Percentile(0.99)));
     state.counters[counters::kP999Us] = counters::Value(static_cast<double>(lat.Percentile(0.999)));
     state.counters[counters::kMaxUs] = counters::Value(static_cast<double>(lat.max()));
+    state.counters[counters::kAvgUs] = counters::Value(lat.mean());
     ReportStats(state, t.stats, t.failed + t.rejected, t.retries());
     state.counters[kQueueFull] = counters::Value(static_cast<double>(t.queue_full));
     // Totals over the benchmark's life (warm-up included), so scripts can check the topic.

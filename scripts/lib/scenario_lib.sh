@@ -1,0 +1,152 @@
+# scripts/lib/scenario_lib.sh — what every scripts/scenarios/* script shares: the common
+# options, the cluster it starts (and always stops), kbench invocations that leave their
+# command line and console output next to the JSON, and the Python report helpers.
+#
+# Usage in a scenario:
+#   SCN_NAME=producer-sharing SCN_PORT_BASE=21100
+#   source "$KBENCH_ROOT/scripts/lib/scenario_lib.sh"
+#   scn_parse_args "$@"        # sets SCALE, OUT, BOOTSTRAP, TINY; --help prints usage()
+# Sourced, never executed; the caller has `set -euo pipefail`.
+
+SCN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+: "${KBENCH_ROOT:=$SCN_ROOT}"
+: "${KBENCH_BIN:=$KBENCH_ROOT/build/kbench}"
+export KBENCH_ROOT KBENCH_BIN
+# Debian's python has scipy and matplotlib; a pyenv python3 on PATH may not.
+SCN_PY=/usr/bin/python3
+SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
+# Each scenario picks its own default port base so that two scenarios (or a scenario and
+# scripts/bench's broker) can run side by side; KBENCH_SCENARIO_PORT_BASE overrides it.
+SCN_STARTED_DIRS=()
+
+scn_info() { printf '%s: %s\n' "$SCN_NAME" "$*" >&2; }
+scn_die() {
+  local code=$1
+  shift
+  printf '%s: error: %s\n' "$SCN_NAME" "$*" >&2
+  exit "$code"
+}
+
+scn_parse_args() {
+  SCALE=small OUT="" BOOTSTRAP="" TINY=0
+  while (($#)); do
+    case "$1" in
+      --scale) [[ $# -ge 2 ]] || scn_die 2 "--scale needs a value (small or full)"; SCALE=$2; shift 2 ;;
+      --scale=*) SCALE=${1#*=}; shift ;;
+      --out) [[ $# -ge 2 ]] || scn_die 2 "--out needs a directory"; OUT=$2; shift 2 ;;
+      --out=*) OUT=${1#*=}; shift ;;
+      --bootstrap) [[ $# -ge 2 ]] || scn_die 2 "--bootstrap needs HOST:PORT"; BOOTSTRAP=$2; shift 2 ;;
+      --bootstrap=*) BOOTSTRAP=${1#*=}; shift ;;
+      --tiny) TINY=1; shift ;;
+      -h | --help) usage; exit 0 ;;
+      *)
+        if declare -F scn_extra_arg >/dev/null && scn_extra_arg "$@"; then
+          shift "$SCN_SHIFT"
+        else
+          scn_die 2 "unknown argument '$1' (see --help)"
+        fi
+        ;;
+    esac
+  done
+  case "$SCALE" in
+    small | full) ;;
+    *) scn_die 2 "unknown scale '$SCALE' (known: small, full)" ;;
+  esac
+  if [[ -n $BOOTSTRAP && ! $BOOTSTRAP =~ ^[^,:[:space:]]+:[0-9]+(,[^,:[:space:]]+:[0-9]+)*$ ]]; then
+    scn_die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
+  fi
+  [[ -x $KBENCH_BIN ]] || scn_die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
+  [[ -x $SCN_PY ]] || scn_die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
+  if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi
+  mkdir -p "$OUT/logs" || scn_die 2 "cannot create $OUT"
+  OUT="$(cd "$OUT" && pwd)"
+  SCN_PORT_BASE=${KBENCH_SCENARIO_PORT_BASE:-$SCN_PORT_BASE}
+  trap scn_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  scn_note "scenario $SCN_NAME, scale $SCALE$( ((TINY)) && echo ' (tiny)'), out $OUT"
+}
+
+# results/scenarios/<NAME>/<YYYYmmdd-HHMMSS>-<sha>
+scn_default_out() {
+  local sha
+  sha="$(git -C "$KBENCH_ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo nogit)"
+  echo "$KBENCH_ROOT/results/scenarios/$1/$(date +%Y%m%d-%H%M%S)-$sha"
+}
+
+# Everything a scenario ran, in order, so a result can be reproduced by hand.
+scn_note() { printf '%s\n' "$*" >>"$OUT/commands.txt"; }
+
+scn_cleanup() {
+  local rc=$? d
+  for d in "${SCN_STARTED_DIRS[@]}"; do
+    scn_info "stopping the Kafka cluster in $d"
+    "$KBENCH_ROOT/scripts/kafka" stop --dir "$d" >/dev/null 2>>"$OUT/logs/kafka-stop.log" ||
+      scn_info "warning: stopping $d failed (see $OUT/logs/kafka-stop.log)"
+  done
+  SCN_STARTED_DIRS=()
+  return "$rc"
+}
+
+# scn_cluster_start TAG BROKERS VERSION PORT_BASE: sets SCN_BOOTSTRAP. Not to be called
+# in $(...): the stop-on-exit list must live in this shell. The cluster lives under
+# $OUT/kafka-TAG and is stopped on exit, whatever happens.
+scn_cluster_start() {
+  local tag=$1 brokers=$2 version=$3 port_base=$4 dir
+  dir="$OUT/kafka-$tag"
+  SCN_STARTED_DIRS+=("$dir")
+  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base $port_base"
+  scn_info "starting Kafka $version with $brokers broker(s) on port $port_base..."
+  if ! SCN_BOOTSTRAP="$("$KBENCH_ROOT/scripts/kafka" start --dir "$dir" --brokers "$brokers" \
+    --version "$version" --port-base "$port_base" 2>>"$OUT/logs/kafka-start-$tag.log")"; then
+    tail -n 5 "$OUT/logs/kafka-start-$tag.log" >&2
+    scn_die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
+  fi
+  scn_info "Kafka $version is up at $SCN_BOOTSTRAP"
+}
+
+# scn_kbench JSON [kbench args...]: one kbench run, JSON to $OUT/JSON, console to logs/.
+# Environment for kbench (LD_LIBRARY_PATH, KBENCH_BROKER_VERSION) is inherited.
+scn_kbench() {
+  local json=$1 log
+  shift
+  log="$OUT/logs/$(basename "${json%.json}").log"
+  scn_note "${LD_LIBRARY_PATH:+LD_LIBRARY_PATH=$LD_LIBRARY_PATH }${KBENCH_BROKER_VERSION:+KBENCH_BROKER_VERSION=$KBENCH_BROKER_VERSION }$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
+  if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
+    tail -n 15 "$log" >&2
+    scn_die 1 "kbench failed (full output: $log)"
+  fi
+}
+
+# scn_broker_count BOOTSTRAP: the number of brokers of a live cluster, read from the run
+# context of a trivial kbench run (it connects and counts before running anything).
+scn_broker_count() {
+  local json="$OUT/logs/probe-$$.json" count
+  if ! KBENCH_FIXED_ITERATIONS=1 "$KBENCH_BIN" --bootstrap="$1" \
+    --produce 'acks=1,record_bytes=10,partitions=1' --records-per-iteration=10 \
+    --benchmark_filter='^Produce/' --benchmark_out="$json" --benchmark_out_format=json \
+    >"$OUT/logs/probe.log" 2>&1; then
+    tail -n 5 "$OUT/logs/probe.log" >&2
+    scn_die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
+  fi
+  count="$("$SCN_PY" "$SCN_HELPER" context "$json" broker_count)" ||
+    scn_die 1 "the probe run's context has no broker_count"
+  rm -f "$json"
+  echo "$count"
+}
+
+# scn_require_brokers BOOTSTRAP N: refuse (exit 2) before anything runs when too small.
+scn_require_brokers() {
+  local have
+  have="$(scn_broker_count "$1")" || exit $?
+  if ((have < $2)); then
+    scn_die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
+  fi
+  scn_info "cluster at $1 has $have broker(s)"
+}
+
+scn_py() { "$SCN_PY" "$SCN_HELPER" "$@"; }
+
+# Wall-clock seconds since the scenario began, for the report.
+SCN_T0=$SECONDS
+scn_elapsed() { echo $((SECONDS - SCN_T0)); }

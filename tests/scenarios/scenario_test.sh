@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Runs every scenario of scripts/scenarios/ at --tiny scale against real Kafka brokers and
+# checks what each leaves behind (Google Benchmark JSON, report.md with its expected
+# headings and rows, a PNG), plus scripts/scenario's refusals: an unknown name, a bad
+# scale, and a 3-broker scenario pointed at a 1-broker cluster. About 4 minutes on 2 cores.
+#
+# Usage: tests/scenarios/scenario_test.sh [--help]
+# Env: KBENCH_BIN (default build/kbench), SCENARIO_TEST_KEEP=1 keeps the work directory.
+set -euo pipefail
+
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SCENARIO="$ROOT/scripts/scenario"
+export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
+[[ -x $KBENCH_BIN ]] || { echo "scenario_test: $KBENCH_BIN not built" >&2; exit 2; }
+WORK="$(mktemp -d /tmp/kbench-scenario-test.XXXXXX)"
+# Ports of this test's own cluster; the scenarios use their own bases (23010...).
+readonly TEST_PORT_BASE=23050
+pass=0 fail=0
+failures=()
+
+cleanup() {
+  "$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
+  if [[ ${SCENARIO_TEST_KEEP:-0} == 1 ]]; then
+    echo "scenario_test: kept $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+ko() { fail=$((fail + 1)); failures+=("$1"); echo "FAIL - $1${2:+: $2}"; }
+check() { # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else ko "$what"; fi
+}
+
+# expect_exit CODE DESCRIPTION PATTERN COMMAND...: exit status and a stderr pattern.
+expect_exit() {
+  local want=$1 what=$2 pattern=$3 rc=0
+  shift 3
+  "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc != "$want" ]]; then
+    ko "$what" "exit $rc, want $want; stderr: $(head -c 400 "$WORK/err")"
+  elif ! grep -Eq -- "$pattern" "$WORK/err"; then
+    ko "$what" "stderr lacks /$pattern/: $(head -c 400 "$WORK/err")"
+  else
+    ok "$what"
+  fi
+}
+
+# check_outputs NAME DIR HEADING_REGEX...: JSON with live, error-free benchmarks, a report
+# with every heading/row pattern, and a PNG.
+check_outputs() {
+  local name=$1 dir=$2 pat
+  shift 2
+  local jsons=("$dir"/*.json)
+  if [[ ! -e ${jsons[0]} ]]; then
+    ko "$name: JSON written" "no $dir/*.json"
+  elif /usr/bin/python3 - "$dir" <<'EOF'; then ok "$name: JSON is Google Benchmark JSON from a live cluster"; else ko "$name: JSON is Google Benchmark JSON from a live cluster"; fi
+import glob, json, os, sys
+d = sys.argv[1]
+bad = []
+for p in sorted(glob.glob(os.path.join(d, "*.json"))):
+    if os.path.basename(p) == "verdict.json":
+        continue
+    data = json.load(open(p))
+    ctx = data.get("context", {})
+    benches = data.get("benchmarks", [])
+    if not benches:
+        bad.append("%s: no benchmarks" % p)
+    if ctx.get("target") != "live":
+        bad.append("%s: target %r" % (p, ctx.get("target")))
+    for b in benches:
+        if b.get("error_occurred"):
+            bad.append("%s: %s failed: %s" % (p, b["name"], b.get("error_message")))
+        elif not b["name"].startswith("Produce/") or not b.get("items_per_second", 0) > 0:
+            bad.append("%s: %s has no items_per_second" % (p, b["name"]))
+for b in bad:
+    print("  " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+  if [[ -f $dir/report.md ]]; then
+    for pat in "$@"; do
+      check "$name: report.md has /$pat/" grep -Eq -- "$pat" "$dir/report.md"
+    done
+  else
+    ko "$name: report.md written"
+  fi
+  local pngs=("$dir"/*.png)
+  if [[ -e ${pngs[0]} ]] && file "${pngs[0]}" | grep -q 'PNG image'; then
+    ok "$name: PNG chart written"
+  else
+    ko "$name: PNG chart written"
+  fi
+}
+
+# Headings and rows every report must state: machine, versions, scale, what differs.
+COMMON=('^## Setup of this run' '\| machine \| .*cores' '\| librdkafka \| [0-9]' '\| scale \| tiny'
+  'Not the original setup')
+
+run_scenario() { # run_scenario NAME [args...]: true if it exits 0
+  local name=$1 start=$SECONDS rc=0
+  shift
+  "$SCENARIO" "$name" --tiny --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  if ((rc == 0)); then
+    ok "$name --tiny exits 0 ($((SECONDS - start)) s)"
+  else
+    ko "$name --tiny exits 0" "exit $rc after $((SECONDS - start)) s: $(tail -n 5 "$WORK/$name.err")"
+  fi
+}
+
+# ---------------------------------------------------------------- usage errors
+expect_exit 2 "unknown scenario: exit 2, lists the known ones" \
+  'unknown scenario .no-such-thing.*producer-sharing.*' "$SCENARIO" no-such-thing
+expect_exit 2 "bad scale: exit 2" "unknown scale 'huge'.*small, full" \
+  "$SCENARIO" producer-sharing --scale huge --out "$WORK/unused"
+expect_exit 2 "no scenario name: exit 2" 'Usage' "$SCENARIO"
+expect_exit 2 "bad --bootstrap: exit 2" 'HOST:PORT' \
+  "$SCENARIO" producer-sharing --bootstrap 'not an address' --out "$WORK/unused"
+expect_exit 2 "compression-format: SPECs of two kinds: exit 2" 'different things' \
+  "$SCENARIO" compression-format --a librdkafka:system --b format:v2 --out "$WORK/unused"
+check "--list names every scenario" bash -c "\"$SCENARIO\" --list | grep -qx acks-replication"
+
+# ---------------------------------------------------------------- one shared 1-broker cluster
+if ! BOOT="$("$ROOT/scripts/kafka" start --dir "$WORK/kafka" --brokers 1 --port-base "$TEST_PORT_BASE" 2>"$WORK/kafka.err")"; then
+  ko "start a 1-broker cluster" "$(tail -n 5 "$WORK/kafka.err")"
+  echo "$pass passed, $fail failed"
+  exit 1
+fi
+ok "start a 1-broker cluster at $BOOT"
+
+start=$SECONDS
+expect_exit 2 "acks-replication refuses a 1-broker cluster before running anything" \
+  'needs a cluster of at least 3 brokers.*has 1' \
+  "$SCENARIO" acks-replication --tiny --bootstrap "$BOOT" --out "$WORK/refused"
+check "the refusal ran no benchmark (no raw results, within 30 s)" \
+  bash -c "[[ ! -e '$WORK/refused/single.json' && -z \$(ls '$WORK/refused/raw' 2>/dev/null) ]] && (($SECONDS - $start < 30))"
+
+# producer-sharing on the given cluster (the --bootstrap path)...
+run_scenario producer-sharing --bootstrap "$BOOT"
+check_outputs producer-sharing "$WORK/producer-sharing" "${COMMON[@]}" \
+  '^\| threads \| 1 producer shared by all' '^\| 4 \| [0-9.]+[KM]? \(1 prod\.\)' '^\| 8 \|' \
+  '\*\*Best setting of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
+"$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
+
+# ...the others start their own clusters (the start/stop path).
+run_scenario compression-format
+check_outputs compression-format "$WORK/compression-format" "${COMMON[@]}" \
+  '^## Cases where A \(librdkafka:system\) beats B \(librdkafka:2.15.1\)' \
+  '^\| 5 \| 500 \| 0 \| 100 \| gzip \| [0-9.]+ \| [0-9.]+ \|' '^\| B \| librdkafka:2.15.1 \| 2.15.1 \|'
+check "compression-format: verdict.json from scripts/compare" \
+  /usr/bin/python3 -c "import json,sys; v=json.load(open(sys.argv[1])); sys.exit(0 if v['alpha']==0.01 and len(v['unchanged'])+len(v['regressions'])+len(v['improvements'])>0 else 1)" \
+  "$WORK/compression-format/verdict.json"
+
+run_scenario acks-replication
+check_outputs acks-replication "$WORK/acks-replication" "${COMMON[@]}" \
+  '^## One producer process, batches of 200' '^## One producer process, batches of 1' \
+  '^## Three concurrent producer processes \(sum\), batches of 200' \
+  '^\| 300 \| NONE \| [0-9.]+ \| [0-9,]+ \|' '^\| 300 \| LEADER \| [0-9.]+ \| [0-9,]+ \|' \
+  '^\| 300 \| ALL \| [0-9.]+ \| [0-9,]+ \|' 'Per Server MB.sec' '\| broker \| Kafka [0-9.]+, 3 broker'
+
+if [[ -x $ROOT/scripts/scenarios/perf-test ]]; then
+  run_scenario perf-test
+  check_outputs perf-test "$WORK/perf-test" "${COMMON[@]}"
+fi
+
+# scripts/kafka status exits 3 when every node in DIR is stopped.
+for d in "$WORK"/*/kafka-*; do
+  [[ -d $d ]] || continue
+  rc=0
+  "$ROOT/scripts/kafka" status --dir "$d" >/dev/null 2>&1 || rc=$?
+  check "stopped on exit: ${d#"$WORK"/}" test "$rc" = 3
+done
+
+echo
+((fail == 0)) || printf 'failed: %s\n' "${failures[@]}"
+echo "$pass passed, $fail failed"
+((fail == 0))
