@@ -45,6 +45,7 @@ function(kbench_add_test name)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "unit;${ARG_LABELS}")
+  set_property(GLOBAL APPEND PROPERTY KBENCH_UNIT_TESTS ${name})
 endfunction()
 
 # kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s]): a ctest entry that runs a
