@@ -1,5 +1,6 @@
 #include "harness/admin.h"
 
+#include <chrono>
 #include <thread>
 
 namespace kbench {
@@ -171,10 +172,22 @@ Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseco
 Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
                                  std::chrono::milliseconds timeout, std::int64_t* sum) {
   std::int64_t total = 0;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int p = 0; p < partitions; ++p) {
     std::int64_t low = 0, high = 0;
-    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        rk_.get(), topic.c_str(), p, &low, &high, static_cast<int>(timeout.count()));
+    rd_kafka_resp_err_t err;
+    // Right after a topic is created (or a leader moves) the answer can be "not leader"
+    // until metadata settles: those are retriable, so retry them until the deadline.
+    for (;;) {
+      err = rd_kafka_query_watermark_offsets(rk_.get(), topic.c_str(), p, &low, &high,
+                                             static_cast<int>(timeout.count()));
+      bool retriable = err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+                       err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+                       err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+                       err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
+      if (!retriable || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     if (err) {
       return Status::Error("end offset of " + topic + "[" + std::to_string(p) +
                            "]: " + rd_kafka_err2str(err));

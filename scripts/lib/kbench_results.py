@@ -32,6 +32,8 @@ METRIC_DIRECTIONS = {
     "p99_us": -1,
     "p999_us": -1,
     "max_us": -1,
+    "avg_us": -1,
+    "queue_full": -1,
     "errors": -1,
     "retries": -1,
     "instructions": -1,
@@ -52,7 +54,7 @@ UNITS = {
     "wire_bytes_per_record": "B",
     "overhead_bytes_per_record": "B",
     "avg_batch_bytes": "B",
-    "p50_us": "us", "p95_us": "us", "p99_us": "us", "p999_us": "us", "max_us": "us",
+    "p50_us": "us", "p95_us": "us", "p99_us": "us", "p999_us": "us", "max_us": "us", "avg_us": "us",
     "requests_per_second": "req/s",
     "instructions": "Ir",
 }
