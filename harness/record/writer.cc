@@ -46,6 +46,73 @@ std::uint8_t* PutLegacyBytes(std::uint8_t* p, const std::optional<std::string_vi
   return PutBytes(p + 4, *s);
 }
 
+// The fields of v2 records for a batch that is CRC'd as it is written: bytes computed here
+// (varints, the attributes byte) gather in two registers and go to the copier with the
+// field contents that follow them, which are copied from the caller's memory. Bytes still
+// pending at the end of a record (the header count) carry over to the next one.
+class FusedV2Fields {
+ public:
+  // p: where the record goes; pending bytes belong just before it. They are worked on in
+  // a local copy (registers), and saved back by Done.
+  FusedV2Fields(Crc32cCopier& copier, std::uint8_t* p, const PendingBytes& pending)
+      : copier_(copier), q_(pending), p_(p - pending.n) {}
+  void Done(PendingBytes& pending) const { pending = q_; }
+
+  void Byte(std::uint8_t b) { Put(b, 1); }
+  void Varint(std::int32_t v) { PutUnsigned(ZigZag32(v)); }
+  void Varlong(std::int64_t v) { PutUnsigned(ZigZag64(v)); }
+  void VarBytes(const std::optional<std::string_view>& s) {
+    if (!s) {
+      Varint(-1);
+      return;
+    }
+    Varint(static_cast<std::int32_t>(s->size()));
+    if (s->empty()) return;
+    copier_.Append(q_.lo, q_.hi, q_.n, s->data(), s->size(), p_);
+    p_ += q_.n + s->size();
+    q_ = {};
+  }
+
+ private:
+  // The varint encoding of u, as WriteUnsignedVarint writes it, in at most two Puts.
+  void PutUnsigned(std::uint64_t u) {
+    if (u >> 56 != 0) {  // over 8 bytes: the first 8 carry 56 bits, all with continuation
+      std::uint64_t bits = 0;
+      for (int i = 0; i < 8; ++i) bits |= (((u >> (7 * i)) & 0x7F) | 0x80) << (8 * i);
+      Put(bits, 8);
+      u >>= 56;
+    }
+    std::uint64_t bits = 0;
+    unsigned len = 0;
+    while (u >= 0x80) {
+      bits |= ((u & 0x7F) | 0x80) << (8 * len);
+      u >>= 7;
+      ++len;
+    }
+    Put(bits | (u << (8 * len)), len + 1);
+  }
+  // Appends len <= 8 bytes (bits, little-endian) to the pending ones.
+  void Put(std::uint64_t bits, unsigned len) {
+    PendingBytes& q = q_;
+    if (q.n + len > 16) {
+      copier_.Append(q.lo, q.hi, q.n, nullptr, 0, p_);
+      p_ += q.n;
+      q = {};
+    }
+    if (q.n < 8) {
+      q.lo |= bits << (8 * q.n);
+      if (q.n + len > 8) q.hi |= bits >> (8 * (8 - q.n));
+    } else {
+      q.hi |= bits << (8 * (q.n - 8));
+    }
+    q.n += len;
+  }
+
+  Crc32cCopier& copier_;
+  PendingBytes q_;
+  std::uint8_t* p_;  // where the pending bytes go
+};
+
 constexpr std::size_t kMaxField = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
 
 bool TooLong(const std::optional<std::string_view>& s) { return s && s->size() > kMaxField / 2; }
@@ -88,6 +155,12 @@ Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
   out.clear();
   raw_.clear();
   target_ = compressing_ ? &raw_ : &out;
+  // Uncompressed v2 records are copied and CRC'd in one pass as they are written. The
+  // header fields the CRC starts with are only known at Finish, which combines their CRC
+  // with the records'.
+  fused_crc_ = options.magic == 2 && !compressing_ && copier_.fused();
+  if (fused_crc_) copier_.Reset();
+  pending_ = {};
   if (options.magic == 2) out.ResizeUninitialized(kV2HeaderBytes);  // filled in by Finish
   started_ = true;
   return Status::Ok();
@@ -119,6 +192,24 @@ Status BatchBuilder::AppendV2(const Record& r) {
   ByteBuffer& t = *target_;
   std::size_t old = t.size();
   t.ResizeUninitialized(old + VarintSize(static_cast<std::int32_t>(body)) + body);
+  if (fused_crc_) {
+    FusedV2Fields f(copier_, t.data() + old, pending_);
+    f.Varint(static_cast<std::int32_t>(body));
+    f.Byte(0);  // record attributes: unused
+    f.Varlong(ts_delta);
+    f.Varint(static_cast<std::int32_t>(offset_delta));
+    f.VarBytes(r.key);
+    f.VarBytes(r.value);
+    f.Varint(static_cast<std::int32_t>(r.headers.size()));
+    for (const Header& h : r.headers) {
+      f.VarBytes(h.key);
+      f.VarBytes(h.value);
+    }
+    f.Done(pending_);
+    max_timestamp_ = std::max(max_timestamp_, r.timestamp);
+    ++count_;
+    return Status::Ok();
+  }
   std::uint8_t* p = t.data() + old;
   p = WriteVarint(static_cast<std::int32_t>(body), p);
   *p++ = 0;  // record attributes: unused
@@ -211,7 +302,17 @@ Status BatchBuilder::FinishV2() {
   wire::Put16(h + kV2ProducerEpoch, static_cast<std::uint16_t>(opts_.producer_epoch));
   wire::Put32(h + kV2BaseSequence, static_cast<std::uint32_t>(opts_.base_sequence));
   wire::Put32(h + kV2RecordCount, static_cast<std::uint32_t>(count_));
-  wire::Put32(h + kV2Crc, Crc32c({h + kV2Attributes, out.size() - kV2Attributes}));
+  std::uint32_t crc;
+  if (fused_crc_) {
+    copier_.Append(pending_.lo, pending_.hi, pending_.n, nullptr, 0,
+                   out.data() + out.size() - pending_.n);
+    pending_ = {};
+    std::uint32_t header_crc = Crc32c({h + kV2Attributes, kV2HeaderBytes - kV2Attributes});
+    crc = Crc32cCombine(header_crc, copier_.Finish(), copier_.size());
+  } else {
+    crc = Crc32c({h + kV2Attributes, out.size() - kV2Attributes});
+  }
+  wire::Put32(h + kV2Crc, crc);
   return Status::Ok();
 }
 

@@ -11,14 +11,27 @@
 #include <span>
 
 #include "harness/bytes.h"
+#include "harness/record/crc_copy.h"
 #include "harness/record/record.h"
 #include "harness/record/record_codec.h"
 #include "harness/status.h"
 
 namespace kbench::record {
 
+// Up to 16 computed bytes of a record not yet handed to the CRC copier (writer.cc).
+struct PendingBytes {
+  std::uint64_t lo = 0;  // bytes 0-7, little-endian
+  std::uint64_t hi = 0;  // bytes 8-15
+  std::size_t n = 0;
+};
+
 class BatchBuilder {
  public:
+  // An uncompressed v2 batch is copied and CRC'd in one pass (Crc32cCopier) when the CPU
+  // has the fused kernel; kPortable forces the two-pass path (memcpy, then one Crc32c over
+  // the batch) so tests can check both give the same bytes.
+  explicit BatchBuilder(Crc32cKernel kernel = Crc32cKernel::kAuto) : copier_(kernel) {}
+
   // Starts a batch written to `out` (its contents are replaced). Fails on a magic other than
   // 0-2, zstd below magic 2, LogAppendTime with magic 0, or an invalid codec level.
   Status Begin(const BatchOptions& options, ByteBuffer& out);
@@ -45,6 +58,7 @@ class BatchBuilder {
   ByteBuffer* out_ = nullptr;
   ByteBuffer* target_ = nullptr;  // where records go: out_, or raw_ when compressing
   bool compressing_ = false;
+  bool fused_crc_ = false;  // records go through copier_, which CRCs them on the way in
   bool started_ = false;
   std::size_t count_ = 0;
   std::int64_t base_timestamp_ = kNoTimestamp;
@@ -52,6 +66,8 @@ class BatchBuilder {
   ByteBuffer raw_;
   ByteBuffer compressed_;
   RecordCodecs codecs_;
+  Crc32cCopier copier_;
+  PendingBytes pending_;  // the last record's tail, written at the next Append or Finish
 };
 
 // Convenience: one whole batch from a list of records.

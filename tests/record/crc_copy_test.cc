@@ -1,0 +1,281 @@
+#include "harness/record/crc_copy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/bytes.h"
+#include "harness/record/crc.h"
+#include "harness/record/reader.h"
+#include "harness/record/record.h"
+#include "harness/record/wire.h"
+#include "harness/record/writer.h"
+
+// The oracle is ISA-L's Crc32c (itself checked against a bitwise definition in crc_test).
+// Every check runs on both kernels: the fused one (when this CPU has it) and the portable
+// memcpy + ISA-L fallback.
+
+namespace kbench::record {
+namespace {
+
+std::vector<std::uint8_t> RandomBytes(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> data(n);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+  return data;
+}
+
+class Crc32cCopierTest : public ::testing::TestWithParam<Crc32cKernel> {};
+
+// Copies data[0..n) (at src_off in its buffer) to dst_off of a guarded buffer, in Append
+// calls cut at the given points, and checks the CRC, the copy, and that nothing around the
+// copy was written.
+void CheckCopy(Crc32cKernel kernel, const std::vector<std::uint8_t>& data, std::size_t src_off,
+               std::size_t dst_off, std::vector<std::size_t> cuts, std::uint32_t start_crc = 0) {
+  const std::size_t n = data.size();
+  constexpr std::size_t kGuard = 64;
+  constexpr std::uint8_t kFill = 0xA5;
+  // Fresh heap buffers so ASan sees any access outside them.
+  std::vector<std::uint8_t> src(src_off + n);
+  if (n > 0) std::memcpy(src.data() + src_off, data.data(), n);
+  std::vector<std::uint8_t> dst(kGuard + dst_off + n + kGuard, kFill);
+  std::uint8_t* out = dst.data() + kGuard + dst_off;
+
+  Crc32cCopier copier(kernel);
+  copier.Reset(start_crc);
+  std::sort(cuts.begin(), cuts.end());
+  std::size_t at = 0;
+  cuts.push_back(n);
+  for (std::size_t cut : cuts) {
+    copier.Append(src.data() + src_off + at, cut - at, out + at);
+    at = cut;
+  }
+  const std::string where = "n=" + std::to_string(n) + " src_off=" + std::to_string(src_off) +
+                            " dst_off=" + std::to_string(dst_off) +
+                            " pieces=" + std::to_string(cuts.size());
+  ASSERT_EQ(copier.Finish(), Crc32c(data, start_crc)) << where;
+  ASSERT_EQ(copier.size(), n) << where;
+  ASSERT_TRUE(std::equal(data.begin(), data.end(), out)) << where;
+  for (std::size_t i = 0; i < kGuard + dst_off; ++i)
+    ASSERT_EQ(dst[i], kFill) << where << " before, at " << i;
+  for (std::size_t i = kGuard + dst_off + n; i < dst.size(); ++i)
+    ASSERT_EQ(dst[i], kFill) << where << " after";
+}
+
+TEST_P(Crc32cCopierTest, EveryLengthUpTo2048WithRandomCutsAndOffsets) {
+  std::mt19937_64 rng(20240611);
+  for (std::size_t n = 0; n <= 2048; ++n) {
+    std::vector<std::uint8_t> data = RandomBytes(n, n);
+    std::size_t src_off = rng() % 64;
+    std::size_t dst_off = rng() % 64;
+    // One call, then up to 8 random cuts (repeats give empty Appends).
+    CheckCopy(GetParam(), data, src_off, dst_off, {});
+    std::vector<std::size_t> cuts(rng() % 9);
+    for (auto& c : cuts) c = n == 0 ? 0 : rng() % (n + 1);
+    CheckCopy(GetParam(), data, src_off, dst_off, cuts);
+  }
+}
+
+TEST_P(Crc32cCopierTest, AllOffsetPairs) {
+  std::mt19937_64 rng(7);
+  for (std::size_t n : {std::size_t{63}, std::size_t{300}, std::size_t{1010}}) {
+    std::vector<std::uint8_t> data = RandomBytes(n, n * 31);
+    for (std::size_t src_off = 0; src_off < 64; ++src_off) {
+      for (std::size_t dst_off = 0; dst_off < 64; ++dst_off) {
+        CheckCopy(GetParam(), data, src_off, dst_off, {rng() % (n + 1)});
+      }
+    }
+  }
+}
+
+// Record-like pieces: a few header bytes, then a long value, over and over.
+TEST_P(Crc32cCopierTest, SmallAndLargePiecesAlternating) {
+  std::mt19937_64 rng(99);
+  std::vector<std::uint8_t> data = RandomBytes(200000, 5);
+  std::vector<std::size_t> cuts;
+  for (std::size_t at = 0;;) {
+    at += 1 + rng() % 12;
+    if (at >= data.size()) break;
+    cuts.push_back(at);
+    at += rng() % 2000;
+    if (at >= data.size()) break;
+    cuts.push_back(at);
+  }
+  CheckCopy(GetParam(), data, 3, 21, cuts);
+}
+
+TEST_P(Crc32cCopierTest, OneMebibyte) {
+  std::vector<std::uint8_t> data = RandomBytes(std::size_t{1} << 20, 1);
+  CheckCopy(GetParam(), data, 0, 0, {});
+  CheckCopy(GetParam(), data, 17, 45, {});
+  std::mt19937_64 rng(3);
+  std::vector<std::size_t> cuts(100);
+  for (auto& c : cuts) c = rng() % (data.size() + 1);
+  CheckCopy(GetParam(), data, 1, 63, cuts);
+}
+
+TEST_P(Crc32cCopierTest, ContinuesFromAPreviousCrc) {
+  for (std::size_t n :
+       {std::size_t{0}, std::size_t{3}, std::size_t{64}, std::size_t{700}, std::size_t{4096}}) {
+    std::vector<std::uint8_t> data = RandomBytes(n, n + 1);
+    for (std::uint32_t start : {0u, 1u, 0xFFFFFFFFu, 0x12345678u})
+      CheckCopy(GetParam(), data, 5, 9, {n / 3}, start);
+  }
+}
+
+// Register bytes (as the writer passes varints), alone or followed by a pointer piece, at
+// every phase of the open block; register bytes beyond ns are ignored.
+TEST_P(Crc32cCopierTest, RegisterBytesThenPointerBytes) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::uint8_t> data = RandomBytes(rng() % 3000, rng());
+    constexpr std::size_t kGuard = 32;
+    std::vector<std::uint8_t> out(data.size() + kGuard, 0xA5);
+    Crc32cCopier copier(GetParam());
+    for (std::size_t at = 0; at < data.size();) {
+      std::size_t ns = std::min<std::size_t>(data.size() - at, rng() % 17);
+      std::size_t n = std::min<std::size_t>(data.size() - at - ns, rng() % 2 ? 0 : rng() % 300);
+      std::uint8_t bytes[16];
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+      if (ns > 0) std::memcpy(bytes, data.data() + at, ns);
+      std::uint64_t lo, hi;
+      std::memcpy(&lo, bytes, 8);
+      std::memcpy(&hi, bytes + 8, 8);
+      copier.Append(lo, hi, ns, data.data() + at + ns, n, out.data() + at);
+      at += ns + n;
+    }
+    ASSERT_EQ(copier.Finish(), Crc32c(data)) << round;
+    ASSERT_EQ(copier.size(), data.size());
+    ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << round;
+    for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << round;
+  }
+}
+
+TEST_P(Crc32cCopierTest, FinishMidStreamAndReset) {
+  std::vector<std::uint8_t> data = RandomBytes(3000, 12);
+  std::vector<std::uint8_t> out(data.size());
+  Crc32cCopier copier(GetParam());
+  for (std::size_t at :
+       {std::size_t{0}, std::size_t{10}, std::size_t{64}, std::size_t{1000}, std::size_t{2999}}) {
+    copier.Reset();
+    copier.Append(data.data(), at, out.data());
+    ASSERT_EQ(copier.Finish(), Crc32c({data.data(), at})) << at;
+    copier.Append(data.data() + at, data.size() - at, out.data() + at);
+    ASSERT_EQ(copier.Finish(), Crc32c(data)) << at;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Crc32cCopierTest,
+                         ::testing::Values(Crc32cKernel::kAuto, Crc32cKernel::kPortable),
+                         [](const auto& p) {
+                           return p.param == Crc32cKernel::kAuto ? "Auto" : "Portable";
+                         });
+
+TEST(Crc32cCopier, ReportsItsKernel) {
+  EXPECT_FALSE(Crc32cCopier(Crc32cKernel::kPortable).fused());
+  // Whether kAuto fuses depends on the CPU; say which one this run covered.
+  std::printf("fused kernel on this CPU: %s\n", Crc32cCopier().fused() ? "yes" : "no");
+}
+
+// ---------------------------------------------------------------- Crc32cCombine
+
+TEST(Crc32cCombine, MatchesCrcOfConcatenation) {
+  std::mt19937_64 rng(21);
+  std::vector<std::uint8_t> data = RandomBytes(70000, 4);
+  std::vector<std::size_t> splits = {0, 1, 40, 61, 255, 256, 65536, 69999, 70000};
+  for (int i = 0; i < 50; ++i) splits.push_back(rng() % (data.size() + 1));
+  for (std::size_t split : splits) {
+    ByteView a{data.data(), split};
+    ByteView b{data.data() + split, data.size() - split};
+    for (Crc32cKernel k : {Crc32cKernel::kAuto, Crc32cKernel::kPortable}) {
+      ASSERT_EQ(Crc32cCombine(Crc32c(a), Crc32c(b), b.size(), k), Crc32c(data)) << split;
+    }
+  }
+}
+
+// Lengths beyond 4 GiB exercise the upper tables without hashing gigabytes: combining is
+// associative, and both implementations must agree.
+TEST(Crc32cCombine, LargeLengthsAreConsistent) {
+  std::mt19937_64 rng(22);
+  for (int i = 0; i < 200; ++i) {
+    auto a = static_cast<std::uint32_t>(rng());
+    auto b = static_cast<std::uint32_t>(rng());
+    auto c = static_cast<std::uint32_t>(rng());
+    std::uint64_t lb = rng() >> (rng() % 64);
+    std::uint64_t lc = rng() >> (rng() % 64);
+    if (lb + lc < lb) continue;
+    std::uint32_t left = Crc32cCombine(Crc32cCombine(a, b, lb), c, lc);
+    std::uint32_t right = Crc32cCombine(a, Crc32cCombine(b, c, lc), lb + lc);
+    ASSERT_EQ(left, right) << lb << " " << lc;
+    ASSERT_EQ(Crc32cCombine(a, b, lb, Crc32cKernel::kPortable), Crc32cCombine(a, b, lb)) << lb;
+  }
+}
+
+// ---------------------------------------------------------------- the v2 writer
+
+// Batches built through the fused copier are byte-identical to the two-pass path's, and
+// their stored CRC is Crc32c over attributes..end.
+TEST(Crc32cCopierWriter, FusedAndPortableBuildersWriteTheSameBatches) {
+  std::mt19937_64 rng(31);
+  std::vector<std::uint8_t> pool = RandomBytes(1 << 16, 6);
+  auto view = [&](std::size_t n) {
+    std::size_t at = rng() % (pool.size() - n);
+    return std::string_view(reinterpret_cast<const char*>(pool.data() + at), n);
+  };
+  auto size = [&] {
+    switch (rng() % 4) {
+      case 0:
+        return static_cast<std::size_t>(rng() % 8);
+      case 1:
+        return static_cast<std::size_t>(rng() % 128);
+      case 2:
+        return static_cast<std::size_t>(1000);
+      default:
+        return static_cast<std::size_t>(rng() % 5000);
+    }
+  };
+  BatchBuilder fused;
+  BatchBuilder portable(Crc32cKernel::kPortable);
+  ByteBuffer a, b;
+  for (int batch = 0; batch < 100; ++batch) {
+    std::size_t n = 1 + rng() % 40;
+    std::vector<std::vector<Header>> headers(n);
+    std::vector<Record> records(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      Record& r = records[i];
+      // Some batches mix far-apart timestamps: deltas whose varlongs take 9-10 bytes.
+      constexpr std::int64_t kFar[] = {-1, 0, std::int64_t{1} << 62, 1700000000000};
+      r.timestamp = batch % 4 == 0 ? kFar[rng() % 4]
+                                   : 1700000000000 + static_cast<std::int64_t>(rng() % 100000);
+      if (rng() % 4) r.key = view(size());
+      if (rng() % 8) r.value = view(size());
+      for (std::size_t h = rng() % 3; h > 0; --h) {
+        Header hd{view(rng() % 20), std::nullopt};
+        if (rng() % 4) hd.value = view(size());
+        headers[i].push_back(hd);
+      }
+      r.headers = headers[i];
+    }
+    BatchOptions o;
+    o.magic = 2;
+    o.base_offset = static_cast<std::int64_t>(rng() % 1000);
+    o.transactional = rng() % 2;
+    ASSERT_TRUE(WriteBatch(fused, o, records, a).ok());
+    ASSERT_TRUE(WriteBatch(portable, o, records, b).ok());
+    ASSERT_EQ(a.size(), b.size()) << batch;
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0) << batch;
+    ASSERT_EQ(wire::Get32(a.data() + kV2Crc),
+              Crc32c({a.data() + kV2Attributes, a.size() - kV2Attributes}));
+    BatchReader reader;
+    ReadResult got;
+    ASSERT_TRUE(reader.Read(a.view(), got).ok()) << batch;
+    ASSERT_EQ(got.records.size(), n);
+  }
+}
+
+}  // namespace
+}  // namespace kbench::record
