@@ -143,6 +143,20 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("KBENCH_FIXED_ITERATIONS", proc.stderr)
 
+    def test_build_cache_reused(self):
+        # The second call must find the first call's build and not rebuild it.
+        cache = os.path.join(self.tmp, "cache")
+        args = [self.c1, self.c1, "--repo", self.repo, "--runs", "1", "--build-cache", cache]
+        proc = self.run_bc(*args, "--out-dir", os.path.join(self.tmp, "c1"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        binary = os.path.join(cache, self.c1, "build", "kbench")
+        self.assertTrue(os.access(binary, os.X_OK), "no cached build at " + binary)
+        before = os.stat(binary).st_mtime_ns
+        proc = self.run_bc(*args, "--out-dir", os.path.join(self.tmp, "c2"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(os.stat(binary).st_mtime_ns, before, "cached build was rebuilt")
+        git(self.repo, "worktree", "remove", "--force", os.path.join(cache, self.c1))
+
     def test_build_failure(self):
         repo = os.path.join(self.tmp, "broken")
         shutil.copytree(self.repo, repo)
