@@ -44,7 +44,7 @@ def main(path):
             return statistics.median(values) if values else None
         items, bps, ratio, p99 = med("items_per_second"), med("bytes_per_second"), med("ratio"), med("p99_us")
         print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
-              f"{bps / 1048576 if bps else 0:>9.1f}  {ratio if ratio is not None else float('nan'):>6.3f}  "
+              f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
               f"{human(p99) if p99 is not None else '-':>8}")
     if failures:
         print(f"\n{len(failures)} benchmark run(s) FAILED:")
