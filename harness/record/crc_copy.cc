@@ -346,6 +346,102 @@ KBENCH_FUSED_TARGET void FusedAppend(FusedState& s, std::uint64_t lo, std::uint6
   s.staged = staged;
 }
 
+// FusedAppend over many pieces, stored back to back at dst, with the lanes and the open
+// block held in registers from the first piece to the last. Same steps as FusedAppend once
+// a block has been folded; before that (the stream's first block carries the initial
+// register) pieces go through FusedAppend.
+KBENCH_FUSED_TARGET void FusedAppendPieces(FusedState& s, const Crc32cCopier::Piece* pieces,
+                                           std::size_t count, std::uint8_t* dst) {
+  std::size_t i = 0;
+  for (; i < count && !s.folded; ++i) {
+    const Crc32cCopier::Piece& p = pieces[i];
+    FusedAppend(s, p.lo, p.hi, p.ns, static_cast<const std::uint8_t*>(p.src), p.n, dst);
+    dst += p.ns + p.n;
+  }
+  if (i == count) return;
+  const __m512i k = Broadcast(kFold2048);
+  __m512i a0 = LoadState(s.acc);
+  __m512i a1 = LoadState(s.acc + 64);
+  __m512i a2 = LoadState(s.acc + 128);
+  __m512i a3 = LoadState(s.acc + 192);
+  __m512i stage = LoadState(s.stage);
+  std::size_t staged = s.staged;
+  for (; i < count; ++i) {
+    const Crc32cCopier::Piece& p = pieces[i];
+    const auto* src = static_cast<const std::uint8_t*>(p.src);
+    std::size_t n = p.n;
+    if (p.ns > 0) {  // register bytes: into the open block, and out if they complete it
+      const std::size_t ns = p.ns;
+      __m512i v = _mm512_inserti32x4(
+          _mm512_setzero_si512(),
+          _mm_set_epi64x(static_cast<long long>(p.hi), static_cast<long long>(p.lo)), 0);
+      _mm512_mask_storeu_epi8(dst, MaskBits(0, ns), v);
+      dst += ns;
+      stage = _mm512_mask_expand_epi8(stage, MaskBits(staged, staged + ns), v);
+      if (staged + ns >= 64) {
+        Step(a0, a1, a2, a3, k, stage);
+        stage = _mm512_maskz_compress_epi8(MaskBits(64 - staged, ns), v);
+      }
+      staged = (staged + ns) % 64;
+    }
+    if (staged + n < 64) {  // the open block stays open
+      if (n > 0) {
+        __mmask64 m = MaskBits(staged, staged + n);
+        stage = _mm512_mask_loadu_epi8(stage, m, src - staged);
+        _mm512_mask_storeu_epi8(dst - staged, m, stage);
+        staged += n;
+        dst += n;
+      }
+      continue;
+    }
+    if (staged > 0) {  // complete the open block from src
+      __mmask64 m = MaskBits(staged, 64);
+      __m512i d = _mm512_mask_loadu_epi8(stage, m, src - staged);
+      _mm512_mask_storeu_epi8(dst - staged, m, d);
+      std::size_t take = 64 - staged;
+      src += take;
+      dst += take;
+      n -= take;
+      Step(a0, a1, a2, a3, k, d);
+    }
+    for (; n >= 256; n -= 256) {
+      __m512i d0 = _mm512_loadu_si512(src);
+      __m512i d1 = _mm512_loadu_si512(src + 64);
+      __m512i d2 = _mm512_loadu_si512(src + 128);
+      __m512i d3 = _mm512_loadu_si512(src + 192);
+      _mm512_storeu_si512(dst, d0);
+      _mm512_storeu_si512(dst + 64, d1);
+      _mm512_storeu_si512(dst + 128, d2);
+      _mm512_storeu_si512(dst + 192, d3);
+      src += 256;
+      dst += 256;
+      a0 = FoldXor(a0, k, d0);
+      a1 = FoldXor(a1, k, d1);
+      a2 = FoldXor(a2, k, d2);
+      a3 = FoldXor(a3, k, d3);
+    }
+    for (; n >= 64; n -= 64) {
+      __m512i d = _mm512_loadu_si512(src);
+      _mm512_storeu_si512(dst, d);
+      src += 64;
+      dst += 64;
+      Step(a0, a1, a2, a3, k, d);
+    }
+    // Opens the next block (empty when n is 0).
+    __mmask64 m = MaskBits(0, n);
+    stage = _mm512_maskz_loadu_epi8(m, src);
+    _mm512_mask_storeu_epi8(dst, m, stage);
+    staged = n;
+    dst += n;
+  }
+  StoreState(s.acc, a0);
+  StoreState(s.acc + 64, a1);
+  StoreState(s.acc + 128, a2);
+  StoreState(s.acc + 192, a3);
+  StoreState(s.stage, stage);
+  s.staged = staged;
+}
+
 KBENCH_FUSED_TARGET std::uint32_t FusedFinish(const FusedState& s) {
   std::uint64_t reg = s.reg;
   if (s.folded) {
@@ -427,6 +523,20 @@ void Crc32cCopier::AppendPortable(std::uint64_t lo, std::uint64_t hi, std::size_
   std::memcpy(bytes + 8, &hi, 8);
   AppendPortable(bytes, ns, dst);
   AppendPortable(src, n, static_cast<std::uint8_t*>(dst) + ns);
+}
+
+void Crc32cCopier::AppendPieces(const Piece* pieces, std::size_t count, void* dst) {
+  auto* out = static_cast<std::uint8_t*>(dst);
+  if (fused_) {
+    for (std::size_t i = 0; i < count; ++i) size_ += pieces[i].ns + pieces[i].n;
+    FusedAppendPieces(fs_, pieces, count, out);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const Piece& p = pieces[i];
+    AppendPortable(p.lo, p.hi, p.ns, p.src, p.n, out);
+    out += p.ns + p.n;
+  }
 }
 
 std::uint32_t Crc32cCopier::Finish() const { return fused_ ? FusedFinish(fs_) : crc_; }

@@ -56,6 +56,19 @@ class Crc32cCopier {
     }
   }
 
+  // Adds the pieces in order, copied back to back from dst on: what Append(lo, hi, ns, src,
+  // n, dst) does for each in turn, but in one call that keeps the folding state in
+  // registers across pieces. The v2 writer passes a piece per record (its computed prefix,
+  // then its value), so a batch costs a few calls rather than one per record.
+  struct Piece {  // no default member values: callers fill arrays of them per batch
+    std::uint64_t lo;
+    std::uint64_t hi;
+    std::size_t ns;  // <= 16
+    const void* src;
+    std::size_t n;
+  };
+  void AppendPieces(const Piece* pieces, std::size_t count, void* dst);
+
   // CRC-32C of everything added since Reset. Does not end the stream: more bytes may
   // follow and Finish() may be called again.
   std::uint32_t Finish() const;

@@ -39,6 +39,9 @@ class BatchBuilder {
   // Appends the next record; its offset is base_offset + records(). Fails on headers below
   // magic 2 and on a negative timestamp (other than -1) for magic 1.
   Status Append(const Record& record);
+  // Appends records in order, as Append(record) for each, stopping at the first error.
+  // Faster for many records: uncompressed v2 batches copy them in chunks.
+  Status Append(std::span<const Record> records);
 
   // Completes the batch in `out`: compresses, writes the header or wrapper, and the CRC.
   // A batch needs at least one record.

@@ -155,6 +155,49 @@ TEST_P(Crc32cCopierTest, RegisterBytesThenPointerBytes) {
   }
 }
 
+// AppendPieces (the writer's batch path) against the same bytes: pieces of every shape, in
+// calls of several sizes, mixed with plain Appends, before and after the first full block.
+TEST_P(Crc32cCopierTest, PiecesInOneCall) {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 100; ++round) {
+    std::vector<std::uint8_t> data = RandomBytes(rng() % 20000, rng());
+    constexpr std::size_t kGuard = 32;
+    std::vector<std::uint8_t> out(data.size() + kGuard, 0xA5);
+    const std::uint32_t start = round % 3 == 0 ? 0x9ABCDEF0u : 0u;
+    Crc32cCopier copier(GetParam());
+    copier.Reset(start);
+    for (std::size_t at = 0; at < data.size();) {
+      if (rng() % 8 == 0) {  // an ordinary Append between batches of pieces
+        std::size_t n = std::min<std::size_t>(data.size() - at, rng() % 200);
+        copier.Append(data.data() + at, n, out.data() + at);
+        at += n;
+        continue;
+      }
+      std::vector<Crc32cCopier::Piece> pieces(rng() % 40);
+      const std::size_t first = at;
+      for (auto& p : pieces) {
+        std::size_t ns = std::min<std::size_t>(data.size() - at, rng() % 17);
+        std::size_t cap = rng() % 4 == 0 ? 2000 : 70;  // short pieces keep blocks open
+        std::size_t n = std::min<std::size_t>(data.size() - at - ns, rng() % cap);
+        std::uint8_t bytes[16];
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());  // beyond ns: ignored
+        if (ns > 0) std::memcpy(bytes, data.data() + at, ns);
+        std::memcpy(&p.lo, bytes, 8);
+        std::memcpy(&p.hi, bytes + 8, 8);
+        p.ns = ns;
+        p.src = data.data() + at + ns;
+        p.n = n;
+        at += ns + n;
+      }
+      copier.AppendPieces(pieces.data(), pieces.size(), out.data() + first);
+    }
+    ASSERT_EQ(copier.Finish(), Crc32c(data, start)) << round;
+    ASSERT_EQ(copier.size(), data.size());
+    ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << round;
+    for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << round;
+  }
+}
+
 TEST_P(Crc32cCopierTest, FinishMidStreamAndReset) {
   std::vector<std::uint8_t> data = RandomBytes(3000, 12);
   std::vector<std::uint8_t> out(data.size());
@@ -275,6 +318,82 @@ TEST(Crc32cCopierWriter, FusedAndPortableBuildersWriteTheSameBatches) {
     ASSERT_TRUE(reader.Read(a.view(), got).ok()) << batch;
     ASSERT_EQ(got.records.size(), n);
   }
+}
+
+// Append(span), which WriteBatch uses, writes what Append(record) one by one writes, with
+// either kernel. The records sit around the limits of its fast path: values, timestamp
+// deltas (either sign) and keys that do or do not fit, next to headers and keys that
+// always take the general path.
+TEST(Crc32cCopierWriter, SpanAppendMatchesRecordByRecord) {
+  std::mt19937_64 rng(41);
+  std::vector<std::uint8_t> pool = RandomBytes((1 << 20) + 4096, 8);
+  auto view = [&](std::size_t n) {
+    std::size_t at = rng() % (pool.size() - n);
+    return std::string_view(reinterpret_cast<const char*>(pool.data() + at), n);
+  };
+  constexpr std::size_t kValueLimit = std::size_t{1} << 20;  // fast path: values below
+  constexpr std::int64_t kDeltaLimit = std::int64_t{1} << 20;
+  const Header header{"h", std::string_view("v")};
+  BatchBuilder fused;
+  BatchBuilder portable(Crc32cKernel::kPortable);
+  ByteBuffer by_span, by_record, by_span_portable;
+  // Varint lengths change at 2^7 and 2^14 (zigzag values: deltas and sizes of 64 and 8192).
+  auto near_step = [&] {
+    return (std::int64_t{1} << (6 + 7 * (rng() % 2))) - 3 + static_cast<std::int64_t>(rng() % 6);
+  };
+  for (int batch = 0; batch < 60; ++batch) {
+    // Batch 0 has offset deltas past 8192.
+    std::size_t n = batch == 0 ? 8300 : 1 + rng() % (batch % 10 == 1 ? 200 : 40);
+    std::vector<Record> records(n);
+    const std::int64_t base = 1700000000000;
+    for (std::size_t i = 0; i < n; ++i) {
+      Record& r = records[i];
+      switch (rng() % 5) {
+        case 0: r.timestamp = base + static_cast<std::int64_t>(i); break;
+        case 1: r.timestamp = base + kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4); break;
+        case 2: r.timestamp = base - kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4); break;
+        case 3: r.timestamp = rng() % 2 ? -1 : base + (rng() % 2 ? 1 : -1) * near_step(); break;
+        default: r.timestamp = base + static_cast<std::int64_t>(rng() % 100000); break;
+      }
+      switch (batch == 0 ? 6 : rng() % 6) {  // batch 0: short values only, it is long
+        case 0: break;  // null value
+        case 1: r.value = view(0); break;
+        case 2: r.value = view(kValueLimit - 40 + rng() % 80); break;  // body crosses 2^20
+        case 3: r.value = view(static_cast<std::size_t>(near_step())); break;
+        case 6: r.value = view(rng() % 100); break;
+        default: r.value = view(rng() % 3000); break;
+      }
+      switch (rng() % 8) {
+        case 0: r.key = view(0); break;
+        case 1: r.key = view(1 + rng() % 20); break;
+        case 2: r.headers = {&header, 1}; break;
+        default: break;  // null key
+      }
+    }
+    BatchOptions o;
+    o.base_offset = static_cast<std::int64_t>(rng() % 1000);
+    ASSERT_TRUE(WriteBatch(fused, o, records, by_span).ok());
+    ASSERT_TRUE(WriteBatch(portable, o, records, by_span_portable).ok());
+    ASSERT_TRUE(fused.Begin(o, by_record).ok());
+    for (const Record& r : records) ASSERT_TRUE(fused.Append(r).ok());
+    ASSERT_TRUE(fused.Finish().ok());
+    ASSERT_EQ(by_span.size(), by_record.size()) << batch;
+    ASSERT_EQ(std::memcmp(by_span.data(), by_record.data(), by_span.size()), 0) << batch;
+    ASSERT_EQ(by_span.size(), by_span_portable.size()) << batch;
+    ASSERT_EQ(std::memcmp(by_span.data(), by_span_portable.data(), by_span.size()), 0) << batch;
+    BatchReader reader;
+    ReadResult got;
+    ASSERT_TRUE(reader.Read(by_span.view(), got).ok()) << batch;  // checks the CRC
+    ASSERT_EQ(got.records.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got.records[i].offset, o.base_offset + static_cast<std::int64_t>(i));
+      ASSERT_EQ(got.records[i].timestamp, records[i].timestamp) << batch << " " << i;
+      ASSERT_EQ(got.records[i].key, records[i].key) << batch << " " << i;
+      ASSERT_EQ(got.records[i].value, records[i].value) << batch << " " << i;
+    }
+  }
+  Record r;
+  ASSERT_FALSE(BatchBuilder().Append(std::span<const Record>(&r, 1)).ok());  // before Begin
 }
 
 }  // namespace
