@@ -72,7 +72,8 @@ BatchOptions OptionsFor(const BatchParams& p) {
   return o;
 }
 
-Status Build(BatchBuilder& builder, const BatchOptions& o, const BatchRecords& data, ByteBuffer& out) {
+Status Build(BatchBuilder& builder, const BatchOptions& o, const BatchRecords& data,
+             ByteBuffer& out) {
   return record::WriteBatch(builder, o, data.records, out);
 }
 
@@ -85,13 +86,15 @@ std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int 
 
 class BuildWork {
  public:
-  explicit BuildWork(const BatchParams& p) : p_(p), data_(MakeRecords(p)), options_(OptionsFor(p)) {}
+  explicit BuildWork(const BatchParams& p)
+      : p_(p), data_(MakeRecords(p)), options_(OptionsFor(p)) {}
   std::string Verify() {
     BatchOptions plain = options_;
     plain.codec = CodecSpec{};
     if (Status s = Build(builder_, plain, data_, out_); !s) return "build failed: " + s.message();
     uncompressed_wire_ = out_.size();
-    if (Status s = Build(builder_, options_, data_, out_); !s) return "build failed: " + s.message();
+    if (Status s = Build(builder_, options_, data_, out_); !s)
+      return "build failed: " + s.message();
     return ReadBackError(out_, data_, p_.magic);
   }
   void Iterate() {
@@ -99,17 +102,23 @@ class BuildWork {
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  std::int64_t items_per_iteration() const {
+    return static_cast<std::int64_t>(data_.records.size());
+  }
+  std::int64_t bytes_per_iteration() const {
+    return static_cast<std::int64_t>(data_.set.total_value_bytes());
+  }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
     ReportBatch(state, out_.size(), uncompressed_wire_, data_.records.size());
   }
-  static void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain, std::size_t n) {
+  static void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain,
+                          std::size_t n) {
     state.counters[counters::kRecordsPerBatch] = counters::Value(static_cast<double>(n));
     state.counters[counters::kWireBytesPerRecord] =
         counters::Value(static_cast<double>(wire) / static_cast<double>(n));
-    state.counters[counters::kRatio] = counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
+    state.counters[counters::kRatio] =
+        counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
   }
 
  private:
@@ -131,7 +140,8 @@ class ReadWork {
     o.codec = CodecSpec{};
     if (Status s = Build(builder, o, data_, wire_); !s) return "build failed: " + s.message();
     uncompressed_wire_ = wire_.size();
-    if (Status s = Build(builder, OptionsFor(p_), data_, wire_); !s) return "build failed: " + s.message();
+    if (Status s = Build(builder, OptionsFor(p_), data_, wire_); !s)
+      return "build failed: " + s.message();
     return ReadBackError(wire_, data_, p_.magic);
   }
   void Iterate() {
@@ -142,8 +152,12 @@ class ReadWork {
     benchmark::DoNotOptimize(bytes);
     value_bytes_ = bytes;
   }
-  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  std::int64_t items_per_iteration() const {
+    return static_cast<std::int64_t>(data_.records.size());
+  }
+  std::int64_t bytes_per_iteration() const {
+    return static_cast<std::int64_t>(data_.set.total_value_bytes());
+  }
   void Report(benchmark::State& state) {
     if (!ok_ || value_bytes_ != data_.set.total_value_bytes()) {
       state.SkipWithError("reading failed inside the timed loop");
@@ -169,7 +183,8 @@ class MemcpyWork {
   explicit MemcpyWork(const BatchParams& p) : data_(MakeRecords(p)) {}
   std::string Verify() {
     BatchBuilder builder;
-    if (Status s = Build(builder, BatchOptions{}, data_, batch_); !s) return "build failed: " + s.message();
+    if (Status s = Build(builder, BatchOptions{}, data_, batch_); !s)
+      return "build failed: " + s.message();
     out_.ResizeUninitialized(batch_.size());
     Iterate();
     return std::memcmp(out_.data(), batch_.data(), batch_.size()) == 0 ? "" : "memcpy mismatch";
@@ -179,8 +194,12 @@ class MemcpyWork {
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  std::int64_t items_per_iteration() const {
+    return static_cast<std::int64_t>(data_.records.size());
+  }
+  std::int64_t bytes_per_iteration() const {
+    return static_cast<std::int64_t>(data_.set.total_value_bytes());
+  }
   void Report(benchmark::State& state) {
     BuildWork::ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
   }

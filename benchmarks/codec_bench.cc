@@ -40,10 +40,18 @@ struct CodecLevel {
   int level;
 };
 constexpr std::array<CodecLevel, 12> kCodecLevels = {{
-    {"gzip", 1}, {"gzip", 6}, {"gzip", 9},
-    {"snappy", 0}, {"snappy_xerial", 0},
-    {"lz4", 1}, {"lz4", 9},  // 1: fast (librdkafka's default), 9: HC (the Java client's default)
-    {"zstd", -5}, {"zstd", 1}, {"zstd", 3}, {"zstd", 9}, {"zstd", 19},
+    {"gzip", 1},
+    {"gzip", 6},
+    {"gzip", 9},
+    {"snappy", 0},
+    {"snappy_xerial", 0},
+    {"lz4", 1},
+    {"lz4", 9},  // 1: fast (librdkafka's default), 9: HC (the Java client's default)
+    {"zstd", -5},
+    {"zstd", 1},
+    {"zstd", 3},
+    {"zstd", 9},
+    {"zstd", 19},
 }};
 constexpr std::array<std::string_view, 6> kPayloads = {
     "zeros", "random", "az", "value_bound:500", "value_bound:50000", "repeated"};
@@ -55,8 +63,8 @@ constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 *
 constexpr std::array<std::string_view, 2> kSlicePayloads = {"az", "value_bound:500"};
 constexpr std::size_t kSliceRecordBytes = 1000;
 constexpr std::size_t kSliceBatchBytes = 64 * 1024;
-constexpr std::array<CodecLevel, 4> kDirectCodecs = {{
-    {"gzip", 6}, {"snappy", 0}, {"lz4", 1}, {"zstd", 3}}};
+constexpr std::array<CodecLevel, 4> kDirectCodecs = {
+    {{"gzip", 6}, {"snappy", 0}, {"lz4", 1}, {"zstd", 3}}};
 
 // ------------------------------------------------------------------ data
 
@@ -71,7 +79,8 @@ struct CodecParams {
 // One batch's worth of record values, concatenated as a compressor sees them.
 struct BatchData {
   explicit BatchData(const CodecParams& p) {
-    RecordSet records = PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes);
+    RecordSet records =
+        PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes);
     record_count = static_cast<std::int64_t>(records.size());
     raw = records.ConcatenatedValues();
   }
@@ -81,7 +90,8 @@ struct BatchData {
 
 std::string RoundTripError(Codec& codec, const ByteBuffer& raw, ByteBuffer& compressed) {
   ByteBuffer restored;
-  if (Status s = codec.Compress(raw.view(), compressed); !s) return "compress failed: " + s.message();
+  if (Status s = codec.Compress(raw.view(), compressed); !s)
+    return "compress failed: " + s.message();
   if (Status s = codec.Decompress(compressed.view(), restored); !s) {
     return "decompress failed: " + s.message();
   }
@@ -107,8 +117,8 @@ class CompressWork {
   std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("compression failed inside the timed loop");
-    state.counters[counters::kRatio] = counters::Value(
-        static_cast<double>(out_.size()) / static_cast<double>(data_.raw.size()));
+    state.counters[counters::kRatio] =
+        counters::Value(static_cast<double>(out_.size()) / static_cast<double>(data_.raw.size()));
     state.counters[counters::kCompressedBytes] = counters::Value(static_cast<double>(out_.size()));
   }
 
@@ -134,8 +144,8 @@ class DecompressWork {
     if (!ok_ || out_.size() != data_.raw.size()) {
       state.SkipWithError("decompression failed inside the timed loop");
     }
-    state.counters[counters::kRatio] = counters::Value(
-        static_cast<double>(compressed_.size()) / static_cast<double>(data_.raw.size()));
+    state.counters[counters::kRatio] = counters::Value(static_cast<double>(compressed_.size()) /
+                                                       static_cast<double>(data_.raw.size()));
     state.counters[counters::kCompressedBytes] =
         counters::Value(static_cast<double>(compressed_.size()));
   }
@@ -150,10 +160,13 @@ class DecompressWork {
 
 class MemcpyWork {
  public:
-  explicit MemcpyWork(const CodecParams& p) : data_(p) { out_.ResizeUninitialized(data_.raw.size()); }
+  explicit MemcpyWork(const CodecParams& p) : data_(p) {
+    out_.ResizeUninitialized(data_.raw.size());
+  }
   std::string Verify() {
     Iterate();
-    return std::memcmp(out_.data(), data_.raw.data(), data_.raw.size()) == 0 ? "" : "memcpy mismatch";
+    return std::memcmp(out_.data(), data_.raw.data(), data_.raw.size()) == 0 ? ""
+                                                                             : "memcpy mismatch";
   }
   void Iterate() {
     std::memcpy(out_.data(), data_.raw.data(), data_.raw.size());
@@ -217,8 +230,8 @@ class DirectWork {
   std::int64_t items_per_iteration() const { return data_.record_count; }
   std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) {
-    state.counters[counters::kRatio] = counters::Value(
-        static_cast<double>(compressed_.size()) / static_cast<double>(data_.raw.size()));
+    state.counters[counters::kRatio] = counters::Value(static_cast<double>(compressed_.size()) /
+                                                       static_cast<double>(data_.raw.size()));
   }
 
  private:
@@ -230,12 +243,14 @@ class DirectWork {
         return ZSTD_compressCCtx(zcctx_, out_.data(), out_.capacity(), src, len, p_.codec.level);
       case CodecId::kSnappy: {
         std::size_t n = 0;
-        snappy::RawCompress(reinterpret_cast<const char*>(src), len, reinterpret_cast<char*>(out_.data()), &n);
+        snappy::RawCompress(reinterpret_cast<const char*>(src), len,
+                            reinterpret_cast<char*>(out_.data()), &n);
         return n;
       }
       case CodecId::kLz4: {
         std::size_t pos = LZ4F_compressBegin(lcctx_, out_.data(), out_.capacity(), &lz4_prefs_);
-        pos += LZ4F_compressUpdate(lcctx_, out_.data() + pos, out_.capacity() - pos, src, len, nullptr);
+        pos += LZ4F_compressUpdate(lcctx_, out_.data() + pos, out_.capacity() - pos, src, len,
+                                   nullptr);
         pos += LZ4F_compressEnd(lcctx_, out_.data() + pos, out_.capacity() - pos, nullptr);
         return pos;
       }
@@ -247,7 +262,8 @@ class DirectWork {
         deflate_.avail_out = static_cast<uInt>(out_.capacity());
         return deflate(&deflate_, Z_FINISH) == Z_STREAM_END ? deflate_.total_out : 0;
       }
-      case CodecId::kNone: break;
+      case CodecId::kNone:
+        break;
     }
     return 0;
   }
@@ -260,7 +276,8 @@ class DirectWork {
       case CodecId::kSnappy:
         return snappy::RawUncompress(reinterpret_cast<const char*>(src), len,
                                      reinterpret_cast<char*>(out_.data()))
-                   ? data_.raw.size() : 0;
+                   ? data_.raw.size()
+                   : 0;
       case CodecId::kLz4: {
         LZ4F_resetDecompressionContext(ldctx_);
         std::size_t dst = out_.capacity();
@@ -276,7 +293,8 @@ class DirectWork {
         inflate_.avail_out = static_cast<uInt>(out_.capacity());
         return inflate(&inflate_, Z_FINISH) == Z_STREAM_END ? inflate_.total_out : 0;
       }
-      case CodecId::kNone: break;
+      case CodecId::kNone:
+        break;
     }
     return 0;
   }
@@ -334,10 +352,11 @@ void RegisterCodecFamily(const Options& options) {
   std::vector<CodecSpec> codecs = options.codecs.empty() ? DefaultCodecs() : options.codecs;
   std::vector<PayloadSpec> payloads =
       options.payloads.empty() ? FromDefaults(kPayloads, ParsePayloadSpec) : options.payloads;
-  std::vector<SizeSpec> sizes =
-      options.record_sizes.empty()
-          ? FromDefaults(kRecordBytes, [](std::size_t n) { return SizeSpec{n, n}; })
-          : options.record_sizes;
+  std::vector<SizeSpec> sizes = options.record_sizes.empty() ? FromDefaults(kRecordBytes,
+                                                                            [](std::size_t n) {
+                                                                              return SizeSpec{n, n};
+                                                                            })
+                                                             : options.record_sizes;
   for (auto& codec : codecs) MakeCodec(codec);  // validates levels before anything runs
 
   for (const auto& payload : payloads) {

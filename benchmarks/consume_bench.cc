@@ -66,17 +66,18 @@ class ConsumeWork {
       : cluster_(GlobalOptions(), "consume", TopicLayout{p.partitions, 1}),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(4096)) {
     if (cluster_.is_mock()) {
-      count_ = std::min<std::int64_t>(kFillRecordsMock,
-                                      kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max));
+      count_ = std::min<std::int64_t>(
+          kFillRecordsMock, kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max));
     } else {
       count_ = kFillRecordsLive;
     }
     ProducerOptions o;
-    o.settings = MergeSettings({{"bootstrap.servers", cluster_.bootstrap()},
-                                {"statistics.interval.ms", "1000"},
-                                {"message.timeout.ms", "30000"}},
-                               GlobalOptions().client_settings,
-                               {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
+    o.settings = MergeSettings(
+        {{"bootstrap.servers", cluster_.bootstrap()},
+         {"statistics.interval.ms", "1000"},
+         {"message.timeout.ms", "30000"}},
+        GlobalOptions().client_settings,
+        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
     o.topic = cluster_.topic();
     o.progress_label = Name(p).str() + " (fill)";
     std::string error;
@@ -98,7 +99,8 @@ class ConsumeWork {
     std::int64_t end = 0;
     if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
     if (end != count_) {
-      return "fill: end offsets sum to " + std::to_string(end) + ", wrote " + std::to_string(count_);
+      return "fill: end offsets sum to " + std::to_string(end) + ", wrote " +
+             std::to_string(count_);
     }
     // One untimed read: connects to every partition leader and checks the count.
     ConsumeResult r;
@@ -138,7 +140,8 @@ void RegisterConsumeFamily(const Options& options) {
   } else {
     sizes = options.record_sizes;
   }
-  PayloadSpec payload = options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
+  PayloadSpec payload =
+      options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (const auto& size : sizes) {
     ConsumeParams p{size, payload, kPartitions, options.payload_seed};
     RegisterWork<ConsumeWork>(Name(p), p)->UseRealTime();

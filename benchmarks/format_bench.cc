@@ -80,14 +80,14 @@ BatchOptions Produced(const FormatParams& p) {
   return o;
 }
 
-
 // ------------------------------------------------------------------ work
 
 class OverheadWork {
  public:
   explicit OverheadWork(const FormatParams& p) : data_(MakeRecords(p)), options_(Produced(p)) {}
   std::string Verify() {
-    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s) return s.message();
+    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
+      return s.message();
     return ReadBackError(out_, data_, 0, false);
   }
   void Iterate() {
@@ -95,15 +95,21 @@ class OverheadWork {
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  std::int64_t items_per_iteration() const {
+    return static_cast<std::int64_t>(data_.records.size());
+  }
+  std::int64_t bytes_per_iteration() const {
+    return static_cast<std::int64_t>(data_.set.total_value_bytes());
+  }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
     auto n = static_cast<double>(data_.records.size());
-    double payload = static_cast<double>(data_.set.total_value_bytes() + data_.set.total_key_bytes());
+    double payload =
+        static_cast<double>(data_.set.total_value_bytes() + data_.set.total_key_bytes());
     state.counters[counters::kOverheadBytesPerRecord] =
         counters::Value((static_cast<double>(out_.size()) - payload) / n);
-    state.counters[counters::kWireBytesPerRecord] = counters::Value(static_cast<double>(out_.size()) / n);
+    state.counters[counters::kWireBytesPerRecord] =
+        counters::Value(static_cast<double>(out_.size()) / n);
     state.counters[counters::kRecordsPerBatch] = counters::Value(n);
   }
 
@@ -133,7 +139,8 @@ class ValidateWork {
     ByteBuffer once = batch_;
     if (Status s = validator_.Validate(batch_, options_, &result_); !s) return s.message();
     if (once.size() != batch_.size() || std::memcmp(once.data(), batch_.data(), once.size()) != 0) {
-      return "validating a validated batch changed it: the timed loop would not repeat the same work";
+      return "validating a validated batch changed it: the timed loop would not repeat the same "
+             "work";
     }
     return ReadBackError(batch_, data_, kAssignedBaseOffset, false);
   }
@@ -142,13 +149,18 @@ class ValidateWork {
     benchmark::DoNotOptimize(batch_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return static_cast<std::int64_t>(data_.records.size()); }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.set.total_value_bytes()); }
+  std::int64_t items_per_iteration() const {
+    return static_cast<std::int64_t>(data_.records.size());
+  }
+  std::int64_t bytes_per_iteration() const {
+    return static_cast<std::int64_t>(data_.set.total_value_bytes());
+  }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("validation failed inside the timed loop");
     auto n = static_cast<double>(data_.records.size());
     state.counters[counters::kRecordsPerBatch] = counters::Value(n);
-    state.counters[counters::kWireBytesPerRecord] = counters::Value(static_cast<double>(produced_bytes_) / n);
+    state.counters[counters::kWireBytesPerRecord] =
+        counters::Value(static_cast<double>(produced_bytes_) / n);
   }
 
  private:
@@ -164,12 +176,19 @@ class ValidateWork {
 // ------------------------------------------------------------------ registration
 
 void RegisterFormatFamily(const Options& options) {
-  PayloadSpec payload = options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
+  PayloadSpec payload =
+      options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (int magic : kMagics) {
     for (std::size_t bytes : kOverheadRecordBytes) {
-      FormatParams p{magic, CodecSpec{}, TimestampType::kCreateTime, payload, SizeSpec{bytes, bytes},
-                     kOverheadBatchBytes, options.payload_seed};
-      RegisterWork<OverheadWork>(BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes), p);
+      FormatParams p{magic,
+                     CodecSpec{},
+                     TimestampType::kCreateTime,
+                     payload,
+                     SizeSpec{bytes, bytes},
+                     kOverheadBatchBytes,
+                     options.payload_seed};
+      RegisterWork<OverheadWork>(
+          BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes), p);
     }
   }
 
@@ -186,7 +205,12 @@ void RegisterFormatFamily(const Options& options) {
       for (TimestampType tt : {TimestampType::kCreateTime, TimestampType::kLogAppendTime}) {
         if (magic == 0 && tt == TimestampType::kLogAppendTime) continue;  // v0 has no timestamps
         for (std::size_t bytes : kValidateRecordBytes) {
-          FormatParams p{magic, codec, tt, payload, SizeSpec{bytes, bytes}, kValidateBatchBytes,
+          FormatParams p{magic,
+                         codec,
+                         tt,
+                         payload,
+                         SizeSpec{bytes, bytes},
+                         kValidateBatchBytes,
                          options.payload_seed};
           BenchName name("Format", "validate");
           name.Add("magic", magic)

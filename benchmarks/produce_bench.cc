@@ -92,8 +92,14 @@ struct AcksCodec {
 };
 // acks x codec at one thread, one producer.
 constexpr std::array<AcksCodec, 8> kAcksCodec = {{
-    {"0", "none"}, {"1", "none"}, {"all", "none"},
-    {"all", "gzip"}, {"all", "snappy"}, {"all", "lz4"}, {"all", "zstd"}, {"1", "zstd"},
+    {"0", "none"},
+    {"1", "none"},
+    {"all", "none"},
+    {"all", "gzip"},
+    {"all", "snappy"},
+    {"all", "lz4"},
+    {"all", "zstd"},
+    {"1", "zstd"},
 }};
 constexpr std::size_t kAcksCodecRecordBytes = 500;
 
@@ -103,8 +109,8 @@ struct ThreadsProducers {
   int threads;
   int producers;
 };
-constexpr std::array<ThreadsProducers, 7> kThreadsProducers = {{
-    {4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}, {8, 8}}};
+constexpr std::array<ThreadsProducers, 7> kThreadsProducers = {
+    {{4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}, {8, 8}}};
 constexpr std::string_view kSeed000Sizes = "250-750";
 constexpr std::string_view kSeed000Payload = "random";
 
@@ -141,7 +147,9 @@ BenchName Name(const ProduceParams& p) {
   BenchName name("Produce", p.variant);
   name.Add("acks", p.acks).Add("codec", p.codec.Name());
   if (p.codec.level != 0) name.Add("level", p.codec.level);
-  name.Add("record_bytes", p.record_bytes.Name()).Add("threads", p.threads).Add("producers", p.producers);
+  name.Add("record_bytes", p.record_bytes.Name())
+      .Add("threads", p.threads)
+      .Add("producers", p.producers);
   if (p.payload.Name() != d.payload.Name()) name.Add("payload", p.payload.Name());
   if (p.linger_ms != d.linger_ms) name.Add("linger_ms", p.linger_ms);
   if (p.batch_bytes != d.batch_bytes) name.Add("batch_bytes", p.batch_bytes);
@@ -169,8 +177,9 @@ class ProduceSetup {
         cluster_(GlobalOptions(), "produce", TopicLayout{p.partitions, p.replication}),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
-    settings_ = MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
-                              GlobalOptions().client_settings, BenchmarkSettings(p));
+    settings_ =
+        MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
+                      GlobalOptions().client_settings, BenchmarkSettings(p));
   }
 
   // acks=0 has no acknowledged count to compare with: the broker answers nothing.
@@ -205,7 +214,8 @@ class ProduceSetup {
   }
   std::int64_t AverageValueBytes(std::int64_t count) const {
     return static_cast<std::int64_t>(static_cast<double>(records_.total_value_bytes()) /
-                                     static_cast<double>(records_.size()) * static_cast<double>(count));
+                                     static_cast<double>(records_.size()) *
+                                     static_cast<double>(count));
   }
 
  private:
@@ -245,7 +255,8 @@ class ProduceWork {
     if (!err.empty()) return "warm-up: " + err;
     if (std::string e = CodecError(t); !e.empty()) return e;
     delivered_total_ = t.delivered;
-    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty()) return "warm-up: " + e;
+    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty())
+      return "warm-up: " + e;
     driver_->BeginMeasurement();
     return "";
   }
@@ -257,7 +268,9 @@ class ProduceWork {
   }
 
   std::int64_t items_per_iteration() const { return RecordsPerIteration(); }
-  std::int64_t bytes_per_iteration() const { return setup_.AverageValueBytes(RecordsPerIteration()); }
+  std::int64_t bytes_per_iteration() const {
+    return setup_.AverageValueBytes(RecordsPerIteration());
+  }
 
   void Report(benchmark::State& state) {
     ProduceTotals t = driver_->Collect();
@@ -289,8 +302,10 @@ class ProduceWork {
 
   static void ReportStats(benchmark::State& state, const StatsDelta& s, std::int64_t errors,
                           std::int64_t retries) {
-    state.counters[counters::kWireBytesPerSecond] = counters::Rate(static_cast<double>(s.wire_bytes));
-    state.counters[counters::kRequestsPerSecond] = counters::Rate(static_cast<double>(s.produce_requests));
+    state.counters[counters::kWireBytesPerSecond] =
+        counters::Rate(static_cast<double>(s.wire_bytes));
+    state.counters[counters::kRequestsPerSecond] =
+        counters::Rate(static_cast<double>(s.produce_requests));
     state.counters[counters::kAvgBatchBytes] = counters::Value(s.batch_bytes.average());
     state.counters[counters::kRecordsPerBatch] = counters::Value(s.batch_records.average());
     state.counters[counters::kRatio] = counters::Value(
@@ -322,7 +337,10 @@ class BareProducevWork {
     rd_kafka_conf_set_opaque(conf, this);
     rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
       auto* self = static_cast<BareProducevWork*>(opaque);
-      if (m->err) ++self->failed_; else ++self->delivered_;
+      if (m->err)
+        ++self->failed_;
+      else
+        ++self->delivered_;
     });
     char err[512];
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
@@ -346,12 +364,15 @@ class BareProducevWork {
   std::string Verify() {
     Loop(std::max<std::int64_t>(setup_.warmup(), 1));
     if (std::string e = TakeError(); !e.empty()) return "warm-up: " + e;
-    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty()) return "warm-up: " + e;
+    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty())
+      return "warm-up: " + e;
     return "";
   }
   void Iterate() { Loop(RecordsPerIteration()); }
   std::int64_t items_per_iteration() const { return RecordsPerIteration(); }
-  std::int64_t bytes_per_iteration() const { return setup_.AverageValueBytes(RecordsPerIteration()); }
+  std::int64_t bytes_per_iteration() const {
+    return setup_.AverageValueBytes(RecordsPerIteration());
+  }
   void Report(benchmark::State& state) {
     std::string error = TakeError();
     if (error.empty()) error = setup_.CheckEndOffsets(delivered_total_);
@@ -368,10 +389,11 @@ class BareProducevWork {
       std::string_view value = records.value(r);
       std::string_view key = records.key(r);
       for (;;) {
-        rd_kafka_resp_err_t err = rd_kafka_producev(
-            rk, RD_KAFKA_V_RKT(rkt_), RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-            RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        rd_kafka_resp_err_t err =
+            rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt_),
+                              RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                              RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
           ++produced_;
           break;
@@ -463,14 +485,21 @@ int ParseInt(std::string_view key, std::string_view text, long long min, long lo
 void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value,
                          bool& producers_per_thread) {
   if (key == "acks") {
-    if (value == "0") p.acks = "0";
-    else if (value == "1") p.acks = "1";
-    else if (value == "all" || value == "-1") p.acks = "all";
-    else throw UsageError("--produce: acks must be 0, 1 or all, not '" + std::string(value) + "'");
+    if (value == "0")
+      p.acks = "0";
+    else if (value == "1")
+      p.acks = "1";
+    else if (value == "all" || value == "-1")
+      p.acks = "all";
+    else
+      throw UsageError("--produce: acks must be 0, 1 or all, not '" + std::string(value) + "'");
   } else if (key == "variant") {
-    if (value == "send") p.variant = "send";
-    else if (value == "bare_producev") p.variant = "bare_producev";
-    else throw UsageError("--produce: variant must be send or bare_producev");
+    if (value == "send")
+      p.variant = "send";
+    else if (value == "bare_producev")
+      p.variant = "bare_producev";
+    else
+      throw UsageError("--produce: variant must be send or bare_producev");
   } else if (key == "codec") {
     int level = p.codec.level;
     p.codec = ProduceCodec(ParseCodecSpec(value));
@@ -492,7 +521,8 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
   } else if (key == "max_in_flight") {
     p.max_in_flight = ParseInt(key, value, 1, 1000000);
   } else if (key == "idempotence") {
-    if (value != "true" && value != "false") throw UsageError("--produce: idempotence must be true or false");
+    if (value != "true" && value != "false")
+      throw UsageError("--produce: idempotence must be true or false");
     p.idempotence = value == "true";
   } else if (key == "threads") {
     p.threads = ParseInt(key, value, 1, 256);
@@ -532,8 +562,9 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
     }
     if (per_thread) p.producers = p.threads;
     if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
-      throw UsageError("--produce: variant=bare_producev is a single-threaded loop with one "
-                       "producer and no rate");
+      throw UsageError(
+          "--produce: variant=bare_producev is a single-threaded loop with one "
+          "producer and no rate");
     }
     if (p.producers > p.threads) {
       throw UsageError("--produce: producers (" + std::to_string(p.producers) +
@@ -595,7 +626,8 @@ void RegisterProduceFamily(const Options& options) {
       p.acks = acks;
       p.codec = ProduceCodec(ParseCodecSpec(codec));
       p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-      if (!(p.acks == "1" && p.codec.id == CodecId::kNone && p.record_bytes.max == 100)) Register(p);
+      if (!(p.acks == "1" && p.codec.id == CodecId::kNone && p.record_bytes.max == 100))
+        Register(p);
     }
   } else {
     for (const auto& codec : codecs) {

@@ -9,8 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "harness/bytes.h"
 #include "harness/record/reader.h"
@@ -44,9 +44,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Touch every decoded view so the sanitizers see any that point outside live memory.
   std::size_t sum = 0;
   for (const DecodedRecord& r : result.records) {
-    if (r.key) for (char c : *r.key) sum += static_cast<unsigned char>(c);
-    if (r.value) for (char c : *r.value) sum += static_cast<unsigned char>(c);
-    for (const Header& h : result.headers_of(r)) sum += h.key.size() + (h.value ? h.value->size() : 0);
+    if (r.key)
+      for (char c : *r.key) sum += static_cast<unsigned char>(c);
+    if (r.value)
+      for (char c : *r.value) sum += static_cast<unsigned char>(c);
+    for (const Header& h : result.headers_of(r))
+      sum += h.key.size() + (h.value ? h.value->size() : 0);
   }
   static volatile std::size_t sink;
   sink = sum;

@@ -51,7 +51,8 @@ std::vector<std::string> LogCapture::lines_with(const std::string& facility) con
 
 // ------------------------------------------------------------------ AdminClient
 
-std::unique_ptr<AdminClient> AdminClient::Create(const ClientSettings& settings, std::string* error) {
+std::unique_ptr<AdminClient> AdminClient::Create(const ClientSettings& settings,
+                                                 std::string* error) {
   std::unique_ptr<AdminClient> admin(new AdminClient());
   admin->log_ = std::make_unique<LogCapture>();
   rd_kafka_conf_t* conf = BuildConf(settings, error);
@@ -96,9 +97,12 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
   rd_kafka_NewTopic_t* nt =
       rd_kafka_NewTopic_new(topic.c_str(), partitions, replication, err, sizeof err);
   if (!nt) return Status::Error("create topic '" + topic + "': " + err);
-  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
-  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_AdminOptions_t* opts =
+      rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err,
+                                              sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err,
+                                            sizeof err);
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
   rd_kafka_CreateTopics(rk_.get(), &nt, 1, opts, queue);
   rd_kafka_event_t* ev = WaitResult(queue, timeout);
@@ -110,7 +114,8 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
     status = Status::Error("create topic '" + topic + "': " + rd_kafka_event_error_string(ev));
   } else {
     std::size_t n = 0;
-    const auto* res = rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
+    const auto* res =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
     status = TopicResults(res, n, "create topic", false);
   }
   if (ev) rd_kafka_event_destroy(ev);
@@ -131,7 +136,8 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
         md->topics[0].partition_cnt == partitions) {
       ready = true;
       for (int p = 0; p < md->topics[0].partition_cnt; ++p) {
-        if (md->topics[0].partitions[p].leader < 0 || md->topics[0].partitions[p].err) ready = false;
+        if (md->topics[0].partitions[p].leader < 0 || md->topics[0].partitions[p].err)
+          ready = false;
       }
     }
     if (md) rd_kafka_metadata_destroy(md);
@@ -146,9 +152,12 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
 Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout) {
   char err[512];
   rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
-  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
-  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err, sizeof err);
+  rd_kafka_AdminOptions_t* opts =
+      rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err,
+                                              sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err,
+                                            sizeof err);
   rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
   rd_kafka_DeleteTopics(rk_.get(), &dt, 1, opts, queue);
   rd_kafka_event_t* ev = WaitResult(queue, timeout);
@@ -159,7 +168,8 @@ Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseco
     status = Status::Error("delete topic '" + topic + "': " + rd_kafka_event_error_string(ev));
   } else {
     std::size_t n = 0;
-    const auto* res = rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
+    const auto* res =
+        rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
     status = TopicResults(res, n, "delete topic", true);
   }
   if (ev) rd_kafka_event_destroy(ev);
@@ -200,10 +210,12 @@ Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
 
 Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), 0, nullptr, &md, static_cast<int>(timeout.count()));
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk_.get(), 0, nullptr, &md, static_cast<int>(timeout.count()));
   if (err) {
     std::string detail = log_->last_error();
-    return Status::Error(std::string(rd_kafka_err2str(err)) + (detail.empty() ? "" : " (" + detail + ")"));
+    return Status::Error(std::string(rd_kafka_err2str(err)) +
+                         (detail.empty() ? "" : " (" + detail + ")"));
   }
   *count = md->broker_cnt;
   rd_kafka_metadata_destroy(md);

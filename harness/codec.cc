@@ -1,10 +1,10 @@
 #include "harness/codec.h"
 
 #include <lz4.h>
-#include <lz4hc.h>
 #include <lz4frame.h>
-#include <snappy.h>
+#include <lz4hc.h>
 #include <snappy-stubs-public.h>
+#include <snappy.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -97,7 +97,8 @@ class GzipCodec final : public Codec {
     return Status::Ok();
   }
   static Status InitInflate(z_stream& zs) {
-    if (inflateInit2(&zs, kGzipWindowBits) != Z_OK) return Status::Error("gzip: inflateInit2 failed");
+    if (inflateInit2(&zs, kGzipWindowBits) != Z_OK)
+      return Status::Error("gzip: inflateInit2 failed");
     return Status::Ok();
   }
   static Status InflateAll(z_stream& zs, ByteView in, ByteBuffer& out, std::size_t max_out) {
@@ -110,8 +111,8 @@ class GzipCodec final : public Codec {
     std::size_t produced = 0;
     for (;;) {
       zs.next_out = out.data() + produced;
-      zs.avail_out = static_cast<uInt>(std::min<std::size_t>(out.size() - produced,
-                                                              std::numeric_limits<uInt>::max()));
+      zs.avail_out = static_cast<uInt>(
+          std::min<std::size_t>(out.size() - produced, std::numeric_limits<uInt>::max()));
       uInt before = zs.avail_out;
       int rc = inflate(&zs, Z_FINISH);
       produced += before - zs.avail_out;
@@ -127,8 +128,8 @@ class GzipCodec final : public Codec {
       }
       out.clear();
       if (rc == Z_BUF_ERROR) return Status::Error("gzip: truncated input");
-      return Status::Error(std::string("gzip: corrupt input (") + (zs.msg ? zs.msg : "inflate error") +
-                           ")");
+      return Status::Error(std::string("gzip: corrupt input (") +
+                           (zs.msg ? zs.msg : "inflate error") + ")");
     }
     if (zs.avail_in != 0) {
       out.clear();
@@ -237,7 +238,8 @@ class SnappyCodec final : public Codec {
       if (len > in.size() - pos) {
         out.clear();
         return Status::Error("snappy (xerial): block length " + std::to_string(len) +
-                             " exceeds the remaining " + std::to_string(in.size() - pos) + " bytes");
+                             " exceeds the remaining " + std::to_string(in.size() - pos) +
+                             " bytes");
       }
       if (Status s = AppendRawBlock(in.subspan(pos, len), out, max_out, "snappy (xerial)"); !s) {
         out.clear();
@@ -307,8 +309,8 @@ class Lz4Codec final : public Codec {
     out.ResizeUninitialized(bound);
     std::size_t pos = LZ4F_compressBegin(cctx, out.data(), bound, &prefs_);
     if (LZ4F_isError(pos)) return Status::Error(std::string("lz4: ") + LZ4F_getErrorName(pos));
-    std::size_t n = LZ4F_compressUpdate(cctx, out.data() + pos, bound - pos, in.data(), in.size(),
-                                        nullptr);
+    std::size_t n =
+        LZ4F_compressUpdate(cctx, out.data() + pos, bound - pos, in.data(), in.size(), nullptr);
     if (LZ4F_isError(n)) return Status::Error(std::string("lz4: ") + LZ4F_getErrorName(n));
     pos += n;
     n = LZ4F_compressEnd(cctx, out.data() + pos, bound - pos, nullptr);
@@ -317,8 +319,7 @@ class Lz4Codec final : public Codec {
     return Status::Ok();
   }
 
-  static Status DecompressWith(LZ4F_dctx* dctx, ByteView in, ByteBuffer& out,
-                               std::size_t max_out) {
+  static Status DecompressWith(LZ4F_dctx* dctx, ByteView in, ByteBuffer& out, std::size_t max_out) {
     std::size_t cap = std::min(max_out, std::max<std::size_t>(in.size() * 4, 64 * 1024));
     out.ResizeUninitialized(cap);
     std::size_t in_pos = 0;
@@ -335,8 +336,8 @@ class Lz4Codec final : public Codec {
       }
       std::size_t src_size = in.size() - in_pos;
       std::size_t dst_size = out.size() - produced;
-      hint = LZ4F_decompress(dctx, out.data() + produced, &dst_size, in.data() + in_pos,
-                             &src_size, nullptr);
+      hint = LZ4F_decompress(dctx, out.data() + produced, &dst_size, in.data() + in_pos, &src_size,
+                             nullptr);
       if (LZ4F_isError(hint)) {
         out.clear();
         return Status::Error(std::string("lz4: corrupt input (") + LZ4F_getErrorName(hint) + ")");
@@ -411,8 +412,7 @@ class ZstdCodec final : public Codec {
   // Streaming decode: the Java client's zstd stream does not record the content size, so
   // it may be unknown; when the frame declares it (and it is within the cap) it sizes the
   // output exactly.
-  static Status DecompressWith(ZSTD_DCtx* dctx, ByteView in, ByteBuffer& out,
-                               std::size_t max_out) {
+  static Status DecompressWith(ZSTD_DCtx* dctx, ByteView in, ByteBuffer& out, std::size_t max_out) {
     ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
     unsigned long long declared = ZSTD_getFrameContentSize(in.data(), in.size());
     if (declared == ZSTD_CONTENTSIZE_ERROR) {
@@ -494,11 +494,16 @@ std::string KnownCodecList() {
 
 std::string_view CodecName(CodecId id) {
   switch (id) {
-    case CodecId::kNone: return "none";
-    case CodecId::kGzip: return "gzip";
-    case CodecId::kSnappy: return "snappy";
-    case CodecId::kLz4: return "lz4";
-    case CodecId::kZstd: return "zstd";
+    case CodecId::kNone:
+      return "none";
+    case CodecId::kGzip:
+      return "gzip";
+    case CodecId::kSnappy:
+      return "snappy";
+    case CodecId::kLz4:
+      return "lz4";
+    case CodecId::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -510,13 +515,18 @@ std::string CodecSpec::Name() const {
 
 LevelRange CodecLevels(CodecId id) {
   switch (id) {
-    case CodecId::kNone: return {0, 0, 0};
-    case CodecId::kSnappy: return {0, 0, 0};
-    case CodecId::kGzip: return {1, 9, 6};
+    case CodecId::kNone:
+      return {0, 0, 0};
+    case CodecId::kSnappy:
+      return {0, 0, 0};
+    case CodecId::kGzip:
+      return {1, 9, 6};
     // lz4: below 3 is the fast compressor (negative = faster, lower ratio), 3+ is HC.
-    case CodecId::kLz4: return {-16, LZ4HC_CLEVEL_MAX, 1};
+    case CodecId::kLz4:
+      return {-16, LZ4HC_CLEVEL_MAX, 1};
     // zstd: negative levels are its fast modes; -7 is the fastest kbench exposes.
-    case CodecId::kZstd: return {-7, ZSTD_maxCLevel(), ZSTD_CLEVEL_DEFAULT};
+    case CodecId::kZstd:
+      return {-7, ZSTD_maxCLevel(), ZSTD_CLEVEL_DEFAULT};
   }
   return {0, 0, 0};
 }
@@ -544,11 +554,16 @@ std::unique_ptr<Codec> MakeCodec(const CodecSpec& spec) {
     throw UsageError(msg.str());
   }
   switch (spec.id) {
-    case CodecId::kNone: return std::make_unique<NoneCodec>(spec);
-    case CodecId::kGzip: return std::make_unique<GzipCodec>(spec);
-    case CodecId::kSnappy: return std::make_unique<SnappyCodec>(spec);
-    case CodecId::kLz4: return std::make_unique<Lz4Codec>(spec);
-    case CodecId::kZstd: return std::make_unique<ZstdCodec>(spec);
+    case CodecId::kNone:
+      return std::make_unique<NoneCodec>(spec);
+    case CodecId::kGzip:
+      return std::make_unique<GzipCodec>(spec);
+    case CodecId::kSnappy:
+      return std::make_unique<SnappyCodec>(spec);
+    case CodecId::kLz4:
+      return std::make_unique<Lz4Codec>(spec);
+    case CodecId::kZstd:
+      return std::make_unique<ZstdCodec>(spec);
   }
   throw UsageError("unknown codec id");
 }

@@ -7,8 +7,10 @@ std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& set
                                                        std::string* error) {
   // fetch.wait.max.ms: a caught-up partition's long poll (500 ms by default) would delay
   // the next read's first fetch on that broker; reads of a full topic never need it.
-  ClientSettings all = {{"group.id", "kbench-consume"}, {"enable.auto.commit", "false"},
-                        {"enable.partition.eof", "false"}, {"fetch.wait.max.ms", "10"},
+  ClientSettings all = {{"group.id", "kbench-consume"},
+                        {"enable.auto.commit", "false"},
+                        {"enable.partition.eof", "false"},
+                        {"fetch.wait.max.ms", "10"},
                         // A truncated log must fail the read, not silently skip to the end.
                         {"auto.offset.reset", "error"}};
   all.insert(all.end(), settings.begin(), settings.end());
@@ -81,7 +83,8 @@ Status ConsumerDriver::ReadAll(std::int64_t expected, std::chrono::milliseconds 
     if (m->err) {
       std::string what = rd_kafka_message_errstr(m);
       rd_kafka_message_destroy(m);
-      status = Status::Error("consume error after " + std::to_string(r.records) + " records: " + what);
+      status =
+          Status::Error("consume error after " + std::to_string(r.records) + " records: " + what);
       break;
     }
     ++r.records;

@@ -50,9 +50,9 @@ bool IsSecretSetting(std::string_view key) {
   // Substrings that mark credentials in librdkafka's and Kafka's setting names
   // (sasl.password, ssl.key.password, sasl.oauthbearer.client.secret, ssl.key.pem,
   // ssl_key, ssl.keystore.password, sasl.jaas.config ...).
-  constexpr std::array<std::string_view, 9> kMarkers = {
-      "password", "secret", "token", "sasl.jaas", "sasl.username", "ssl.key.pem",
-      "ssl_key", "private", "credential"};
+  constexpr std::array<std::string_view, 9> kMarkers = {"password",  "secret",        "token",
+                                                        "sasl.jaas", "sasl.username", "ssl.key.pem",
+                                                        "ssl_key",   "private",       "credential"};
   for (auto m : kMarkers) {
     if (k.find(m) != std::string::npos) return true;
   }

@@ -19,7 +19,8 @@ std::size_t LatencyHistogram::BucketOf(std::uint64_t v) {
   if (exponent >= kMaxExponent) return kBucketCount - 1;
   int shift = exponent - kSubBits;
   std::uint64_t sub = (v >> shift) - kLinearLimit;  // 0 .. kLinearLimit-1
-  return static_cast<std::size_t>(kLinearLimit + static_cast<std::uint64_t>(shift) * kLinearLimit + sub);
+  return static_cast<std::size_t>(kLinearLimit + static_cast<std::uint64_t>(shift) * kLinearLimit +
+                                  sub);
 }
 
 std::uint64_t LatencyHistogram::BucketUpperBound(std::size_t index) {

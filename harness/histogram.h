@@ -25,7 +25,9 @@ class LatencyHistogram {
   std::uint64_t count() const { return count_; }
   std::uint64_t max() const { return max_; }
   std::uint64_t min() const { return count_ ? min_ : 0; }
-  double mean() const { return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0; }
+  double mean() const {
+    return count_ ? static_cast<double>(sum_) / static_cast<double>(count_) : 0.0;
+  }
   // q in [0, 1]; returns the upper bound of the bucket holding the q-quantile, clamped to
   // max(), so percentiles never exceed the observed maximum.
   std::uint64_t Percentile(double q) const;

@@ -31,7 +31,7 @@ class Rng {
   std::uint64_t state_;
 };
 
-constexpr std::array<std::string_view, 6> kKinds = {"zeros", "random", "az",
+constexpr std::array<std::string_view, 6> kKinds = {"zeros",         "random",   "az",
                                                     "value_bound:N", "repeated", "file:PATH"};
 // `repeated`: this many distinct bodies, reused with random keys (seed 000's variant).
 constexpr std::size_t kRepeatedBodies = 8;
@@ -52,7 +52,8 @@ std::uint64_t ParseUnsigned(std::string_view text, std::string_view what) {
   std::uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
-    throw UsageError(std::string(what) + " '" + std::string(text) + "' is not a non-negative integer");
+    throw UsageError(std::string(what) + " '" + std::string(text) +
+                     "' is not a non-negative integer");
   }
   return v;
 }
@@ -120,11 +121,16 @@ std::vector<std::string> ReadFileRecords(const PayloadSpec& spec) {
 
 std::string PayloadSpec::Name() const {
   switch (kind) {
-    case PayloadKind::kZeros: return "zeros";
-    case PayloadKind::kRandom: return "random";
-    case PayloadKind::kAz: return "az";
-    case PayloadKind::kValueBound: return "value_bound:" + std::to_string(value_bound);
-    case PayloadKind::kRepeated: return "repeated";
+    case PayloadKind::kZeros:
+      return "zeros";
+    case PayloadKind::kRandom:
+      return "random";
+    case PayloadKind::kAz:
+      return "az";
+    case PayloadKind::kValueBound:
+      return "value_bound:" + std::to_string(value_bound);
+    case PayloadKind::kRepeated:
+      return "repeated";
     case PayloadKind::kFile: {
       auto slash = file_path.find_last_of('/');
       return "file:" + (slash == std::string::npos ? file_path : file_path.substr(slash + 1));
@@ -218,8 +224,8 @@ RecordSet PayloadGenerator::Build(std::size_t max_count, std::size_t max_bytes) 
   std::vector<std::size_t> value_sizes;
   std::size_t total = 0;
   // A byte budget of empty records would never fill up: bound the count as well.
-  std::size_t limit = max_bytes == static_cast<std::size_t>(-1) ? max_count
-                                                                : std::min(max_count, max_bytes + 1);
+  std::size_t limit =
+      max_bytes == static_cast<std::size_t>(-1) ? max_count : std::min(max_count, max_bytes + 1);
   for (std::size_t i = 0; i < limit; ++i) {
     std::size_t n = spec_.kind == PayloadKind::kFile
                         ? file_records[i % file_records.size()].size()

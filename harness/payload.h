@@ -45,7 +45,9 @@ class RecordSet {
   std::size_t size() const { return values_.size(); }
   std::string_view value(std::size_t i) const { return values_[i]; }
   // Empty view = no key (null key on the wire).
-  std::string_view key(std::size_t i) const { return keys_.empty() ? std::string_view() : keys_[i]; }
+  std::string_view key(std::size_t i) const {
+    return keys_.empty() ? std::string_view() : keys_[i];
+  }
   bool has_keys() const { return !keys_.empty(); }
   std::size_t total_value_bytes() const { return total_value_bytes_; }
   std::size_t total_key_bytes() const { return total_key_bytes_; }

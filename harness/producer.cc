@@ -13,7 +13,8 @@ namespace {
 
 std::uint64_t NowNs() {
   return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+          .count());
 }
 
 // Single-writer counter: only the owning thread writes, others read for progress lines,
@@ -22,7 +23,8 @@ void Bump(std::atomic<std::int64_t>& a, std::int64_t n = 1) {
   a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
-const std::string* LastSetting(const ClientSettings& settings, std::initializer_list<const char*> keys) {
+const std::string* LastSetting(const ClientSettings& settings,
+                               std::initializer_list<const char*> keys) {
   const std::string* found = nullptr;
   for (const auto& [k, v] : settings) {
     for (const char* key : keys) {
@@ -143,8 +145,8 @@ std::string ProduceTotals::AccountingError() const {
     msg = std::to_string(produced - delivered - failed) + " of " + std::to_string(produced) +
           " records have no delivery report";
   } else if (failed > 0) {
-    msg = std::to_string(undelivered()) + " of " + std::to_string(produced) +
-          " records undelivered";
+    msg =
+        std::to_string(undelivered()) + " of " + std::to_string(produced) + " records undelivered";
   }
   if (rejected > 0) {
     msg += (msg.empty() ? "" : "; ") + std::to_string(rejected) +
@@ -169,11 +171,13 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
   std::unique_ptr<ProducerDriver> d(new ProducerDriver());
   d->options_ = options;
   d->records_ = &records;
-  if (const auto* codec = LastSetting(options.settings, {"compression.codec", "compression.type"})) {
+  if (const auto* codec =
+          LastSetting(options.settings, {"compression.codec", "compression.type"})) {
     d->requested_codec_ = *codec;
   }
   try {
-    if (const auto* v = LastSetting(options.settings, {"message.timeout.ms", "delivery.timeout.ms"})) {
+    if (const auto* v =
+            LastSetting(options.settings, {"message.timeout.ms", "delivery.timeout.ms"})) {
       d->message_timeout_ = std::chrono::milliseconds(std::stoll(*v));
     }
     if (const auto* v = LastSetting(options.settings, {"statistics.interval.ms"})) {
@@ -184,8 +188,9 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
     return nullptr;
   }
   if (d->stats_interval_.count() <= 0) {
-    *error = "statistics.interval.ms must be > 0: kbench reads wire bytes, requests, retries "
-             "and batch sizes from librdkafka's statistics";
+    *error =
+        "statistics.interval.ms must be > 0: kbench reads wire bytes, requests, retries "
+        "and batch sizes from librdkafka's statistics";
     return nullptr;
   }
   // message.timeout.ms = 0 means infinite: cap the flush wait anyway.
@@ -218,14 +223,16 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
     inst->rk.reset(rk);
     inst->rkt = rd_kafka_topic_new(rk, options.topic.c_str(), nullptr);
     if (!inst->rkt) {
-      *error = "cannot create topic handle for '" + options.topic + "': " +
-               rd_kafka_err2str(rd_kafka_last_error());
+      *error = "cannot create topic handle for '" + options.topic +
+               "': " + rd_kafka_err2str(rd_kafka_last_error());
       return nullptr;
     }
     d->instances_.push_back(std::move(inst));
   }
-  for (int t = 0; t <= options.threads; ++t) d->states_.push_back(std::make_unique<DriverThreadState>());
-  for (int t = 0; t < options.threads; ++t) d->workers_.emplace_back(&ProducerDriver::WorkerLoop, d.get(), t);
+  for (int t = 0; t <= options.threads; ++t)
+    d->states_.push_back(std::make_unique<DriverThreadState>());
+  for (int t = 0; t < options.threads; ++t)
+    d->workers_.emplace_back(&ProducerDriver::WorkerLoop, d.get(), t);
   return d;
 }
 
@@ -414,13 +421,15 @@ void ProducerDriver::PrintProgress(bool final_line) {
   std::int64_t n = delivered - progress_delivered_;
   double mib = static_cast<double>(bytes - progress_bytes_) / (1024.0 * 1024.0);
   // kafka-producer-perf-test's interval line, so the two read side by side.
-  std::fprintf(stderr,
-               "%s%s%" PRId64 " records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
-               "%.1f ms max latency.%s\n",
-               options_.progress_label.c_str(), options_.progress_label.empty() ? "" : ": ", n,
-               secs > 0 ? static_cast<double>(n) / secs : 0.0, secs > 0 ? mib / secs : 0.0,
-               lat_count ? static_cast<double>(lat_sum) / static_cast<double>(lat_count) / 1000.0 : 0.0,
-               static_cast<double>(lat_max) / 1000.0, final_line ? " (final)" : "");
+  std::fprintf(
+      stderr,
+      "%s%s%" PRId64
+      " records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
+      "%.1f ms max latency.%s\n",
+      options_.progress_label.c_str(), options_.progress_label.empty() ? "" : ": ", n,
+      secs > 0 ? static_cast<double>(n) / secs : 0.0, secs > 0 ? mib / secs : 0.0,
+      lat_count ? static_cast<double>(lat_sum) / static_cast<double>(lat_count) / 1000.0 : 0.0,
+      static_cast<double>(lat_max) / 1000.0, final_line ? " (final)" : "");
   last_progress_ = now;
   progress_delivered_ = delivered;
   progress_bytes_ = bytes;
@@ -469,7 +478,8 @@ ProduceTotals ProducerDriver::Collect() {
     t.latency.Merge(s->latency);
     for (auto [code, n] : s->errors) errors[code] += n;
   }
-  for (auto [code, n] : errors) t.errors[rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(code))] += n;
+  for (auto [code, n] : errors)
+    t.errors[rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(code))] += n;
   auto now = Snapshots();
   for (std::size_t i = 0; i < instances_.size(); ++i) {
     t.stats.Add(Difference(baseline_[i], now[i]));
@@ -481,7 +491,9 @@ ProduceTotals ProducerDriver::Collect() {
     std::lock_guard<std::mutex> lock(instances_[i]->log_mu);
     if (t.codec_fallback.empty()) t.codec_fallback = instances_[i]->codec_fallback;
     // librdkafka (msgset writer) compresses only when the broker has the codec's feature.
-    const char* feature = requested_codec_ == "zstd" ? "ZSTD" : requested_codec_ == "lz4" ? "LZ4" : nullptr;
+    const char* feature = requested_codec_ == "zstd"  ? "ZSTD"
+                          : requested_codec_ == "lz4" ? "LZ4"
+                                                      : nullptr;
     for (const auto& [broker, features] : instances_[i]->broker_features) {
       if (!feature || !t.codec_fallback.empty()) break;
       std::string list, token;

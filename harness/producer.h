@@ -55,23 +55,23 @@ struct ProducerOptions {
 
 // Everything measured since BeginMeasurement().
 struct ProduceTotals {
-  std::int64_t produced = 0;      // accepted by rd_kafka_producev
-  std::int64_t delivered = 0;     // delivery report without error
-  std::int64_t failed = 0;        // delivery report with an error (incl. purged)
-  std::int64_t rejected = 0;      // rd_kafka_producev errors other than queue full
-  std::int64_t queue_full = 0;    // QUEUE_FULL answers, each followed by poll and retry
-  std::int64_t value_bytes = 0;   // value bytes of produced records
+  std::int64_t produced = 0;         // accepted by rd_kafka_producev
+  std::int64_t delivered = 0;        // delivery report without error
+  std::int64_t failed = 0;           // delivery report with an error (incl. purged)
+  std::int64_t rejected = 0;         // rd_kafka_producev errors other than queue full
+  std::int64_t queue_full = 0;       // QUEUE_FULL answers, each followed by poll and retry
+  std::int64_t value_bytes = 0;      // value bytes of produced records
   std::int64_t delivered_bytes = 0;  // value bytes of delivered records
   std::map<std::string, std::int64_t> errors;  // error name -> count (failed + rejected)
-  LatencyHistogram latency;       // µs, delivered records only
-  StatsDelta stats;               // summed over producer instances
+  LatencyHistogram latency;                    // µs, delivered records only
+  StatsDelta stats;                            // summed over producer instances
   // Retries: librdkafka retries Produce at message level (records go back to the
   // partition queue and into a new batch), which its request counter `txretries` does
   // not count; records batched more than once (txmsgs beyond produced) do show them.
   std::int64_t resent_records = 0;
   std::int64_t retries() const { return stats.retries + resent_records; }
-  std::string codec_fallback;     // librdkafka's notice when it sent a batch uncompressed
-  std::string stats_error;        // statistics missing or unparsable
+  std::string codec_fallback;  // librdkafka's notice when it sent a batch uncompressed
+  std::string stats_error;     // statistics missing or unparsable
 
   std::int64_t undelivered() const { return produced - delivered; }
   // "" when every produced record was delivered and nothing was rejected.

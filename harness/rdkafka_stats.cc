@@ -10,7 +10,8 @@ using nlohmann::json;
 std::int64_t IntField(const json& obj, const char* key) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return 0;
-  if (!it->is_number()) throw std::runtime_error(std::string("field '") + key + "' is not a number");
+  if (!it->is_number())
+    throw std::runtime_error(std::string("field '") + key + "' is not a number");
   return it->get<std::int64_t>();
 }
 
@@ -18,7 +19,8 @@ WindowTotals Window(const json& obj, const char* key) {
   WindowTotals w;
   auto it = obj.find(key);
   if (it == obj.end()) return w;
-  if (!it->is_object()) throw std::runtime_error(std::string("window '") + key + "' is not an object");
+  if (!it->is_object())
+    throw std::runtime_error(std::string("window '") + key + "' is not an object");
   w.sum = static_cast<double>(IntField(*it, "sum"));
   w.cnt = IntField(*it, "cnt");
   return w;

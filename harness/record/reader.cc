@@ -154,7 +154,8 @@ Status ParseV2Record(const std::uint8_t** p, const std::uint8_t* end, DecodedRec
   std::string err;
   std::int32_t length = 0;
   VarintError e = ReadVarint(p, end, &length);
-  if (e != VarintError::kOk) return Status::Error(std::string(VarintErrorName(e)) + " in record length");
+  if (e != VarintError::kOk)
+    return Status::Error(std::string(VarintErrorName(e)) + " in record length");
   if (length < 0) return Status::Error("negative record length " + std::to_string(length));
   if (static_cast<std::size_t>(length) > static_cast<std::size_t>(end - *p)) {
     return Status::Error("record length " + std::to_string(length) + " exceeds the " +
@@ -180,7 +181,8 @@ Status ParseV2Record(const std::uint8_t** p, const std::uint8_t* end, DecodedRec
   }
   // Each header takes at least two bytes, so the count is bounded by what is left; checking
   // it first keeps a hostile count from driving the loop.
-  if (header_count < 0 || static_cast<std::size_t>(header_count) > static_cast<std::size_t>(rend - q) / 2) {
+  if (header_count < 0 ||
+      static_cast<std::size_t>(header_count) > static_cast<std::size_t>(rend - q) / 2) {
     return Status::Error("invalid header count " + std::to_string(header_count) + " for " +
                          std::to_string(rend - q) + " bytes left in the record");
   }
@@ -248,8 +250,8 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
   b.crc = wire::Get32(h + kV2Crc);
   std::uint32_t computed = Crc32c({h + kV2Attributes, b.wire_bytes - kV2Attributes});
   if (computed != b.crc) {
-    return Fail(at, "v2 CRC-32C mismatch (stored " + Hex32(b.crc) + ", computed " +
-                        Hex32(computed) + ")");
+    return Fail(
+        at, "v2 CRC-32C mismatch (stored " + Hex32(b.crc) + ", computed " + Hex32(computed) + ")");
   }
   b.attributes = wire::Get16(h + kV2Attributes);
   auto codec = static_cast<unsigned>(b.attributes & kV2CodecMask);
@@ -277,7 +279,9 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
   if (b.codec != CodecId::kNone) {
     ByteBuffer& buf = NextSectionBuffer();
     Status s = codecs_.Decompress(2, b.codec, section, buf, options_.max_decompressed_bytes);
-    if (!s) return Fail(at, "cannot decompress " + std::string(CodecName(b.codec)) + " records: " + s.message());
+    if (!s)
+      return Fail(
+          at, "cannot decompress " + std::string(CodecName(b.codec)) + " records: " + s.message());
     section = buf.view();
   }
   b.uncompressed_bytes = section.size();
@@ -297,7 +301,8 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
     std::int64_t ts_delta = 0;
     Status s = ParseV2Record(&p, end, &r, &ts_delta, result.headers);
     if (!s) {
-      return Fail(at, "record " + std::to_string(i) + " of " + std::to_string(count) + ": " + s.message());
+      return Fail(
+          at, "record " + std::to_string(i) + " of " + std::to_string(count) + ": " + s.message());
     }
     r.offset = WrapAdd(b.base_offset, r.stored_offset);
     r.timestamp = log_append ? b.max_timestamp : WrapAdd(b.base_timestamp, ts_delta);
@@ -323,7 +328,8 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
   b.attributes = m.attributes;
   auto codec = static_cast<unsigned>(m.attributes & kLegacyCodecMask);
   if (codec > static_cast<unsigned>(CodecId::kLz4)) {
-    return Fail(at, "codec id " + std::to_string(codec) + " is not valid for magic " + std::to_string(m.magic));
+    return Fail(at, "codec id " + std::to_string(codec) + " is not valid for magic " +
+                        std::to_string(m.magic));
   }
   b.codec = static_cast<CodecId>(codec);
   b.timestamp_type = (m.magic == 1 && (m.attributes & kLegacyTimestampTypeBit))
@@ -349,8 +355,11 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
 
   if (!m.value) return Fail(at, "compressed wrapper message has a null value");
   ByteBuffer& buf = NextSectionBuffer();
-  Status s = codecs_.Decompress(m.magic, b.codec, AsBytes(*m.value), buf, options_.max_decompressed_bytes);
-  if (!s) return Fail(at, "cannot decompress " + std::string(CodecName(b.codec)) + " wrapper: " + s.message());
+  Status s =
+      codecs_.Decompress(m.magic, b.codec, AsBytes(*m.value), buf, options_.max_decompressed_bytes);
+  if (!s)
+    return Fail(
+        at, "cannot decompress " + std::string(CodecName(b.codec)) + " wrapper: " + s.message());
   b.uncompressed_bytes = buf.size();
   ByteView inner = buf.view();
   std::size_t pos = 0;
@@ -363,8 +372,8 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
     };
     if (!ParseLegacyMessage(inner.subspan(pos), &im, &what)) return Fail(at, where() + what);
     if (im.magic != m.magic) {
-      return Fail(at, where() + "magic " + std::to_string(im.magic) + " differs from the wrapper's " +
-                          std::to_string(m.magic));
+      return Fail(at, where() + "magic " + std::to_string(im.magic) +
+                          " differs from the wrapper's " + std::to_string(m.magic));
     }
     if ((im.attributes & kLegacyCodecMask) != 0) return Fail(at, where() + "nested compression");
     DecodedRecord r;
@@ -383,8 +392,8 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
     for (std::size_t i = b.first_record; i < result.records.size(); ++i) {
       DecodedRecord& r = result.records[i];
       r.offset = static_cast<std::int64_t>(static_cast<std::uint64_t>(m.offset) -
-                                          static_cast<std::uint64_t>(last_inner) +
-                                          static_cast<std::uint64_t>(r.stored_offset));
+                                           static_cast<std::uint64_t>(last_inner) +
+                                           static_cast<std::uint64_t>(r.stored_offset));
       if (b.timestamp_type == TimestampType::kLogAppendTime) r.timestamp = m.timestamp;
     }
   }

@@ -24,7 +24,7 @@
 namespace kbench::record {
 
 struct DecodedRecord {
-  std::int64_t offset = 0;     // absolute
+  std::int64_t offset = 0;  // absolute
   std::int64_t timestamp = kNoTimestamp;
   std::int64_t stored_offset = 0;  // as on the wire: v2 offsetDelta, v1 inner relative, v0 absolute
   std::optional<std::string_view> key;

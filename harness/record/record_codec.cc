@@ -17,10 +17,9 @@ constexpr std::uint8_t kFlgDictId = 0x01;
 bool Lz4HeaderChecksums(ByteView frame, std::size_t* hc_offset, std::uint8_t* correct,
                         std::uint8_t* kafka3160) {
   if (frame.size() < 7) return false;
-  std::uint32_t magic = static_cast<std::uint32_t>(frame[0]) |
-                        static_cast<std::uint32_t>(frame[1]) << 8 |
-                        static_cast<std::uint32_t>(frame[2]) << 16 |
-                        static_cast<std::uint32_t>(frame[3]) << 24;
+  std::uint32_t magic =
+      static_cast<std::uint32_t>(frame[0]) | static_cast<std::uint32_t>(frame[1]) << 8 |
+      static_cast<std::uint32_t>(frame[2]) << 16 | static_cast<std::uint32_t>(frame[3]) << 24;
   if (magic != kLz4FrameMagic) return false;
   std::uint8_t flg = frame[4];
   std::size_t hc = 6;  // magic(4) FLG BD
@@ -85,8 +84,9 @@ Status RecordCodecs::Decompress(std::int8_t magic, CodecId id, ByteView in, Byte
     // Kafka's own magic 0 reader ignores the header checksum; accepting exactly the two
     // checksums real writers produce still catches a corrupt descriptor.
     if (in[hc] != broken && in[hc] != correct) {
-      return Status::Error("lz4: frame header checksum matches neither the KAFKA-3160 nor the "
-                           "correct value");
+      return Status::Error(
+          "lz4: frame header checksum matches neither the KAFKA-3160 nor the "
+          "correct value");
     }
     if (in[hc] != correct) {
       lz4_fixed_.Assign(in);

@@ -21,7 +21,8 @@ Status LogValidator::Validate(ByteBuffer& batch, const ValidationOptions& option
   const BatchInfo& first = decoded_.batches.front();
   for (const BatchInfo& b : decoded_.batches) {
     if (b.magic != first.magic) {
-      return Invalid("mixes magic " + std::to_string(first.magic) + " and " + std::to_string(b.magic));
+      return Invalid("mixes magic " + std::to_string(first.magic) + " and " +
+                     std::to_string(b.magic));
     }
   }
   if (first.magic == 0 && options.timestamp_type == TimestampType::kLogAppendTime) {
@@ -57,14 +58,16 @@ Status LogValidator::ValidateV2(ByteBuffer& batch, const ValidationOptions& opti
   for (std::size_t i = 0; i < n; ++i) {
     const DecodedRecord& r = decoded_.records[b.first_record + i];
     if (r.stored_offset != static_cast<std::int64_t>(i)) {
-      return Invalid("record " + std::to_string(i) + " has offsetDelta " + std::to_string(r.stored_offset));
+      return Invalid("record " + std::to_string(i) + " has offsetDelta " +
+                     std::to_string(r.stored_offset));
     }
     max_ts = std::max(max_ts, r.timestamp);
   }
   std::uint8_t* h = batch.data();
   // Neither field is covered by the CRC-32C: this is the whole point of v2's layout.
   wire::Put64(h + kV2BaseOffset, static_cast<std::uint64_t>(options.base_offset));
-  wire::Put32(h + kV2PartitionLeaderEpoch, static_cast<std::uint32_t>(options.partition_leader_epoch));
+  wire::Put32(h + kV2PartitionLeaderEpoch,
+              static_cast<std::uint32_t>(options.partition_leader_epoch));
   bool rewrite = false;
   if (options.timestamp_type == TimestampType::kLogAppendTime) {
     wire::Put16(h + kV2Attributes, static_cast<std::uint16_t>(b.attributes | kV2TimestampTypeBit));
@@ -145,15 +148,16 @@ Status LogValidator::Rebuild(ByteBuffer& batch, const ValidationOptions& options
     r.timestamp = d.timestamp;
     r.key = d.key;
     r.value = d.value;
-    if (Status s = builder_.Append(r); !s) return Invalid("record " + std::to_string(i) + ": " + s.message());
+    if (Status s = builder_.Append(r); !s)
+      return Invalid("record " + std::to_string(i) + ": " + s.message());
     max_ts = std::max(max_ts, d.timestamp);
   }
   if (Status s = builder_.Finish(); !s) return s;
   std::swap(batch, rebuilt_);  // keeps both buffers' capacity for the next call
   result->records = b.record_count;
   result->last_offset = options.base_offset + static_cast<std::int64_t>(b.record_count) - 1;
-  result->max_timestamp = o.timestamp_type == TimestampType::kLogAppendTime ? options.log_append_time
-                                                                            : max_ts;
+  result->max_timestamp =
+      o.timestamp_type == TimestampType::kLogAppendTime ? options.log_append_time : max_ts;
   result->recompressed = true;
   result->crc_recomputed = true;
   return Status::Ok();

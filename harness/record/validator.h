@@ -28,17 +28,17 @@
 namespace kbench::record {
 
 struct ValidationOptions {
-  std::int64_t base_offset = 0;              // the partition's next offset
-  std::int32_t partition_leader_epoch = 0;  // v2
+  std::int64_t base_offset = 0;                               // the partition's next offset
+  std::int32_t partition_leader_epoch = 0;                    // v2
   TimestampType timestamp_type = TimestampType::kCreateTime;  // the topic's setting
-  std::int64_t log_append_time = 0;          // "now" for LogAppendTime
+  std::int64_t log_append_time = 0;                           // "now" for LogAppendTime
 };
 
 struct ValidationResult {
   std::size_t records = 0;
   std::int64_t last_offset = 0;
   std::int64_t max_timestamp = kNoTimestamp;
-  bool recompressed = false;   // the batch was rebuilt (v0 compressed)
+  bool recompressed = false;    // the batch was rebuilt (v0 compressed)
   bool crc_recomputed = false;  // a checksum was recomputed
 };
 

@@ -100,9 +100,12 @@ inline VarintError ReadVarlong(const std::uint8_t** p, const std::uint8_t* end, 
 
 inline const char* VarintErrorName(VarintError e) {
   switch (e) {
-    case VarintError::kOk: return "ok";
-    case VarintError::kTruncated: return "truncated varint";
-    case VarintError::kOverlong: return "overlong varint";
+    case VarintError::kOk:
+      return "ok";
+    case VarintError::kTruncated:
+      return "truncated varint";
+    case VarintError::kOverlong:
+      return "overlong varint";
   }
   return "?";
 }

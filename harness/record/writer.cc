@@ -113,7 +113,8 @@ class FusedV2Fields {
   std::uint8_t* p_;  // where the pending bytes go
 };
 
-constexpr std::size_t kMaxField = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
+constexpr std::size_t kMaxField =
+    static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max());
 
 bool TooLong(const std::optional<std::string_view>& s) { return s && s->size() > kMaxField / 2; }
 
@@ -171,11 +172,11 @@ bool EncodePlainPrefix(const Record& r, std::int64_t ts_delta, std::int64_t offs
   if (size >= kSmallVarintLimit) return false;
   const SmallVarint size_v = SpreadSmallVarint(static_cast<std::uint32_t>(size));
   const std::size_t lo_n = pending.n + size_v.len + 1 + ts_v.len;  // <= 8
-  const std::size_t hi_n = off_v.len + 1 + value_v.len;              // <= 7
+  const std::size_t hi_n = off_v.len + 1 + value_v.len;            // <= 7
   const std::uint64_t key = r.key ? 0 : 1;  // ZigZag32 of the key length: 0, or -1 for null
   // (the attributes byte, 0, is left as it is)
-  const std::uint64_t lo = pending.lo | size_v.bits << (8 * pending.n) |
-                           ts_v.bits << (8 * (pending.n + size_v.len + 1));
+  const std::uint64_t lo =
+      pending.lo | size_v.bits << (8 * pending.n) | ts_v.bits << (8 * (pending.n + size_v.len + 1));
   const std::uint64_t hi =
       off_v.bits | key << (8 * off_v.len) | value_v.bits << (8 * (off_v.len + 1));
   const U128 bits = lo | static_cast<U128>(hi) << (8 * lo_n);
@@ -201,13 +202,15 @@ std::size_t LegacyMessageSize(std::int8_t magic, const Record& record) {
 Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
   started_ = false;
   if (options.magic < 0 || options.magic > 2) {
-    return Status::Error("unsupported magic " + std::to_string(options.magic) + " (valid: 0, 1, 2)");
+    return Status::Error("unsupported magic " + std::to_string(options.magic) +
+                         " (valid: 0, 1, 2)");
   }
   if (static_cast<int>(options.codec.id) > static_cast<int>(CodecId::kZstd)) {
     return Status::Error("unknown codec id " + std::to_string(static_cast<int>(options.codec.id)));
   }
   if (options.codec.id == CodecId::kZstd && options.magic < 2) {
-    return Status::Error("zstd needs magic 2 (KIP-110); got magic " + std::to_string(options.magic));
+    return Status::Error("zstd needs magic 2 (KIP-110); got magic " +
+                         std::to_string(options.magic));
   }
   if (options.magic == 0 && options.timestamp_type == TimestampType::kLogAppendTime) {
     return Status::Error("magic 0 has no timestamps, so no LogAppendTime");
@@ -322,7 +325,8 @@ Status BatchBuilder::Append(std::span<const Record> records) {
     // (EncodePlainPrefix's limits, fields under 2^20, also keep out every record that
     // Append(record) would reject.)
     PlainPrefix pre;
-    if (EncodePlainPrefix(r, r.timestamp - base, static_cast<std::int64_t>(count_), pending_, pre)) {
+    if (EncodePlainPrefix(r, r.timestamp - base, static_cast<std::int64_t>(count_), pending_,
+                          pre)) {
       const std::size_t value_bytes = r.value ? r.value->size() : 0;
       if (chunk == 0) {
         chunk_start = target_->size() - pending_.n;
@@ -349,7 +353,8 @@ Status BatchBuilder::AppendLegacy(const Record& r) {
   }
   const bool v1 = opts_.magic == 1;
   std::int64_t timestamp = r.timestamp;
-  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime) timestamp = opts_.log_append_time;
+  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime)
+    timestamp = opts_.log_append_time;
   if (v1 && timestamp < kNoTimestamp) {
     return Status::Error("invalid negative timestamp " + std::to_string(timestamp));
   }
@@ -366,7 +371,8 @@ Status BatchBuilder::AppendLegacy(const Record& r) {
   std::uint8_t* p = m + kMagicOffset;
   *p++ = static_cast<std::uint8_t>(opts_.magic);
   std::uint8_t attributes = 0;
-  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime) attributes |= kLegacyTimestampTypeBit;
+  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime)
+    attributes |= kLegacyTimestampTypeBit;
   *p++ = attributes;
   if (v1) {
     wire::Put64(p, static_cast<std::uint64_t>(timestamp));
@@ -396,7 +402,8 @@ Status BatchBuilder::FinishV2() {
     out.ResizeUninitialized(kV2HeaderBytes);
     out.Append(compressed_.view());
   }
-  if (out.size() - kLogOverhead > kMaxField) return Status::Error("batch exceeds Kafka's int32 size");
+  if (out.size() - kLogOverhead > kMaxField)
+    return Status::Error("batch exceeds Kafka's int32 size");
   std::uint8_t* h = out.data();
   std::uint16_t attributes = static_cast<std::uint16_t>(opts_.codec.id);
   std::int64_t max_timestamp = max_timestamp_;
@@ -408,7 +415,8 @@ Status BatchBuilder::FinishV2() {
   if (opts_.control) attributes |= kV2ControlBit;
   wire::Put64(h + kV2BaseOffset, static_cast<std::uint64_t>(opts_.base_offset));
   wire::Put32(h + kV2BatchLength, static_cast<std::uint32_t>(out.size() - kLogOverhead));
-  wire::Put32(h + kV2PartitionLeaderEpoch, static_cast<std::uint32_t>(opts_.partition_leader_epoch));
+  wire::Put32(h + kV2PartitionLeaderEpoch,
+              static_cast<std::uint32_t>(opts_.partition_leader_epoch));
   h[kV2Magic] = 2;
   wire::Put16(h + kV2Attributes, attributes);
   wire::Put32(h + kV2LastOffsetDelta, static_cast<std::uint32_t>(count_ - 1));
@@ -441,12 +449,14 @@ Status BatchBuilder::FinishLegacyWrapper() {
   out.ResizeUninitialized(total);
   std::uint8_t* m = out.data();
   // The wrapper carries the last inner record's absolute offset, for v0 and v1 alike.
-  wire::Put64(m, static_cast<std::uint64_t>(opts_.base_offset + static_cast<std::int64_t>(count_) - 1));
+  wire::Put64(
+      m, static_cast<std::uint64_t>(opts_.base_offset + static_cast<std::int64_t>(count_) - 1));
   wire::Put32(m + 8, static_cast<std::uint32_t>(total - kLogOverhead));
   std::uint8_t* p = m + kMagicOffset;
   *p++ = static_cast<std::uint8_t>(opts_.magic);
   std::uint8_t attributes = static_cast<std::uint8_t>(opts_.codec.id);
-  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime) attributes |= kLegacyTimestampTypeBit;
+  if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime)
+    attributes |= kLegacyTimestampTypeBit;
   *p++ = attributes;
   if (v1) {
     // max_timestamp_ already holds log_append_time for LogAppendTime batches.

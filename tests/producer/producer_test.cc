@@ -137,9 +137,9 @@ struct MockRun {
   ProducerOptions Options(int threads, int producers, ClientSettings extra = {}) const {
     ProducerOptions o;
     o.settings = cluster.BaseSettings();
-    o.settings.insert(o.settings.end(), {{"statistics.interval.ms", "100"},
-                                         {"message.timeout.ms", "20000"},
-                                         {"linger.ms", "5"}});
+    o.settings.insert(
+        o.settings.end(),
+        {{"statistics.interval.ms", "100"}, {"message.timeout.ms", "20000"}, {"linger.ms", "5"}});
     o.settings.insert(o.settings.end(), extra.begin(), extra.end());
     o.topic = cluster.topic();
     o.threads = threads;
@@ -202,7 +202,8 @@ TEST(ProducerDriverMock, RejectsBadShapes) {
 
 TEST(ProducerDriverMock, BrokerRttShowsUpInLatency) {
   MockRun run;
-  for (int broker = 1; broker <= 3; ++broker) rd_kafka_mock_broker_set_rtt(run.cluster.mock(), broker, 50);
+  for (int broker = 1; broker <= 3; ++broker)
+    rd_kafka_mock_broker_set_rtt(run.cluster.mock(), broker, 50);
   auto d = MakeDriver(run, run.Options(1, 1));
   ASSERT_TRUE(d);
   d->BeginMeasurement();
@@ -220,11 +221,10 @@ TEST(ProducerDriverMock, TransportErrorsAreRetriedWithNothingLostWithIdempotence
   ASSERT_TRUE(d->RunRound(1000).ok());  // connected, producer id assigned
   // The next Produce requests are answered by a dropped connection (records are re-queued
   // at message level) and by a retriable broker error (the request is retried: txretries).
-  rd_kafka_mock_push_request_errors(run.cluster.mock(), 0 /* Produce */, 4,
-                                    RD_KAFKA_RESP_ERR__TRANSPORT,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS,
-                                    RD_KAFKA_RESP_ERR__TRANSPORT,
-                                    RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS);
+  rd_kafka_mock_push_request_errors(
+      run.cluster.mock(), 0 /* Produce */, 4, RD_KAFKA_RESP_ERR__TRANSPORT,
+      RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, RD_KAFKA_RESP_ERR__TRANSPORT,
+      RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS);
   ASSERT_TRUE(d->RunRound(20000).ok());
   ProduceTotals t = d->Collect();
   EXPECT_EQ(t.AccountingError(), "");
@@ -267,14 +267,16 @@ TEST(ProducerDriverMock, DeadBrokerFailsWithUndeliveredCount) {
   ASSERT_TRUE(d);
   d->BeginMeasurement();
   ASSERT_TRUE(d->RunRound(100).ok());
-  for (int broker = 1; broker <= 3; ++broker) rd_kafka_mock_broker_set_down(run.cluster.mock(), broker);
+  for (int broker = 1; broker <= 3; ++broker)
+    rd_kafka_mock_broker_set_down(run.cluster.mock(), broker);
   (void)d->RunRound(3000);
   ProduceTotals t = d->Collect();
   EXPECT_EQ(t.delivered + t.failed, t.produced);
   EXPECT_GT(t.failed, 0);
   std::string error = t.AccountingError();
   EXPECT_NE(error.find(std::to_string(t.undelivered()) + " of 3100 records undelivered"),
-            std::string::npos) << error;
+            std::string::npos)
+      << error;
 }
 
 TEST(ConsumerDriverMock, ReadsBackExactlyWhatWasProduced) {

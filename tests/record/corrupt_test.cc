@@ -74,7 +74,8 @@ TEST(Corrupt, BitFlipsInCrcCoveredBytesAreCaught) {
       if (magic == 2) {
         covered.emplace_back(kV2Crc, full.size());
       } else {
-        for (const BatchInfo& b : got.batches) covered.emplace_back(b.wire_offset + 12, b.wire_offset + b.wire_bytes);
+        for (const BatchInfo& b : got.batches)
+          covered.emplace_back(b.wire_offset + 12, b.wire_offset + b.wire_bytes);
       }
       for (auto [from, to] : covered) {
         for (std::size_t pos = from; pos < to; ++pos) {
@@ -181,7 +182,8 @@ TEST(Corrupt, MalformedV2Records) {
       {{0x10, 0x00, 0x00, 0x00, 0x01, 0x01, 0x02, 0x01, 0x01}, "null header key"},
       {{0x10, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00}, "record length 8 exceeds"},
       {{0x0c, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00}, "1 bytes after record 1 of 1"},
-      {{0x0c, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, "varint in timestampDelta"},
+      {{0x0c, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+       "varint in timestampDelta"},
   };
   for (const Bad& c : cases) {
     ByteBuffer b = V2WithRecords(c.records, 1);
@@ -207,7 +209,8 @@ TEST(Corrupt, RandomGarbageNeverCrashes) {
       ByteBuffer full = Build(magic, codec, 21);
       for (int i = 0; i < 300; ++i) {
         ByteBuffer bad = full;
-        for (int k = 0; k < 3; ++k) bad.data()[rng() % bad.size()] = static_cast<std::uint8_t>(rng());
+        for (int k = 0; k < 3; ++k)
+          bad.data()[rng() % bad.size()] = static_cast<std::uint8_t>(rng());
         if (magic == 2) FixV2Crc(bad);
         (void)reader.Read(bad.view(), got);
       }

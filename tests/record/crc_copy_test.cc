@@ -349,25 +349,53 @@ TEST(Crc32cCopierWriter, SpanAppendMatchesRecordByRecord) {
     for (std::size_t i = 0; i < n; ++i) {
       Record& r = records[i];
       switch (rng() % 5) {
-        case 0: r.timestamp = base + static_cast<std::int64_t>(i); break;
-        case 1: r.timestamp = base + kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4); break;
-        case 2: r.timestamp = base - kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4); break;
-        case 3: r.timestamp = rng() % 2 ? -1 : base + (rng() % 2 ? 1 : -1) * near_step(); break;
-        default: r.timestamp = base + static_cast<std::int64_t>(rng() % 100000); break;
+        case 0:
+          r.timestamp = base + static_cast<std::int64_t>(i);
+          break;
+        case 1:
+          r.timestamp = base + kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4);
+          break;
+        case 2:
+          r.timestamp = base - kDeltaLimit - 2 + static_cast<std::int64_t>(rng() % 4);
+          break;
+        case 3:
+          r.timestamp = rng() % 2 ? -1 : base + (rng() % 2 ? 1 : -1) * near_step();
+          break;
+        default:
+          r.timestamp = base + static_cast<std::int64_t>(rng() % 100000);
+          break;
       }
       switch (batch == 0 ? 6 : rng() % 6) {  // batch 0: short values only, it is long
-        case 0: break;  // null value
-        case 1: r.value = view(0); break;
-        case 2: r.value = view(kValueLimit - 40 + rng() % 80); break;  // body crosses 2^20
-        case 3: r.value = view(static_cast<std::size_t>(near_step())); break;
-        case 6: r.value = view(rng() % 100); break;
-        default: r.value = view(rng() % 3000); break;
+        case 0:
+          break;  // null value
+        case 1:
+          r.value = view(0);
+          break;
+        case 2:
+          r.value = view(kValueLimit - 40 + rng() % 80);
+          break;  // body crosses 2^20
+        case 3:
+          r.value = view(static_cast<std::size_t>(near_step()));
+          break;
+        case 6:
+          r.value = view(rng() % 100);
+          break;
+        default:
+          r.value = view(rng() % 3000);
+          break;
       }
       switch (rng() % 8) {
-        case 0: r.key = view(0); break;
-        case 1: r.key = view(1 + rng() % 20); break;
-        case 2: r.headers = {&header, 1}; break;
-        default: break;  // null key
+        case 0:
+          r.key = view(0);
+          break;
+        case 1:
+          r.key = view(1 + rng() % 20);
+          break;
+        case 2:
+          r.headers = {&header, 1};
+          break;
+        default:
+          break;  // null key
       }
     }
     BatchOptions o;

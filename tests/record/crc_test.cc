@@ -65,7 +65,8 @@ TEST(Crc, Crc32cMatchesDefinitionAtEveryLengthAndAlignment) {
   for (std::size_t len : {4095u, 4096u, 4097u, 16384u, 65536u + 61, 79990u}) {
     for (std::size_t offset = 0; offset < 3; ++offset) {
       ByteView v(data.data() + offset, len);
-      ASSERT_EQ(Crc32c(v, 0x12345678u), Crc32cBitwise(v, 0x12345678u)) << "offset " << offset << " len " << len;
+      ASSERT_EQ(Crc32c(v, 0x12345678u), Crc32cBitwise(v, 0x12345678u))
+          << "offset " << offset << " len " << len;
     }
   }
 }

@@ -8,8 +8,8 @@
 #include <deque>
 #include <fstream>
 #include <iterator>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,7 +58,9 @@ std::vector<json> GoldenFiles(bool uncompressed_only = false) {
   return files;
 }
 
-std::string NameOf(const ::testing::TestParamInfo<json>& p) { return p.param.at("name").get<std::string>(); }
+std::string NameOf(const ::testing::TestParamInfo<json>& p) {
+  return p.param.at("name").get<std::string>();
+}
 
 class GoldenRead : public ::testing::TestWithParam<json> {};
 // Compressed bytes depend on the codec library's version, so only uncompressed batches
@@ -88,7 +90,8 @@ TEST_P(GoldenRead, DecodesTheManifestRecords) {
     EXPECT_EQ(b.base_offset, want.at("base_offset").get<std::int64_t>());
     EXPECT_EQ(b.last_offset, want.at("last_offset").get<std::int64_t>());
     EXPECT_EQ(b.record_count, want.at("records_decoded").get<std::size_t>());
-    EXPECT_EQ(b.timestamp_type == TimestampType::kLogAppendTime, want.at("timestamp_type") == "log_append");
+    EXPECT_EQ(b.timestamp_type == TimestampType::kLogAppendTime,
+              want.at("timestamp_type") == "log_append");
     if (b.magic == 2) {
       EXPECT_EQ(b.partition_leader_epoch, want.at("partition_leader_epoch").get<int>());
       EXPECT_EQ(b.last_offset_delta, want.at("last_offset_delta").get<int>());
@@ -113,7 +116,8 @@ TEST_P(GoldenRead, DecodesTheManifestRecords) {
     EXPECT_EQ(r.offset, want.at("offset").get<std::int64_t>());
     EXPECT_EQ(r.timestamp, want.at("timestamp").get<std::int64_t>());
     EXPECT_EQ(r.key ? std::optional<std::string>(*r.key) : std::nullopt, Hex(want.at("key_hex")));
-    EXPECT_EQ(r.value ? std::optional<std::string>(*r.value) : std::nullopt, Hex(want.at("value_hex")));
+    EXPECT_EQ(r.value ? std::optional<std::string>(*r.value) : std::nullopt,
+              Hex(want.at("value_hex")));
     auto hs = got.headers_of(r);
     ASSERT_EQ(hs.size(), want.at("headers").size());
     for (std::size_t h = 0; h < hs.size(); ++h) {
@@ -177,7 +181,8 @@ TEST_P(GoldenWrite, IsByteIdentical) {
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(out.size(), bytes.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    ASSERT_EQ(out.data()[i], static_cast<std::uint8_t>(bytes[i])) << "first difference at byte " << i;
+    ASSERT_EQ(out.data()[i], static_cast<std::uint8_t>(bytes[i]))
+        << "first difference at byte " << i;
   }
 }
 

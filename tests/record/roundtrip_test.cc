@@ -58,9 +58,9 @@ TEST_P(RoundTrip, RandomBatchesReadBack) {
       const DecodedRecord& r = got.records[i];
       const Record& w = f.records[i];
       EXPECT_EQ(r.offset, o.base_offset + static_cast<std::int64_t>(i));
-      std::int64_t want_ts = c.magic == 0 ? kNoTimestamp
+      std::int64_t want_ts = c.magic == 0                                        ? kNoTimestamp
                              : o.timestamp_type == TimestampType::kLogAppendTime ? o.log_append_time
-                                                                                  : w.timestamp;
+                                                                                 : w.timestamp;
       EXPECT_EQ(r.timestamp, want_ts) << i;
       EXPECT_EQ(Own(r.key), Own(w.key)) << i;
       EXPECT_EQ(Own(r.value), Own(w.value)) << i;
@@ -124,7 +124,9 @@ TEST(Writer, Lz4HeaderChecksumFollowsKafka3160) {
     ASSERT_TRUE(WriteBatch(builder, o, {&r, 1}, wire).ok());
     // The frame is the wrapper's value (it follows the message overhead, the key being
     // null) or follows the v2 header.
-    std::size_t frame_at = magic == 0 ? kMessageV0Overhead : magic == 1 ? kMessageV1Overhead : kV2HeaderBytes;
+    std::size_t frame_at = magic == 0   ? kMessageV0Overhead
+                           : magic == 1 ? kMessageV1Overhead
+                                        : kV2HeaderBytes;
     std::size_t hc = 0;
     std::uint8_t correct = 0, broken = 0;
     ASSERT_TRUE(Lz4HeaderChecksums(wire.view().subspan(frame_at), &hc, &correct, &broken));

@@ -36,9 +36,12 @@ inline std::string RandomBytes(std::mt19937_64& rng, std::size_t n) {
 inline std::optional<std::string_view> RandomField(std::mt19937_64& rng, RecordFixture& f,
                                                    std::size_t max_len) {
   switch (rng() % 5) {
-    case 0: return std::nullopt;
-    case 1: return f.Keep("");
-    default: return f.Keep(RandomBytes(rng, rng() % (max_len + 1)));
+    case 0:
+      return std::nullopt;
+    case 1:
+      return f.Keep("");
+    default:
+      return f.Keep(RandomBytes(rng, rng() % (max_len + 1)));
   }
 }
 
@@ -85,7 +88,8 @@ inline std::string CaseName(int magic, const CodecSpec& codec) {
 
 inline std::vector<CodecSpec> CodecsFor(int magic) {
   std::vector<CodecSpec> specs;
-  for (CodecId id : {CodecId::kNone, CodecId::kGzip, CodecId::kSnappy, CodecId::kLz4, CodecId::kZstd}) {
+  for (CodecId id :
+       {CodecId::kNone, CodecId::kGzip, CodecId::kSnappy, CodecId::kLz4, CodecId::kZstd}) {
     if (id == CodecId::kZstd && magic < 2) continue;
     CodecSpec s;
     s.id = id;

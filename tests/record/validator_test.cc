@@ -22,7 +22,8 @@ struct Produced {
 };
 
 Produced Produce(int magic, const CodecSpec& codec, std::size_t count = 8) {
-  std::mt19937_64 rng(static_cast<std::uint64_t>(magic) * 31 + static_cast<std::uint64_t>(codec.id));
+  std::mt19937_64 rng(static_cast<std::uint64_t>(magic) * 31 +
+                      static_cast<std::uint64_t>(codec.id));
   Produced p{RandomRecords(rng, count, magic == 2, 1700000000000), {}};
   BatchOptions o;
   o.magic = static_cast<std::int8_t>(magic);
@@ -78,7 +79,8 @@ TEST_P(Validate, AssignsOffsetsAndKeepsRecords) {
       EXPECT_EQ(got.records[i].offset, 5000 + static_cast<std::int64_t>(i));
       EXPECT_EQ(Own(got.records[i].value), Own(p.f.records[i].value));
       if (magic > 0) {
-        EXPECT_EQ(got.records[i].timestamp, log_append ? vo.log_append_time : p.f.records[i].timestamp);
+        EXPECT_EQ(got.records[i].timestamp,
+                  log_append ? vo.log_append_time : p.f.records[i].timestamp);
       }
     }
     if (magic == 2) {
@@ -101,8 +103,9 @@ std::vector<std::pair<int, CodecSpec>> Cases() {
   }
   return cases;
 }
-INSTANTIATE_TEST_SUITE_P(AllFormats, Validate, ::testing::ValuesIn(Cases()),
-                         [](const auto& p) { return testing::CaseName(p.param.first, p.param.second); });
+INSTANTIATE_TEST_SUITE_P(AllFormats, Validate, ::testing::ValuesIn(Cases()), [](const auto& p) {
+  return testing::CaseName(p.param.first, p.param.second);
+});
 
 TEST(Validator, V1WrapperWithNonSequentialInnerOffsetsIsRebuilt) {
   // A v1 wrapper whose inner offsets start at 7 instead of 0: Kafka cannot assign in place.
@@ -122,7 +125,8 @@ TEST(Validator, V1WrapperWithNonSequentialInnerOffsetsIsRebuilt) {
   wrapper.ResizeUninitialized(kMessageV1Overhead);
   std::uint8_t* m = wrapper.data();
   wire::Put64(m, 10);
-  wire::Put32(m + 8, static_cast<std::uint32_t>(kMessageV1Overhead - kLogOverhead + compressed.size()));
+  wire::Put32(m + 8,
+              static_cast<std::uint32_t>(kMessageV1Overhead - kLogOverhead + compressed.size()));
   m[16] = 1;
   m[17] = static_cast<std::uint8_t>(CodecId::kGzip);
   wire::Put64(m + 18, 0);
@@ -156,8 +160,10 @@ TEST(Validator, RejectsWhatKafkaRejects) {
   Produced p = Produce(2, none, 3);
   ByteBuffer bad = p.wire;
   wire::Put32(bad.data() + kV2LastOffsetDelta, 7);
-  wire::Put32(bad.data() + kV2Crc, Crc32c({bad.data() + kV2Attributes, bad.size() - kV2Attributes}));
-  EXPECT_NE(validator.Validate(bad, vo, &res).message().find("lastOffsetDelta 7"), std::string::npos);
+  wire::Put32(bad.data() + kV2Crc,
+              Crc32c({bad.data() + kV2Attributes, bad.size() - kV2Attributes}));
+  EXPECT_NE(validator.Validate(bad, vo, &res).message().find("lastOffsetDelta 7"),
+            std::string::npos);
 
   bad = p.wire;
   bad.Append(p.wire.view());  // two batches in one partition's data
@@ -165,7 +171,8 @@ TEST(Validator, RejectsWhatKafkaRejects) {
 
   bad = p.wire;
   bad.data()[40] ^= 1;
-  EXPECT_NE(validator.Validate(bad, vo, &res).message().find("CRC-32C mismatch"), std::string::npos);
+  EXPECT_NE(validator.Validate(bad, vo, &res).message().find("CRC-32C mismatch"),
+            std::string::npos);
 
   Produced v0 = Produce(0, none, 2);
   vo.timestamp_type = TimestampType::kLogAppendTime;

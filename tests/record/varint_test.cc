@@ -20,7 +20,8 @@ std::vector<std::uint8_t> Enc64(std::int64_t v) {
   b.resize(static_cast<std::size_t>(WriteVarlong(v, b.data()) - b.data()));
   return b;
 }
-VarintError Dec32(const std::vector<std::uint8_t>& b, std::int32_t* v, std::size_t* used = nullptr) {
+VarintError Dec32(const std::vector<std::uint8_t>& b, std::int32_t* v,
+                  std::size_t* used = nullptr) {
   const std::uint8_t* p = b.data();
   VarintError e = ReadVarint(&p, b.data() + b.size(), v);
   if (used) *used = static_cast<std::size_t>(p - b.data());
@@ -57,9 +58,10 @@ TEST(Varint, EdgeValuesRoundTrip) {
     EXPECT_EQ(got, v);
     EXPECT_EQ(used, b.size());
   }
-  for (std::int64_t v : {std::int64_t{0}, std::int64_t{-1}, std::numeric_limits<std::int64_t>::min(),
-                         std::numeric_limits<std::int64_t>::max(),
-                         std::int64_t{std::numeric_limits<std::int32_t>::min()} - 1}) {
+  for (std::int64_t v :
+       {std::int64_t{0}, std::int64_t{-1}, std::numeric_limits<std::int64_t>::min(),
+        std::numeric_limits<std::int64_t>::max(),
+        std::int64_t{std::numeric_limits<std::int32_t>::min()} - 1}) {
     auto b = Enc64(v);
     EXPECT_EQ(b.size(), VarlongSize(v));
     std::int64_t got = 0;

@@ -40,12 +40,13 @@ std::string Describe(const CodecSpec& s) {
 }
 
 TEST(Codec, EveryCodecLevelAndPayloadRoundTrips) {
-  const std::vector<std::string> payloads = {"zeros", "random", "az", "value_bound:500",
-                                             "value_bound:50000", "repeated"};
+  const std::vector<std::string> payloads = {
+      "zeros", "random", "az", "value_bound:500", "value_bound:50000", "repeated"};
   for (const auto& spec : AllCodecLevels()) {
     auto codec = MakeCodec(spec);
     for (const auto& payload : payloads) {
-      for (std::size_t batch : {std::size_t{0}, std::size_t{1}, std::size_t{4096}, std::size_t{200000}}) {
+      for (std::size_t batch :
+           {std::size_t{0}, std::size_t{1}, std::size_t{4096}, std::size_t{200000}}) {
         RecordSet records =
             PayloadGenerator(ParsePayloadSpec(payload), SizeSpec{100, 1000}, 7).GenerateUpTo(batch);
         ByteBuffer raw = batch == 0 ? ByteBuffer() : records.ConcatenatedValues();
@@ -64,7 +65,8 @@ TEST(Codec, EveryCodecLevelAndPayloadRoundTrips) {
 }
 
 TEST(Codec, CompressibleDataShrinks) {
-  RecordSet records = PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{1000, 1000}, 1).Generate(64);
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{1000, 1000}, 1).Generate(64);
   ByteBuffer raw = records.ConcatenatedValues();
   for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
     auto codec = MakeCodec(ParseCodecSpec(name));
@@ -76,7 +78,8 @@ TEST(Codec, CompressibleDataShrinks) {
 
 TEST(Codec, XerialFramingMatchesTheJavaClientLayout) {
   // 70000 bytes -> three 32 KiB blocks, as snappy-java's SnappyOutputStream writes them.
-  RecordSet records = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{1000, 1000}, 3).Generate(70);
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{1000, 1000}, 3).Generate(70);
   ByteBuffer raw = records.ConcatenatedValues();
   auto codec = MakeCodec(ParseCodecSpec("snappy_xerial"));
   ByteBuffer out;
@@ -87,7 +90,8 @@ TEST(Codec, XerialFramingMatchesTheJavaClientLayout) {
   std::size_t pos = 16, blocks = 0, total = 0;
   while (pos < out.size()) {
     ASSERT_LE(pos + 4, out.size());
-    std::uint32_t len = (std::uint32_t{out.data()[pos]} << 24) | (std::uint32_t{out.data()[pos + 1]} << 16) |
+    std::uint32_t len = (std::uint32_t{out.data()[pos]} << 24) |
+                        (std::uint32_t{out.data()[pos + 1]} << 16) |
                         (std::uint32_t{out.data()[pos + 2]} << 8) | out.data()[pos + 3];
     pos += 4;
     ASSERT_LE(pos + len, out.size());
@@ -118,7 +122,8 @@ TEST(Codec, SnappyReaderAcceptsBothFramings) {
 }
 
 TEST(Codec, Lz4OutputIsAnLz4FrameThatLz4fDecodes) {
-  RecordSet records = PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 9).Generate(200);
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 9).Generate(200);
   ByteBuffer raw = records.ConcatenatedValues();
   for (int level : {1, 9}) {
     CodecSpec spec = ParseCodecSpec("lz4");
@@ -138,7 +143,8 @@ TEST(Codec, Lz4OutputIsAnLz4FrameThatLz4fDecodes) {
     std::vector<std::uint8_t> out(raw.size() + 1);
     std::size_t dst = out.size();
     std::size_t src = frame.size() - consumed;
-    std::size_t hint = LZ4F_decompress(dctx, out.data(), &dst, frame.data() + consumed, &src, nullptr);
+    std::size_t hint =
+        LZ4F_decompress(dctx, out.data(), &dst, frame.data() + consumed, &src, nullptr);
     LZ4F_freeDecompressionContext(dctx);
     ASSERT_FALSE(LZ4F_isError(hint));
     EXPECT_EQ(hint, 0u) << "frame not complete";
@@ -148,7 +154,8 @@ TEST(Codec, Lz4OutputIsAnLz4FrameThatLz4fDecodes) {
 }
 
 TEST(Codec, TruncatedOrCorruptInputGivesAnErrorNeverACrash) {
-  RecordSet records = PayloadGenerator(ParsePayloadSpec("value_bound:5000"), SizeSpec{300, 300}, 11).Generate(300);
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("value_bound:5000"), SizeSpec{300, 300}, 11).Generate(300);
   ByteBuffer raw = records.ConcatenatedValues();
   for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
     auto codec = MakeCodec(ParseCodecSpec(name));
@@ -177,7 +184,8 @@ TEST(Codec, TruncatedOrCorruptInputGivesAnErrorNeverACrash) {
 }
 
 TEST(Codec, DecompressionHonoursTheSizeCap) {
-  RecordSet records = PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{10000, 10000}, 1).Generate(100);
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{10000, 10000}, 1).Generate(100);
   ByteBuffer raw = records.ConcatenatedValues();
   for (auto name : {"none", "gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
     auto codec = MakeCodec(ParseCodecSpec(name));

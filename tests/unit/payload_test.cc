@@ -14,7 +14,8 @@
 namespace kbench {
 namespace {
 
-const char* kKinds[] = {"zeros", "random", "az", "value_bound:500", "value_bound:50000", "repeated"};
+const char* kKinds[] = {"zeros",   "random", "az", "value_bound:500", "value_bound:50000",
+                        "repeated"};
 
 TEST(Payload, SameSeedSameBytesDifferentSeedDifferentBytes) {
   for (const char* kind : kKinds) {
@@ -38,10 +39,12 @@ TEST(Payload, SameSeedSameBytesDifferentSeedDifferentBytes) {
 TEST(Payload, KnownBytesForAFixedSeed) {
   // Pins the generator (SplitMix64 and its mapping): a change here silently changes every
   // compression ratio in the results history, so it must be a deliberate one.
-  RecordSet az = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{16, 16}, kDefaultPayloadSeed).Generate(2);
+  RecordSet az =
+      PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{16, 16}, kDefaultPayloadSeed).Generate(2);
   EXPECT_EQ(az.value(0), "NCTCJYNEKUFYOZPR");
   EXPECT_EQ(az.value(1), "VJWNRHJAEYTLEHJZ");
-  RecordSet vb = PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{24, 24}, 1).Generate(1);
+  RecordSet vb =
+      PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{24, 24}, 1).Generate(1);
   EXPECT_EQ(vb.value(0), "19 90 235 261 48 45 33 2");
 }
 
@@ -50,7 +53,8 @@ TEST(Payload, SizesAreHonoured) {
     RecordSet fixed = PayloadGenerator(ParsePayloadSpec(kind), SizeSpec{100, 100}, 1).Generate(100);
     for (std::size_t i = 0; i < fixed.size(); ++i) ASSERT_EQ(fixed.value(i).size(), 100u) << kind;
     EXPECT_EQ(fixed.total_value_bytes(), 10000u);
-    RecordSet range = PayloadGenerator(ParsePayloadSpec(kind), SizeSpec{250, 750}, 1).Generate(2000);
+    RecordSet range =
+        PayloadGenerator(ParsePayloadSpec(kind), SizeSpec{250, 750}, 1).Generate(2000);
     std::size_t lo = 10000, hi = 0;
     for (std::size_t i = 0; i < range.size(); ++i) {
       lo = std::min(lo, range.value(i).size());
@@ -64,10 +68,12 @@ TEST(Payload, SizesAreHonoured) {
 }
 
 TEST(Payload, GenerateUpToStopsAtWholeRecords) {
-  RecordSet r = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{1000, 1000}, 1).GenerateUpTo(65536);
+  RecordSet r =
+      PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{1000, 1000}, 1).GenerateUpTo(65536);
   EXPECT_EQ(r.size(), 65u);
   EXPECT_EQ(r.total_value_bytes(), 65000u);
-  RecordSet big = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{10000, 10000}, 1).GenerateUpTo(1000);
+  RecordSet big =
+      PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{10000, 10000}, 1).GenerateUpTo(1000);
   EXPECT_EQ(big.size(), 1u) << "at least one record";
   RecordSet empty = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{0, 0}, 1).GenerateUpTo(10);
   EXPECT_LE(empty.size(), 11u) << "empty records must not loop forever";
@@ -78,9 +84,11 @@ TEST(Payload, KindsHaveTheirCharacter) {
   for (char ch : az.value(0)) ASSERT_TRUE(ch >= 'A' && ch <= 'Z');
   RecordSet zeros = PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{100, 100}, 1).Generate(1);
   EXPECT_EQ(zeros.value(0), std::string(100, '\0'));
-  RecordSet vb = PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 1).Generate(5);
+  RecordSet vb =
+      PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 1).Generate(5);
   for (char ch : vb.value(0)) ASSERT_TRUE((ch >= '0' && ch <= '9') || ch == ' ');
-  RecordSet rep = PayloadGenerator(ParsePayloadSpec("repeated"), SizeSpec{500, 500}, 1).Generate(100);
+  RecordSet rep =
+      PayloadGenerator(ParsePayloadSpec("repeated"), SizeSpec{500, 500}, 1).Generate(100);
   ASSERT_TRUE(rep.has_keys());
   std::set<std::string_view> bodies, keys;
   for (std::size_t i = 0; i < rep.size(); ++i) {
@@ -117,7 +125,8 @@ TEST(Payload, FileRecordsAreSplitOnTheDelimiter) {
   EXPECT_EQ(r.value(2), "third");
   EXPECT_EQ(r.value(3), "first");
   std::remove(path.c_str());
-  EXPECT_THROW(PayloadGenerator(ParsePayloadSpec("file:/nonexistent/x"), SizeSpec{}, 1).Generate(1), UsageError);
+  EXPECT_THROW(PayloadGenerator(ParsePayloadSpec("file:/nonexistent/x"), SizeSpec{}, 1).Generate(1),
+               UsageError);
 }
 
 TEST(Payload, BadSpecsAreRejectedWithTheValidValues) {
