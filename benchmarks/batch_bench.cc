@@ -52,31 +52,6 @@ constexpr std::size_t kMemcpyRecordBytes = 1000;
 
 // ------------------------------------------------------------------ data
 
-struct BatchParams {
-  int magic = 2;
-  CodecSpec codec;
-  PayloadSpec payload;
-  SizeSpec record_bytes;
-  std::size_t batch_bytes = 0;
-  std::uint64_t seed = 0;
-};
-
-BatchRecords MakeRecords(const BatchParams& p) {
-  return BatchRecords(p.payload, p.record_bytes, p.batch_bytes, p.seed);
-}
-
-BatchOptions OptionsFor(const BatchParams& p) {
-  BatchOptions o;
-  o.magic = static_cast<std::int8_t>(p.magic);
-  o.codec = p.codec;
-  return o;
-}
-
-Status Build(BatchBuilder& builder, const BatchOptions& o, const BatchRecords& data,
-             ByteBuffer& out) {
-  return record::WriteBatch(builder, o, data.records, out);
-}
-
 // v0 has no timestamps; v1 and v2 must keep the records' own.
 std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
   return bench::ReadBackError(wire, data, 0, magic != 0);
@@ -86,19 +61,19 @@ std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int 
 
 class BuildWork {
  public:
-  explicit BuildWork(const BatchParams& p)
-      : p_(p), data_(MakeRecords(p)), options_(OptionsFor(p)) {}
+  explicit BuildWork(const BatchParams& p) : p_(p), data_(p), options_(WriterOptions(p)) {}
   std::string Verify() {
     BatchOptions plain = options_;
     plain.codec = CodecSpec{};
-    if (Status s = Build(builder_, plain, data_, out_); !s) return "build failed: " + s.message();
+    if (Status s = record::WriteBatch(builder_, plain, data_.records, out_); !s)
+      return "build failed: " + s.message();
     uncompressed_wire_ = out_.size();
-    if (Status s = Build(builder_, options_, data_, out_); !s)
+    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
       return "build failed: " + s.message();
     return ReadBackError(out_, data_, p_.magic);
   }
   void Iterate() {
-    ok_ &= Build(builder_, options_, data_, out_).ok();
+    ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
@@ -133,14 +108,15 @@ class BuildWork {
 
 class ReadWork {
  public:
-  explicit ReadWork(const BatchParams& p) : p_(p), data_(MakeRecords(p)) {}
+  explicit ReadWork(const BatchParams& p) : p_(p), data_(p) {}
   std::string Verify() {
     BatchBuilder builder;
-    BatchOptions o = OptionsFor(p_);
+    BatchOptions o = WriterOptions(p_);
     o.codec = CodecSpec{};
-    if (Status s = Build(builder, o, data_, wire_); !s) return "build failed: " + s.message();
+    if (Status s = record::WriteBatch(builder, o, data_.records, wire_); !s)
+      return "build failed: " + s.message();
     uncompressed_wire_ = wire_.size();
-    if (Status s = Build(builder, OptionsFor(p_), data_, wire_); !s)
+    if (Status s = record::WriteBatch(builder, WriterOptions(p_), data_.records, wire_); !s)
       return "build failed: " + s.message();
     return ReadBackError(wire_, data_, p_.magic);
   }
@@ -180,10 +156,10 @@ class ReadWork {
 // is held against (the goal: at least half of it).
 class MemcpyWork {
  public:
-  explicit MemcpyWork(const BatchParams& p) : data_(MakeRecords(p)) {}
+  explicit MemcpyWork(const BatchParams& p) : data_(p) {}
   std::string Verify() {
     BatchBuilder builder;
-    if (Status s = Build(builder, BatchOptions{}, data_, batch_); !s)
+    if (Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_); !s)
       return "build failed: " + s.message();
     out_.ResizeUninitialized(batch_.size());
     Iterate();

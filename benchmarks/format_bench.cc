@@ -59,32 +59,30 @@ constexpr std::int32_t kLeaderEpoch = 7;
 
 // ------------------------------------------------------------------ data
 
-struct FormatParams {
-  int magic = 2;
-  CodecSpec codec;
+// A batch as produced, plus the timestamp type the broker's topic applies.
+struct FormatParams : BatchParams {
   TimestampType timestamp_type = TimestampType::kCreateTime;
-  PayloadSpec payload;
-  SizeSpec record_bytes;
-  std::size_t batch_bytes = 0;
-  std::uint64_t seed = 0;
 };
 
-BatchRecords MakeRecords(const FormatParams& p) {
-  return BatchRecords(p.payload, p.record_bytes, p.batch_bytes, p.seed);
-}
-
-BatchOptions Produced(const FormatParams& p) {
-  BatchOptions o;
-  o.magic = static_cast<std::int8_t>(p.magic);
-  o.codec = p.codec;
-  return o;
+FormatParams MakeParams(int magic, const CodecSpec& codec, TimestampType timestamp_type,
+                        const PayloadSpec& payload, std::size_t record_bytes,
+                        std::size_t batch_bytes, std::uint64_t seed) {
+  FormatParams p;
+  p.magic = magic;
+  p.codec = codec;
+  p.timestamp_type = timestamp_type;
+  p.payload = payload;
+  p.record_bytes = SizeSpec{record_bytes, record_bytes};
+  p.batch_bytes = batch_bytes;
+  p.seed = seed;
+  return p;
 }
 
 // ------------------------------------------------------------------ work
 
 class OverheadWork {
  public:
-  explicit OverheadWork(const FormatParams& p) : data_(MakeRecords(p)), options_(Produced(p)) {}
+  explicit OverheadWork(const FormatParams& p) : data_(p), options_(WriterOptions(p)) {}
   std::string Verify() {
     if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
       return s.message();
@@ -123,13 +121,13 @@ class OverheadWork {
 
 class ValidateWork {
  public:
-  explicit ValidateWork(const FormatParams& p) : data_(MakeRecords(p)) {
+  explicit ValidateWork(const FormatParams& p) : data_(p) {
     options_.base_offset = kAssignedBaseOffset;
     options_.partition_leader_epoch = kLeaderEpoch;
     options_.timestamp_type = p.timestamp_type;
     options_.log_append_time = kLogAppendTime;
     BatchBuilder builder;
-    Status s = record::WriteBatch(builder, Produced(p), data_.records, batch_);
+    Status s = record::WriteBatch(builder, WriterOptions(p), data_.records, batch_);
     if (!s) throw std::runtime_error("producing the batch failed: " + s.message());
     produced_bytes_ = batch_.size();
   }
@@ -180,13 +178,8 @@ void RegisterFormatFamily(const Options& options) {
       options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (int magic : kMagics) {
     for (std::size_t bytes : kOverheadRecordBytes) {
-      FormatParams p{magic,
-                     CodecSpec{},
-                     TimestampType::kCreateTime,
-                     payload,
-                     SizeSpec{bytes, bytes},
-                     kOverheadBatchBytes,
-                     options.payload_seed};
+      FormatParams p = MakeParams(magic, CodecSpec{}, TimestampType::kCreateTime, payload, bytes,
+                                  kOverheadBatchBytes, options.payload_seed);
       RegisterWork<OverheadWork>(
           BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes), p);
     }
@@ -205,13 +198,8 @@ void RegisterFormatFamily(const Options& options) {
       for (TimestampType tt : {TimestampType::kCreateTime, TimestampType::kLogAppendTime}) {
         if (magic == 0 && tt == TimestampType::kLogAppendTime) continue;  // v0 has no timestamps
         for (std::size_t bytes : kValidateRecordBytes) {
-          FormatParams p{magic,
-                         codec,
-                         tt,
-                         payload,
-                         SizeSpec{bytes, bytes},
-                         kValidateBatchBytes,
-                         options.payload_seed};
+          FormatParams p = MakeParams(magic, codec, tt, payload, bytes, kValidateBatchBytes,
+                                      options.payload_seed);
           BenchName name("Format", "validate");
           name.Add("magic", magic)
               .Add("codec", codec.Name())
