@@ -330,7 +330,7 @@ def _cli(argv):
     try:
         if args.cmd == "merge":
             datas = [load(p) for p in args.inputs]
-            _write_json(args.out, merge_runs(datas, args.inputs))
+            write_json(args.out, merge_runs(datas, args.inputs))
         elif args.cmd == "iterations":
             data = load(args.input)
             for b in data["benchmarks"]:
@@ -356,14 +356,15 @@ def _cli(argv):
                 raise BenchmarkJsonError("no benchmarks were measured")
             ctx = ctx or {}
             ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
-            _write_json(args.out, {"context": ctx, "benchmarks": benches})
+            write_json(args.out, {"context": ctx, "benchmarks": benches})
     except BenchmarkJsonError as e:
         print("kbench_results: error: %s" % e, file=sys.stderr)
         return 2
     return 0
 
 
-def _write_json(path, data):
+def write_json(path, data):
+    """Writes JSON atomically (a reader never sees half a file)."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=2)

@@ -32,14 +32,6 @@ class ScenarioError(Exception):
 
 # ------------------------------------------------------------------ JSON chores
 
-def _write_json(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
 def cmd_context(path, key):
     ctx = kr.load(path).get("context", {})
     if key not in ctx:
@@ -693,9 +685,9 @@ def main(argv):
         if args.cmd == "context":
             cmd_context(args.json, args.key)
         elif args.cmd == "sum":
-            _write_json(args.out, sum_processes([kr.load(p) for p in args.inputs], args.inputs))
+            kr.write_json(args.out, sum_processes([kr.load(p) for p in args.inputs], args.inputs))
         elif args.cmd == "merge":
-            _write_json(args.out, merge_files([kr.load(p) for p in args.inputs], args.inputs))
+            kr.write_json(args.out, merge_files([kr.load(p) for p in args.inputs], args.inputs))
         else:
             REPORTS[args.scenario](args.dir, args)
     except (ScenarioError, kr.BenchmarkJsonError) as e:
