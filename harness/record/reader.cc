@@ -39,14 +39,11 @@ struct LegacyMessage {
 };
 
 // Reads an int32-length-prefixed byte field within [*p, end).
-bool ReadLegacyBytes(const std::uint8_t** p, const std::uint8_t* end,
-                     std::optional<std::string_view>* out, std::string* err, const char* field) {
-  if (end - *p < 4) {
-    *err = std::string("truncated ") + field + " length";
-    return false;
-  }
-  std::int32_t len = wire::GetI32(*p);
-  *p += 4;
+// Takes `len` bytes (-1 = null) at *p for a key or value whose length was just read,
+// checking it against what is left of the enclosing message or record.
+bool TakeNullableBytes(std::int32_t len, const std::uint8_t** p, const std::uint8_t* end,
+                       std::optional<std::string_view>* out, std::string* err, const char* field,
+                       const char* enclosing) {
   if (len == -1) {
     out->reset();
     return true;
@@ -57,12 +54,23 @@ bool ReadLegacyBytes(const std::uint8_t** p, const std::uint8_t* end,
   }
   if (static_cast<std::size_t>(len) > static_cast<std::size_t>(end - *p)) {
     *err = std::string(field) + " length " + std::to_string(len) + " exceeds the " +
-           std::to_string(end - *p) + " bytes left in the message";
+           std::to_string(end - *p) + " bytes left in the " + enclosing;
     return false;
   }
   *out = std::string_view(reinterpret_cast<const char*>(*p), static_cast<std::size_t>(len));
   *p += len;
   return true;
+}
+
+bool ReadLegacyBytes(const std::uint8_t** p, const std::uint8_t* end,
+                     std::optional<std::string_view>* out, std::string* err, const char* field) {
+  if (end - *p < 4) {
+    *err = std::string("truncated ") + field + " length";
+    return false;
+  }
+  std::int32_t len = wire::GetI32(*p);
+  *p += 4;
+  return TakeNullableBytes(len, p, end, out, err, field, "message");
 }
 
 // Parses and CRC-checks one v0/v1 message at the start of `in`.
@@ -129,22 +137,7 @@ bool ReadVarBytes(const std::uint8_t** p, const std::uint8_t* end,
     *err = std::string(VarintErrorName(e)) + " in " + field + " length";
     return false;
   }
-  if (len == -1) {
-    out->reset();
-    return true;
-  }
-  if (len < -1) {
-    *err = std::string("invalid ") + field + " length " + std::to_string(len);
-    return false;
-  }
-  if (static_cast<std::size_t>(len) > static_cast<std::size_t>(end - *p)) {
-    *err = std::string(field) + " length " + std::to_string(len) + " exceeds the " +
-           std::to_string(end - *p) + " bytes left in the record";
-    return false;
-  }
-  *out = std::string_view(reinterpret_cast<const char*>(*p), static_cast<std::size_t>(len));
-  *p += len;
-  return true;
+  return TakeNullableBytes(len, p, end, out, err, field, "record");
 }
 
 }  // namespace
