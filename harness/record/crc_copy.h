@@ -8,11 +8,11 @@
 // twice; here each 64-byte block is loaded once, stored to the batch and folded into the
 // CRC from the same register.
 //
-// The fused kernel folds four 512-bit lanes with VPCLMULQDQ (AVX-512; byte-masked moves and
-// VBMI2 expand/compress for partial blocks) and finishes with the SSE4.2 crc32 instruction;
-// it is picked at run time. On a CPU without those instructions
-// the copier is memcpy followed by ISA-L's crc32_iscsi (kbench::record::Crc32c), giving the
-// same results.
+// The fused kernel (crc_copy_fused.h) folds four 512-bit lanes with VPCLMULQDQ (AVX-512;
+// byte-masked moves and VBMI2 expand/compress for partial blocks) and finishes with the
+// SSE4.2 crc32 instruction; it is picked at run time. On a CPU without
+// those instructions the copier is memcpy followed by ISA-L's crc32_iscsi
+// (kbench::record::Crc32c), giving the same results.
 
 #include <cassert>
 #include <cstddef>
@@ -47,14 +47,7 @@ class Crc32cCopier {
   // failed store-to-load forward), and one call for both pieces loads and stores the
   // folding state once.
   void Append(std::uint64_t lo, std::uint64_t hi, std::size_t ns, const void* src, std::size_t n,
-              void* dst) {
-    assert(ns <= 16);
-    if (fused_) {
-      AppendFused(lo, hi, ns, src, n, dst);
-    } else {
-      AppendPortable(lo, hi, ns, src, n, dst);
-    }
-  }
+              void* dst);
 
   // Adds the pieces in order, copied back to back from dst on: what Append(lo, hi, ns, src,
   // n, dst) does for each in turn, but in one call that keeps the folding state in
@@ -69,6 +62,13 @@ class Crc32cCopier {
   };
   void AppendPieces(const Piece* pieces, std::size_t count, void* dst);
 
+  // The pieces a source yields (bool next(Piece&); false at the end), copied back to back
+  // from dst on; returns the bytes added. For callers that compute pieces as they go: the
+  // source runs inlined in the kernel's loop. Fused kernel only (fused() must be true);
+  // defined in crc_copy_fused.h.
+  template <class Source>
+  std::uint64_t AppendFrom(Source&& next, void* dst);
+
   // CRC-32C of everything added since Reset. Does not end the stream: more bytes may
   // follow and Finish() may be called again.
   std::uint32_t Finish() const;
@@ -79,14 +79,12 @@ class Crc32cCopier {
   bool fused() const { return fused_; }
 
  private:
-  void AppendFused(std::uint64_t lo, std::uint64_t hi, std::size_t ns, const void* src,
-                   std::size_t n, void* dst);
   void AppendPortable(std::uint64_t lo, std::uint64_t hi, std::size_t ns, const void* src,
                       std::size_t n, void* dst);
   void AppendPortable(const void* src, std::size_t n, void* dst);
 
  public:
-  // State of the fused kernel (in crc_copy.cc), public only so that its free functions,
+  // State of the fused kernel (crc_copy_fused.h), public only so that its free functions,
   // compiled for AVX-512, can take it. The four 512-bit folding lanes live in memory
   // between calls (not as __m512i) so this header needs no AVX-512 types. stage holds an
   // incomplete 64-byte block: blocks follow stream positions, not call boundaries.
@@ -94,8 +92,9 @@ class Crc32cCopier {
     alignas(64) std::uint8_t acc[256];
     alignas(64) std::uint8_t stage[64];
     std::size_t staged = 0;
-    bool folded = false;    // whether any 64-byte block went into acc yet
-    std::uint32_t reg = 0;  // CRC register before the stream (~crc), XORed into block 0
+    std::uint64_t blocks = 0;     // complete blocks so far; the lanes are unset while 0
+    std::uint32_t init = 0;       // CRC register before the stream (~crc)
+    std::uint32_t init_lane = 0;  // init * x^-32 mod P: where the lanes start from
   };
 
  private:
