@@ -62,12 +62,6 @@ class Crc32cCopier {
   };
   void AppendPieces(const Piece* pieces, std::size_t count, void* dst);
 
-  // The pieces a source yields (bool next(Piece&); false at the end), copied back to back
-  // from dst on; returns the bytes added. For callers that compute pieces as they go: the
-  // source runs inlined in the kernel's loop. Fused kernel only (fused() must be true);
-  // defined in crc_copy_fused.h.
-  template <class Source>
-  std::uint64_t AppendFrom(Source&& next, void* dst);
 
   // CRC-32C of everything added since Reset. Does not end the stream: more bytes may
   // follow and Finish() may be called again.
@@ -79,6 +73,10 @@ class Crc32cCopier {
   bool fused() const { return fused_; }
 
  private:
+  // The pieces a source yields (bool next(Piece&); false at the end), copied back to back
+  // from dst on; returns the bytes added. Fused kernel only; defined in crc_copy_fused.h.
+  template <class Source>
+  std::uint64_t AppendFrom(Source&& next, void* dst);
   void AppendPortable(std::uint64_t lo, std::uint64_t hi, std::size_t ns, const void* src,
                       std::size_t n, void* dst);
   void AppendPortable(const void* src, std::size_t n, void* dst);

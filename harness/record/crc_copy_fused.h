@@ -1,11 +1,9 @@
 #pragma once
 
-// The fused copy + CRC-32C kernel behind Crc32cCopier, as a template over where its pieces
-// come from, so a caller that computes pieces on the fly (the v2 writer encoding record
-// prefixes) runs that work in the same instruction stream as the copying: the encoding
-// uses the integer ports while the folding waits on the vector ones. Include only from .cc
-// files, and call only when Crc32cCopier::fused() is true (the CPU has AVX-512 and
-// VPCLMULQDQ).
+// The fused copy + CRC-32C kernel behind Crc32cCopier, as one template over where its
+// pieces come from (one piece for Append, an array for AppendPieces), so both share the
+// same code. Include only from crc_copy.cc; it runs only when Crc32cCopier::fused() is
+// true (the CPU has AVX-512 and VPCLMULQDQ).
 //
 // Hand-written: see crc_copy.h for why no packaged library does this.
 
