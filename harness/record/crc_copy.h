@@ -62,7 +62,6 @@ class Crc32cCopier {
   };
   void AppendPieces(const Piece* pieces, std::size_t count, void* dst);
 
-
   // CRC-32C of everything added since Reset. Does not end the stream: more bytes may
   // follow and Finish() may be called again.
   std::uint32_t Finish() const;

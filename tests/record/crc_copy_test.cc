@@ -320,6 +320,34 @@ TEST(Crc32cCopierWriter, FusedAndPortableBuildersWriteTheSameBatches) {
   }
 }
 
+// Append(span) (fused), Append(record) one by one (fused) and Append(span) (portable) write
+// the same batch, which reads back to `records`.
+void CheckSpanAppend(const std::vector<Record>& records, const BatchOptions& o, int batch) {
+  BatchBuilder fused;
+  BatchBuilder portable(Crc32cKernel::kPortable);
+  ByteBuffer by_span, by_record, by_span_portable;
+  const std::size_t n = records.size();
+  ASSERT_TRUE(WriteBatch(fused, o, records, by_span).ok());
+  ASSERT_TRUE(WriteBatch(portable, o, records, by_span_portable).ok());
+  ASSERT_TRUE(fused.Begin(o, by_record).ok());
+  for (const Record& r : records) ASSERT_TRUE(fused.Append(r).ok());
+  ASSERT_TRUE(fused.Finish().ok());
+  ASSERT_EQ(by_span.size(), by_record.size()) << batch;
+  ASSERT_EQ(std::memcmp(by_span.data(), by_record.data(), by_span.size()), 0) << batch;
+  ASSERT_EQ(by_span.size(), by_span_portable.size()) << batch;
+  ASSERT_EQ(std::memcmp(by_span.data(), by_span_portable.data(), by_span.size()), 0) << batch;
+  BatchReader reader;
+  ReadResult got;
+  ASSERT_TRUE(reader.Read(by_span.view(), got).ok()) << batch;  // checks the CRC
+  ASSERT_EQ(got.records.size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got.records[i].offset, o.base_offset + static_cast<std::int64_t>(i));
+    ASSERT_EQ(got.records[i].timestamp, records[i].timestamp) << batch << " " << i;
+    ASSERT_EQ(got.records[i].key, records[i].key) << batch << " " << i;
+    ASSERT_EQ(got.records[i].value, records[i].value) << batch << " " << i;
+  }
+}
+
 // Append(span), which WriteBatch uses, writes what Append(record) one by one writes, with
 // either kernel. The records sit around the limits of its fast path: values, timestamp
 // deltas (either sign) and keys that do or do not fit, next to headers and keys that
@@ -334,9 +362,6 @@ TEST(Crc32cCopierWriter, SpanAppendMatchesRecordByRecord) {
   constexpr std::size_t kValueLimit = std::size_t{1} << 20;  // fast path: values below
   constexpr std::int64_t kDeltaLimit = std::int64_t{1} << 20;
   const Header header{"h", std::string_view("v")};
-  BatchBuilder fused;
-  BatchBuilder portable(Crc32cKernel::kPortable);
-  ByteBuffer by_span, by_record, by_span_portable;
   // Varint lengths change at 2^7 and 2^14 (zigzag values: deltas and sizes of 64 and 8192).
   auto near_step = [&] {
     return (std::int64_t{1} << (6 + 7 * (rng() % 2))) - 3 + static_cast<std::int64_t>(rng() % 6);
@@ -400,28 +425,64 @@ TEST(Crc32cCopierWriter, SpanAppendMatchesRecordByRecord) {
     }
     BatchOptions o;
     o.base_offset = static_cast<std::int64_t>(rng() % 1000);
-    ASSERT_TRUE(WriteBatch(fused, o, records, by_span).ok());
-    ASSERT_TRUE(WriteBatch(portable, o, records, by_span_portable).ok());
-    ASSERT_TRUE(fused.Begin(o, by_record).ok());
-    for (const Record& r : records) ASSERT_TRUE(fused.Append(r).ok());
-    ASSERT_TRUE(fused.Finish().ok());
-    ASSERT_EQ(by_span.size(), by_record.size()) << batch;
-    ASSERT_EQ(std::memcmp(by_span.data(), by_record.data(), by_span.size()), 0) << batch;
-    ASSERT_EQ(by_span.size(), by_span_portable.size()) << batch;
-    ASSERT_EQ(std::memcmp(by_span.data(), by_span_portable.data(), by_span.size()), 0) << batch;
-    BatchReader reader;
-    ReadResult got;
-    ASSERT_TRUE(reader.Read(by_span.view(), got).ok()) << batch;  // checks the CRC
-    ASSERT_EQ(got.records.size(), n);
-    for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(got.records[i].offset, o.base_offset + static_cast<std::int64_t>(i));
-      ASSERT_EQ(got.records[i].timestamp, records[i].timestamp) << batch << " " << i;
-      ASSERT_EQ(got.records[i].key, records[i].key) << batch << " " << i;
-      ASSERT_EQ(got.records[i].value, records[i].value) << batch << " " << i;
-    }
+    CheckSpanAppend(records, o, batch);
   }
   Record r;
   ASSERT_FALSE(BatchBuilder().Append(std::span<const Record>(&r, 1)).ok());  // before Begin
+}
+
+// Runs of records of one shape (value size, null or empty key), as producers send them,
+// take the writer's shortcut (the previous prefix with new deltas); the runs break on a
+// changed size, key, header or delta length (offsets and timestamps crossing 64 and 8192).
+TEST(Crc32cCopierWriter, RunsOfOneShape) {
+  std::mt19937_64 rng(43);
+  std::vector<std::uint8_t> pool = RandomBytes(1 << 16, 9);
+  auto view = [&](std::size_t n) {
+    std::size_t at = rng() % (pool.size() - n);
+    return std::string_view(reinterpret_cast<const char*>(pool.data() + at), n);
+  };
+  const Header header{"h", std::nullopt};
+  constexpr std::size_t kSizes[] = {0, 5, 63, 64, 1000, 8185, 8192};
+  for (int batch = 0; batch < 80; ++batch) {
+    const std::size_t n = 1 + rng() % (batch % 4 == 0 ? 9000 : 300);
+    const std::size_t size = kSizes[rng() % std::size(kSizes)];
+    const bool null_value = batch % 7 == 3;
+    std::vector<Record> records(n);
+    const std::int64_t base = 1700000000000;
+    for (std::size_t i = 0; i < n; ++i) {
+      Record& r = records[i];
+      switch (batch % 3) {
+        case 0:  // one millisecond apart: deltas cross 64 and 8192 with the offsets
+          r.timestamp = base + static_cast<std::int64_t>(i);
+          break;
+        case 1:  // mostly small deltas either side, now and then past a varint step
+          r.timestamp =
+              base + static_cast<std::int64_t>(rng() % 40) - 20 + (rng() % 16 == 0 ? 9000 : 0);
+          break;
+        default:
+          r.timestamp = base + static_cast<std::int64_t>(rng() % 20000);
+          break;
+      }
+      if (!null_value) r.value = view(size);
+      if (rng() % 50 == 0) r.value = view(size + 1);  // breaks the run
+      switch (rng() % 60) {
+        case 0:
+          r.key = view(0);  // empty key: another shape
+          break;
+        case 1:
+          r.key = view(3);
+          break;
+        case 2:
+          r.headers = {&header, 1};
+          break;
+        default:
+          break;
+      }
+    }
+    BatchOptions o;
+    o.base_offset = static_cast<std::int64_t>(rng() % 1000);
+    CheckSpanAppend(records, o, batch);
+  }
 }
 
 }  // namespace
