@@ -18,8 +18,10 @@ SCENARIO="$ROOT/scripts/scenario"
 export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
 [[ -x $KBENCH_BIN ]] || { echo "scenario_test: $KBENCH_BIN not built" >&2; exit 2; }
 WORK="$(mktemp -d /tmp/kbench-scenario-test.XXXXXX)"
-# Ports of this test's own cluster; the scenarios use their own bases (23010...).
+# Ports of this test's own cluster, and of the clusters the scenarios start here: not the
+# scenarios' defaults (23010...), so a scenario run by hand alongside does not collide.
 readonly TEST_PORT_BASE=23050
+readonly TEST_SCENARIO_PORT_BASE=23160
 pass=0 fail=0
 failures=()
 
@@ -108,7 +110,8 @@ COMMON=('^## Setup of this run' '\| machine \| .*cores' '\| librdkafka \| [0-9]'
 run_scenario() { # run_scenario NAME [args...]: true if it exits 0
   local name=$1 start=$SECONDS rc=0
   shift
-  "$SCENARIO" "$name" --tiny --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
+  KBENCH_SCENARIO_PORT_BASE=$TEST_SCENARIO_PORT_BASE \
+    "$SCENARIO" "$name" --tiny --out "$WORK/$name" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
   if ((rc == 0)); then
     ok "$name --tiny exits 0 ($((SECONDS - start)) s)"
   else
