@@ -8,6 +8,7 @@
 //   harness/record/validator.h): v0 compressed decompresses, reassigns absolute offsets and
 //   recompresses; v1 compressed validates the inner records and rewrites the wrapper; v2
 //   checks the CRC-32C, decodes every record and sets baseOffset/partitionLeaderEpoch.
+//   Every record's timestamp is checked against Kafka 4's default limits, as a broker does.
 //   Timed: one Validate call on the batch, in place (validation is idempotent, so the
 //   batch is not restored between iterations: restoring would time a memcpy too).
 //   Real time is per batch and items_per_second per record, so v0 : v1 : v2 read off one run.
@@ -125,7 +126,8 @@ class ValidateWork {
     options_.base_offset = kAssignedBaseOffset;
     options_.partition_leader_epoch = kLeaderEpoch;
     options_.timestamp_type = p.timestamp_type;
-    options_.log_append_time = kLogAppendTime;
+    options_.log_append_time = kLogAppendTime;  // "now": after every record's timestamp
+    options_.timestamp_after_max_ms = record::kKafka4TimestampAfterMaxMs;
     BatchBuilder builder;
     Status s = record::WriteBatch(builder, WriterOptions(p), data_.records, batch_);
     if (!s) throw std::runtime_error("producing the batch failed: " + s.message());

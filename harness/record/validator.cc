@@ -11,7 +11,33 @@ namespace kbench::record {
 
 namespace {
 Status Invalid(const std::string& what) { return Status::Error("invalid batch: " + what); }
+
+// Kafka computes timestamp differences in Java longs, which wrap; so does this (C++20
+// defines the conversion back from unsigned).
+std::int64_t WrappingSub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
 }  // namespace
+
+Status LogValidator::CheckRecord(const BatchInfo& b, const DecodedRecord& r, std::size_t i,
+                                 const ValidationOptions& options) {
+  if (options.compacted_topic && !r.key) {
+    return Invalid("record " + std::to_string(i) + " has no key, which a compacted topic needs");
+  }
+  if (options.timestamp_type == TimestampType::kCreateTime && b.magic > 0 &&
+      r.timestamp != kNoTimestamp) {
+    const std::int64_t diff = WrappingSub(options.log_append_time, r.timestamp);
+    if (diff > options.timestamp_before_max_ms ||
+        WrappingSub(0, diff) > options.timestamp_after_max_ms) {
+      return Invalid("record " + std::to_string(i) + "'s timestamp " + std::to_string(r.timestamp) +
+                     " is out of range: now is " + std::to_string(options.log_append_time) +
+                     ", and it may lie at most " + std::to_string(options.timestamp_before_max_ms) +
+                     " ms before and " + std::to_string(options.timestamp_after_max_ms) +
+                     " ms after");
+    }
+  }
+  return Status::Ok();
+}
 
 Status LogValidator::Validate(ByteBuffer& batch, const ValidationOptions& options,
                               ValidationResult* result) {
@@ -46,6 +72,10 @@ Status LogValidator::ValidateV2(ByteBuffer& batch, const ValidationOptions& opti
   const std::size_t n = b.record_count;
   if (n == 0) return Invalid("v2 batch holds no records");
   if (b.control) return Invalid("producers may not write control batches");
+  if (b.producer_id >= 0 && b.base_sequence < 0) {
+    return Invalid("producer id " + std::to_string(b.producer_id) + " with base sequence " +
+                   std::to_string(b.base_sequence));
+  }
   if (b.last_offset_delta != static_cast<std::int64_t>(n) - 1) {
     return Invalid("lastOffsetDelta " + std::to_string(b.last_offset_delta) + " does not match " +
                    std::to_string(n) + " records");
@@ -61,6 +91,7 @@ Status LogValidator::ValidateV2(ByteBuffer& batch, const ValidationOptions& opti
       return Invalid("record " + std::to_string(i) + " has offsetDelta " +
                      std::to_string(r.stored_offset));
     }
+    if (Status s = CheckRecord(b, r, i, options); !s) return s;
     max_ts = std::max(max_ts, r.timestamp);
   }
   std::uint8_t* h = batch.data();
@@ -91,6 +122,9 @@ Status LogValidator::ValidateLegacyCompressed(ByteBuffer& batch, const Validatio
                                               ValidationResult* result) {
   const BatchInfo& b = decoded_.batches.front();
   const std::size_t n = b.record_count;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (Status s = CheckRecord(b, decoded_.records[b.first_record + i], i, options); !s) return s;
+  }
   if (b.magic == 0) return Rebuild(batch, options, result);  // absolute inner offsets
   if (b.timestamp_type == TimestampType::kLogAppendTime &&
       options.timestamp_type == TimestampType::kCreateTime) {
@@ -167,11 +201,13 @@ Status LogValidator::ValidateLegacyPlain(ByteBuffer& batch, const ValidationOpti
                                          ValidationResult* result) {
   std::int64_t max_ts = kNoTimestamp;
   std::int64_t offset = options.base_offset;
-  for (const BatchInfo& b : decoded_.batches) {
+  for (std::size_t i = 0; i < decoded_.batches.size(); ++i) {
+    const BatchInfo& b = decoded_.batches[i];
     if (b.timestamp_type == TimestampType::kLogAppendTime &&
         options.timestamp_type == TimestampType::kCreateTime) {
       return Invalid("producer set LogAppendTime on a CreateTime topic");
     }
+    if (Status s = CheckRecord(b, decoded_.records[b.first_record], i, options); !s) return s;
     std::uint8_t* m = batch.data() + b.wire_offset;
     wire::Put64(m, static_cast<std::uint64_t>(offset++));
     std::int64_t ts = b.max_timestamp;

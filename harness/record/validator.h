@@ -12,12 +12,19 @@
 //                    partitionLeaderEpoch, which the CRC does not cover. LogAppendTime sets
 //                    maxTimestamp and the timestamp-type bit and recomputes the CRC-32C.
 //   v0/v1 uncompressed: validate each message and assign offsets in place.
-// The batch is rewritten in place; a LogValidator reuses its buffers and codec contexts.
+// Every record is checked as Kafka's validateRecord does: a key on compacted topics, and on
+// CreateTime topics a timestamp within message.timestamp.before.max.ms /
+// after.max.ms of "now" (KIP-937). v2 batches from producers must not be control batches,
+// must count their records consistently, and carry a sequence when they carry a producer
+// id. The batch is rewritten in place; a LogValidator reuses its buffers and codec contexts.
 //
-// Not modelled: timestamp-difference limits, compacted-topic key checks, producer state.
+// Not modelled: producer state (sequence and epoch against earlier batches; that is the
+// log's, not LogValidator's), and the rule that a producer's batch must not claim
+// LogAppendTime on a LogAppendTime topic: the Format family re-validates its own output.
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "harness/bytes.h"
 #include "harness/record/reader.h"
@@ -27,11 +34,21 @@
 
 namespace kbench::record {
 
+inline constexpr std::int64_t kNoTimestampLimit = std::numeric_limits<std::int64_t>::max();
+// Kafka 4's default for message.timestamp.after.max.ms (before.max.ms: no limit).
+inline constexpr std::int64_t kKafka4TimestampAfterMaxMs = 3600000;
+
 struct ValidationOptions {
   std::int64_t base_offset = 0;                               // the partition's next offset
   std::int32_t partition_leader_epoch = 0;                    // v2
   TimestampType timestamp_type = TimestampType::kCreateTime;  // the topic's setting
-  std::int64_t log_append_time = 0;                           // "now" for LogAppendTime
+  // The broker's "now": what LogAppendTime writes, and what CreateTime limits refer to.
+  std::int64_t log_append_time = 0;
+  // CreateTime topics: a record's timestamp t must satisfy now - t <= before and
+  // t - now <= after (message.timestamp.before.max.ms, message.timestamp.after.max.ms).
+  std::int64_t timestamp_before_max_ms = kNoTimestampLimit;
+  std::int64_t timestamp_after_max_ms = kNoTimestampLimit;
+  bool compacted_topic = false;  // cleanup.policy=compact: every record needs a key
 };
 
 struct ValidationResult {
@@ -58,6 +75,9 @@ class LogValidator {
   Status ValidateLegacyPlain(ByteBuffer& batch, const ValidationOptions& options,
                              ValidationResult* result);
   Status Rebuild(ByteBuffer& batch, const ValidationOptions& options, ValidationResult* result);
+  // Kafka's validateRecord for record i of batch b: key and timestamp.
+  static Status CheckRecord(const BatchInfo& b, const DecodedRecord& r, std::size_t i,
+                            const ValidationOptions& options);
 
   BatchReader reader_;
   ReadResult decoded_;

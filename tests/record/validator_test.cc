@@ -179,5 +179,98 @@ TEST(Validator, RejectsWhatKafkaRejects) {
   EXPECT_FALSE(validator.Validate(v0.wire, vo, &res).ok());
 }
 
+// Kafka's validateRecord: CreateTime timestamps within [now - before, now + after], both
+// ends included, not checked for records without a timestamp or on LogAppendTime topics;
+// keys on compacted topics. For every magic that has the field, plain and compressed.
+TEST(Validator, RecordTimestampLimitsAndCompactedKeys) {
+  constexpr std::int64_t kNow = 1700000900000;
+  for (int magic : {0, 1, 2}) {
+    for (const char* codec_name : {"none", "gzip"}) {
+      const CodecSpec codec = ParseCodecSpec(codec_name);
+      const std::string where = "magic " + std::to_string(magic) + " " + codec_name;
+      Record early, late, untimed, keyless;
+      early.timestamp = kNow - 5000;
+      late.timestamp = kNow + 1000;
+      untimed.timestamp = kNoTimestamp;
+      keyless.timestamp = kNow;
+      early.key = late.key = untimed.key = std::string_view("k");
+      early.value = late.value = untimed.value = keyless.value = std::string_view("value");
+      std::vector<Record> records = {early, late, untimed};
+      BatchOptions o;
+      o.magic = static_cast<std::int8_t>(magic);
+      o.codec = codec;
+      BatchBuilder builder;
+      ByteBuffer produced;
+      ASSERT_TRUE(WriteBatch(builder, o, records, produced).ok()) << where;
+
+      LogValidator validator;
+      ValidationResult res;
+      auto validate = [&](const ValidationOptions& vo) {
+        ByteBuffer b = produced;
+        return validator.Validate(b, vo, &res);
+      };
+      ValidationOptions vo;
+      vo.log_append_time = kNow;
+      vo.timestamp_before_max_ms = 5000;
+      vo.timestamp_after_max_ms = 1000;
+      EXPECT_TRUE(validate(vo).ok()) << where << ": " << validate(vo).message();
+      vo.timestamp_before_max_ms = 4999;
+      Status s = validate(vo);
+      if (magic == 0) {
+        EXPECT_TRUE(s.ok()) << where << ": v0 has no timestamps";
+      } else {
+        EXPECT_NE(s.message().find("record 0's timestamp"), std::string::npos) << where;
+        EXPECT_NE(s.message().find("out of range"), std::string::npos) << where;
+      }
+      vo.timestamp_before_max_ms = 5000;
+      vo.timestamp_after_max_ms = 999;
+      s = validate(vo);
+      if (magic == 0) {
+        EXPECT_TRUE(s.ok()) << where;
+      } else {
+        EXPECT_NE(s.message().find("record 1's timestamp"), std::string::npos) << where;
+      }
+      vo.timestamp_after_max_ms = 0;
+      vo.timestamp_before_max_ms = 0;
+      if (magic > 0) {
+        vo.timestamp_type = TimestampType::kLogAppendTime;
+        EXPECT_TRUE(validate(vo).ok()) << where << ": LogAppendTime replaces the timestamps";
+        vo.timestamp_type = TimestampType::kCreateTime;
+      }
+
+      vo = ValidationOptions{};
+      vo.compacted_topic = true;
+      EXPECT_TRUE(validate(vo).ok()) << where << ": every record has a key";
+      records.push_back(keyless);
+      ASSERT_TRUE(WriteBatch(builder, o, records, produced).ok()) << where;
+      EXPECT_NE(validate(vo).message().find("record 3 has no key"), std::string::npos) << where;
+      vo.compacted_topic = false;
+      EXPECT_TRUE(validate(vo).ok()) << where;
+    }
+  }
+}
+
+// An idempotent producer's batch (producer id set) must carry a sequence.
+TEST(Validator, ProducerIdNeedsASequence) {
+  Record r;
+  r.timestamp = 1700000000000;
+  r.value = std::string_view("v");
+  BatchOptions o;
+  o.producer_id = 42;
+  o.producer_epoch = 0;
+  o.base_sequence = -1;
+  BatchBuilder builder;
+  ByteBuffer wire;
+  ASSERT_TRUE(WriteBatch(builder, o, {&r, 1}, wire).ok());
+  LogValidator validator;
+  ValidationResult res;
+  EXPECT_NE(
+      validator.Validate(wire, {}, &res).message().find("producer id 42 with base sequence -1"),
+      std::string::npos);
+  o.base_sequence = 0;
+  ASSERT_TRUE(WriteBatch(builder, o, {&r, 1}, wire).ok());
+  EXPECT_TRUE(validator.Validate(wire, {}, &res).ok());
+}
+
 }  // namespace
 }  // namespace kbench::record
