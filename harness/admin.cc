@@ -1,7 +1,11 @@
 #include "harness/admin.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace kbench {
 
@@ -179,18 +183,83 @@ Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseco
   return status;
 }
 
+namespace {
+// Clients abandoned with a librdkafka call still running in them: kept for the life of the
+// process, reachable from a global, so nothing is freed under that call (and leak
+// checkers count them as live).
+struct Abandoned {
+  rd_kafka_t* rk;
+  LogCapture* log;
+};
+std::mutex abandoned_mu;
+std::vector<Abandoned>* abandoned_clients = nullptr;
+}  // namespace
+
+AdminClient::~AdminClient() {
+  if (!abandoned_) return;
+  std::lock_guard<std::mutex> lock(abandoned_mu);
+  if (abandoned_clients == nullptr) abandoned_clients = new std::vector<Abandoned>();
+  abandoned_clients->push_back({rk_.release(), log_.release()});
+}
+
+// librdkafka 2.0.2's rd_kafka_query_watermark_offsets can outlive its timeout by minutes:
+// while the leader's connection keeps failing, its response callback retries on every
+// broker state change with no deadline (rd_kafka_query_wmark_offsets_resp_cb, rdkafka.c),
+// and its wait loop has none either. A dead broker must fail a benchmark, not hang the run,
+// so each call runs on a thread of its own and is abandoned, with this client, if it has
+// not answered a grace period after its timeout.
+rd_kafka_resp_err_t AdminClient::QueryHighWatermark(const std::string& topic, int partition,
+                                                    std::chrono::milliseconds timeout,
+                                                    std::int64_t* high) {
+  struct Answer {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    std::int64_t high = 0;
+  };
+  constexpr auto kGrace = std::chrono::seconds(5);
+  auto answer = std::make_shared<Answer>();
+  std::thread([rk = rk_.get(), topic, partition, ms = static_cast<int>(timeout.count()), answer] {
+    std::int64_t low = 0, hi = 0;
+    rd_kafka_resp_err_t err =
+        rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &low, &hi, ms);
+    std::lock_guard<std::mutex> lock(answer->mu);
+    answer->err = err;
+    answer->high = hi;
+    answer->done = true;
+    answer->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(answer->mu);
+  if (!answer->cv.wait_for(lock, timeout + kGrace, [&] { return answer->done; })) {
+    abandoned_ = true;
+    return RD_KAFKA_RESP_ERR__TIMED_OUT;
+  }
+  *high = answer->high;
+  return answer->err;
+}
+
 Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
                                  std::chrono::milliseconds timeout, std::int64_t* sum) {
+  if (abandoned_) {
+    return Status::Error("end offsets of " + topic +
+                         ": an earlier query never returned (is the broker down?)");
+  }
   std::int64_t total = 0;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int p = 0; p < partitions; ++p) {
-    std::int64_t low = 0, high = 0;
+    std::int64_t high = 0;
     rd_kafka_resp_err_t err;
     // Right after a topic is created (or a leader moves) the answer can be "not leader"
     // until metadata settles: those are retriable, so retry them until the deadline.
     for (;;) {
-      err = rd_kafka_query_watermark_offsets(rk_.get(), topic.c_str(), p, &low, &high,
-                                             static_cast<int>(timeout.count()));
+      err = QueryHighWatermark(topic, p, timeout, &high);
+      if (abandoned_) {
+        return Status::Error("end offset of " + topic + "[" + std::to_string(p) +
+                             "]: no answer from librdkafka within " +
+                             std::to_string(timeout.count()) +
+                             " ms and a grace period (is the broker down?)");
+      }
       bool retriable = err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
                        err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
                        err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||

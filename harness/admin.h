@@ -54,7 +54,8 @@ class AdminClient {
   Status CreateTopic(const std::string& topic, int partitions, int replication,
                      std::chrono::milliseconds timeout);
   Status DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout);
-  // Sum over partitions of the high watermark (end offset).
+  // Sum over partitions of the high watermark (end offset). Returns within about twice
+  // `timeout` even when librdkafka does not (see admin.cc).
   Status EndOffsetSum(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
                       std::int64_t* sum);
   // Number of brokers in the cluster metadata.
@@ -63,10 +64,20 @@ class AdminClient {
   rd_kafka_t* handle() const { return rk_.get(); }
   const LogCapture& log() const { return *log_; }
 
+  AdminClient(const AdminClient&) = delete;
+  AdminClient& operator=(const AdminClient&) = delete;
+  ~AdminClient();
+
  private:
   AdminClient() = default;
+  // One rd_kafka_query_watermark_offsets call, abandoned if it outlives its timeout.
+  rd_kafka_resp_err_t QueryHighWatermark(const std::string& topic, int partition,
+                                         std::chrono::milliseconds timeout, std::int64_t* high);
   std::unique_ptr<LogCapture> log_;
   RdKafkaPtr rk_;
+  // A librdkafka call was abandoned while still running: the handle and the log capture
+  // it reports to are leaked, never freed under it.
+  bool abandoned_ = false;
 };
 
 }  // namespace kbench

@@ -425,11 +425,12 @@ void ProducerDriver::PrintProgress(bool final_line) {
       stderr,
       "%s%s%" PRId64
       " records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
-      "%.1f ms max latency.%s\n",
+      "%.1f ms max latency.%s%s\n",
       options_.progress_label.c_str(), options_.progress_label.empty() ? "" : ": ", n,
       secs > 0 ? static_cast<double>(n) / secs : 0.0, secs > 0 ? mib / secs : 0.0,
       lat_count ? static_cast<double>(lat_sum) / static_cast<double>(lat_count) / 1000.0 : 0.0,
-      static_cast<double>(lat_max) / 1000.0, final_line ? " (final)" : "");
+      static_cast<double>(lat_max) / 1000.0, final_line ? " (final)" : "",
+      measuring_ ? "" : " (warm-up)");
   last_progress_ = now;
   progress_delivered_ = delivered;
   progress_bytes_ = bytes;
@@ -461,6 +462,7 @@ void ProducerDriver::BeginMeasurement() {
   for (auto& s : states_) s->Reset();
   last_progress_ = Clock::now();
   progress_delivered_ = progress_bytes_ = 0;
+  measuring_ = true;
 }
 
 ProduceTotals ProducerDriver::Collect() {

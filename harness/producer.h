@@ -134,6 +134,7 @@ class ProducerDriver {
   std::chrono::steady_clock::time_point last_progress_;
   std::int64_t progress_delivered_ = 0;
   std::int64_t progress_bytes_ = 0;
+  bool measuring_ = false;  // BeginMeasurement was called: lines before it say "(warm-up)"
 };
 
 }  // namespace kbench

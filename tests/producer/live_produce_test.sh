@@ -103,7 +103,14 @@ NEXT='Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/real
   --benchmark_min_time=20 -X message.timeout.ms=5000 \
   --benchmark_out="$WORK/kill.json" --benchmark_out_format=json >"$WORK/kill.out" 2>"$WORK/kill.err" &
 bench_pid=$!
-sleep 6
+# Kill once KILLED is being measured (its first progress line not marked warm-up): killed
+# during the warm-up or its end-offset check, it would fail for another reason.
+for ((waited = 0; ; waited++)); do
+  grep -Eq "^${KILLED%/real_time}: [0-9]+ records sent, .* max latency\.\$" "$WORK/kill.err" && break
+  kill -0 "$bench_pid" 2>/dev/null || { cat "$WORK/kill.err" >&2; fail "kbench ended before measuring $KILLED"; }
+  ((waited < 240)) || fail "no measurement progress line from $KILLED within 120 s"
+  sleep 0.5
+done
 pid_file="$(ls "$STATE"/*/pid 2>/dev/null | head -1)"
 [[ -n $pid_file ]] || fail "no broker pid file under $STATE"
 kill -9 "$(<"$pid_file")"

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "fixtures/cluster.h"
+#include "harness/admin.h"
 #include "harness/consumer.h"
 #include "harness/histogram.h"
 #include "harness/payload.h"
@@ -277,6 +279,28 @@ TEST(ProducerDriverMock, DeadBrokerFailsWithUndeliveredCount) {
   EXPECT_NE(error.find(std::to_string(t.undelivered()) + " of 3100 records undelivered"),
             std::string::npos)
       << error;
+}
+
+// End offsets with every broker down: an error within the query's timeout plus the grace
+// period, never a hang (librdkafka 2.0.2's watermark query alone can retry for minutes).
+TEST(AdminClientMock, EndOffsetsWithEveryBrokerDownReturnInBoundedTime) {
+  MockRun run({1, 1});
+  std::string error;
+  auto admin = AdminClient::Create(run.cluster.BaseSettings(), &error);
+  ASSERT_TRUE(admin) << error;
+  std::int64_t sum = -1;
+  ASSERT_TRUE(admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(5), &sum).ok());
+  EXPECT_EQ(sum, 0);
+  for (int broker = 1; broker <= 3; ++broker)
+    rd_kafka_mock_broker_set_down(run.cluster.mock(), broker);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(1), &sum);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("end offset"), std::string::npos) << s.message();
+  EXPECT_LT(took, std::chrono::seconds(10)) << s.message();
+  std::printf("every broker down: \"%s\" after %.1f s\n", s.message().c_str(),
+              std::chrono::duration<double>(took).count());
 }
 
 TEST(ConsumerDriverMock, ReadsBackExactlyWhatWasProduced) {
