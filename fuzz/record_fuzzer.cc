@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "harness/bytes.h"
 #include "harness/record/reader.h"
@@ -59,6 +60,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ValidationOptions vo;
   vo.base_offset = 1000;
   vo.partition_leader_epoch = 3;
+  // The topic's settings come from the input's last byte, so every check and the wrapping
+  // timestamp arithmetic (extreme "now" and limits) see fuzzed records.
+  const std::uint8_t topic = size > 0 ? data[size - 1] : 0;
+  vo.compacted_topic = (topic & 1) != 0;
+  vo.log_append_time = (topic & 2) != 0 ? std::numeric_limits<std::int64_t>::min() : 1700000000000;
+  vo.timestamp_before_max_ms = (topic & 4) != 0 ? 0 : kNoTimestampLimit;
+  vo.timestamp_after_max_ms = (topic & 8) != 0 ? kKafka4TimestampAfterMaxMs : kNoTimestampLimit;
+  if ((topic & 16) != 0) vo.timestamp_type = TimestampType::kLogAppendTime;
   ValidationResult vr;
   Status v = validator.Validate(batch, vo, &vr);
   if (!v) {
