@@ -1,5 +1,7 @@
 // Consume family: consumer throughput reading a topic back, as kafka-consumer-perf-test
-// reports it (records/s = nMsg.sec, value bytes/s = MB.sec).
+// reports it (records/s = nMsg.sec, value bytes/s = MB.sec). Default rows: 100- and
+// 1000-byte records on 4 partitions; --consume SPEC runs any matrix of record size,
+// payload, partitions, replication and record count instead.
 //
 // Timed (real time, UseRealTime): one iteration assigns every partition at offset 0 and
 // reads until every record written has arrived. There is no group rebalance (manual
@@ -19,6 +21,7 @@
 #include "fixtures/cluster.h"
 #include "fixtures/counters.h"
 #include "fixtures/family.h"
+#include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
 #include "harness/consumer.h"
@@ -47,14 +50,19 @@ constexpr auto kReadIdleTimeout = std::chrono::seconds(10);
 struct ConsumeParams {
   SizeSpec record_bytes;
   PayloadSpec payload;
-  int partitions;
-  std::uint64_t seed;
+  int partitions = kPartitions;
+  int replication = 1;
+  std::int64_t records = 0;  // written once; 0: the default for the target
+  std::uint64_t seed = 0;
 };
 
+// Keys beyond the defaults' appear only when set, so default rows keep their names.
 BenchName Name(const ConsumeParams& p) {
   BenchName name("Consume", "read");
   name.Add("record_bytes", p.record_bytes.Name()).Add("partitions", p.partitions);
   if (p.payload.Name() != kPayload) name.Add("payload", p.payload.Name());
+  if (p.replication != 1) name.Add("replication", p.replication);
+  if (p.records > 0) name.Add("records", p.records);
   return name;
 }
 
@@ -63,9 +71,11 @@ BenchName Name(const ConsumeParams& p) {
 class ConsumeWork {
  public:
   explicit ConsumeWork(const ConsumeParams& p)
-      : cluster_(GlobalOptions(), "consume", TopicLayout{p.partitions, 1}),
+      : cluster_(GlobalOptions(), "consume", TopicLayout{p.partitions, p.replication}),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(4096)) {
-    if (cluster_.is_mock()) {
+    if (p.records > 0) {
+      count_ = p.records;
+    } else if (cluster_.is_mock()) {
       count_ = std::min<std::int64_t>(
           kFillRecordsMock, kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max));
     } else {
@@ -133,7 +143,58 @@ class ConsumeWork {
 
 // ------------------------------------------------------------------ registration
 
+// ------------------------------------------------------------------ registration
+
+void Register(const ConsumeParams& p) {
+  RegisterWork<ConsumeWork>(Name(p), p)->UseRealTime();
+  NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
+}
+
+// ------------------------------------------------------------------ --consume
+
+void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_view value) {
+  if (key == "record_bytes") {
+    p.record_bytes = ParseSizeSpec(value);
+  } else if (key == "payload") {
+    p.payload = ParsePayloadSpec(value);
+  } else if (key == "partitions") {
+    p.partitions = ParseSpecInt("--consume", key, value, 1, 10000);
+  } else if (key == "replication") {
+    p.replication = ParseSpecInt("--consume", key, value, 1, 32);
+  } else if (key == "records") {
+    p.records = ParseSpecInt("--consume", key, value, 1, 2000000000);
+  } else {
+    throw UsageError("--consume: unknown key '" + std::string(key) +
+                     "'; keys: record_bytes, payload, partitions, replication, records");
+  }
+}
+
+// The mock cluster drops the oldest data beyond 5 MiB per partition, and a small fill may
+// land in one partition, so a mock fill must stay under kMockFillBytes to read back whole.
+void CheckMockFill(const ConsumeParams& p) {
+  if (p.records > 0 && p.records > kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max)) {
+    throw UsageError("--consume: records=" + std::to_string(p.records) + " of up to " +
+                     std::to_string(p.record_bytes.max) +
+                     " bytes is more than the in-process mock cluster keeps (4 MiB); use a live "
+                     "cluster (--bootstrap) or fewer records");
+  }
+}
+
 void RegisterConsumeFamily(const Options& options) {
+  if (!options.consume_specs.empty()) {
+    ConsumeParams base{SizeSpec{kRecordBytes[0], kRecordBytes[0]}, ParsePayloadSpec(kPayload)};
+    if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
+    if (!options.payloads.empty()) base.payload = options.payloads.front();
+    base.seed = options.payload_seed;
+    for (const auto& spec : options.consume_specs) {
+      for (const ConsumeParams& p :
+           ExpandMatrixSpec("--consume", spec, base, ApplyConsumeSetting)) {
+        if (options.bootstrap.empty()) CheckMockFill(p);
+        Register(p);
+      }
+    }
+    return;
+  }
   std::vector<SizeSpec> sizes;
   if (options.record_sizes.empty()) {
     for (std::size_t n : kRecordBytes) sizes.push_back(SizeSpec{n, n});
@@ -143,9 +204,9 @@ void RegisterConsumeFamily(const Options& options) {
   PayloadSpec payload =
       options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (const auto& size : sizes) {
-    ConsumeParams p{size, payload, kPartitions, options.payload_seed};
-    RegisterWork<ConsumeWork>(Name(p), p)->UseRealTime();
-    NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
+    ConsumeParams p{size, payload};
+    p.seed = options.payload_seed;
+    Register(p);
   }
 }
 

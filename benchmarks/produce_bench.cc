@@ -28,7 +28,6 @@
 // parameters should reach at least 95 % of its records/s.
 
 #include <array>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -42,6 +41,7 @@
 #include "fixtures/cluster.h"
 #include "fixtures/counters.h"
 #include "fixtures/family.h"
+#include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
 #include "harness/payload.h"
@@ -460,30 +460,15 @@ CodecSpec ProduceCodec(CodecSpec c) {
 
 // ------------------------------------------------------------------ --produce
 
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    auto at = text.find(sep);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
-}
+constexpr int kProducersPerThread = -1;  // producers=per_thread, resolved after expansion
 
 int ParseInt(std::string_view key, std::string_view text, long long min, long long max) {
-  long long v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v < min || v > max) {
-    throw UsageError("--produce: " + std::string(key) + "=" + std::string(text) +
-                     " is not an integer in " + std::to_string(min) + ".." + std::to_string(max));
-  }
-  return static_cast<int>(v);
+  return ParseSpecInt("--produce", key, text, min, max);
 }
 
 // Applies one key=value to the params. Values that become part of the name must be static
 // strings (acks, variant): they are mapped to the constants here.
-void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value,
-                         bool& producers_per_thread) {
+void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value) {
   if (key == "acks") {
     if (value == "0")
       p.acks = "0";
@@ -527,8 +512,8 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
   } else if (key == "threads") {
     p.threads = ParseInt(key, value, 1, 256);
   } else if (key == "producers") {
-    producers_per_thread = value == "per_thread";
-    if (!producers_per_thread) p.producers = ParseInt(key, value, 1, 256);
+    // per_thread: as many as threads, whichever order the keys come in (see the expansion).
+    p.producers = value == "per_thread" ? kProducersPerThread : ParseInt(key, value, 1, 256);
   } else if (key == "warmup") {
     p.warmup = ParseInt(key, value, 0, 2000000000);
   } else if (key == "rate") {
@@ -543,24 +528,9 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
 
 // Expands one --produce spec into every combination of its alternatives, in the order given.
 std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const ProduceParams& base) {
-  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> axes;
-  for (std::string_view item : Split(spec, ',')) {
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size()) {
-      throw UsageError("--produce: '" + std::string(item) + "' is not key=value");
-    }
-    axes.emplace_back(item.substr(0, eq), Split(item.substr(eq + 1), '|'));
-  }
-  std::vector<ProduceParams> out;
-  std::vector<std::size_t> index(axes.size(), 0);
-  for (;;) {
-    ProduceParams p = base;
-    bool per_thread = false;
-    for (std::size_t a = 0; a < axes.size(); ++a) {
-      ApplyProduceSetting(p, axes[a].first, axes[a].second[index[a]], per_thread);
-    }
-    if (per_thread) p.producers = p.threads;
+  std::vector<ProduceParams> rows = ExpandMatrixSpec("--produce", spec, base, ApplyProduceSetting);
+  for (ProduceParams& p : rows) {
+    if (p.producers == kProducersPerThread) p.producers = p.threads;
     if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
       throw UsageError(
           "--produce: variant=bare_producev is a single-threaded loop with one "
@@ -570,16 +540,8 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
       throw UsageError("--produce: producers (" + std::to_string(p.producers) +
                        ") cannot exceed threads (" + std::to_string(p.threads) + ")");
     }
-    out.push_back(p);
-    std::size_t a = axes.size();
-    while (a > 0) {
-      --a;
-      if (++index[a] < axes[a].second.size()) break;
-      index[a] = 0;
-      if (a == 0) return out;
-    }
-    if (axes.empty()) return out;
   }
+  return rows;
 }
 
 void RegisterProduceFamily(const Options& options) {

@@ -38,6 +38,10 @@ expect_usage_error "acks must be 0, 1 or all" --produce 'acks=2'
 expect_usage_error "unknown key 'foo'" --produce 'foo=1'
 expect_usage_error "cannot exceed threads" --produce 'threads=2,producers=4'
 expect_usage_error "is not key=value" --produce 'acks'
+expect_usage_error "has an empty alternative" --produce 'acks=1|'
+expect_usage_error "--consume: unknown key 'fetch'" --consume 'fetch=1'
+expect_usage_error "--consume: partitions=0 is not an integer in 1..10000" --consume 'partitions=0'
+expect_usage_error "more than the in-process mock cluster keeps" --consume 'records=100000,record_bytes=1000'
 expect_usage_error "not a positive integer" --records-per-iteration=0
 
 # A secret in a rejected value must not be echoed.

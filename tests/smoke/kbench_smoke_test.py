@@ -57,6 +57,24 @@ class SmokeTest(unittest.TestCase):
             # Google Benchmark itself appends /real_time to benchmarks timed in real time.
             self.assertRegex(name, r"^[A-Z][a-z]+/[a-z_0-9]+(/[a-z_0-9]+:[^/]+)*(/real_time)?$", name)
 
+    def test_row_specs_expand_every_combination_in_order(self):
+        def listed(flag, spec):
+            family = "Produce/" if flag == "--produce" else "Consume/"
+            out = subprocess.run([BIN, "--benchmark_list_tests", flag, spec], capture_output=True,
+                                 text=True, check=True, timeout=60).stdout.split()
+            return [n for n in out if n.startswith(family)]
+        self.assertEqual(
+            listed("--produce", "acks=1,threads=2|4,producers=per_thread|1"),
+            ["Produce/send/acks:1/codec:none/record_bytes:100/threads:%d/producers:%d/real_time"
+             % tp for tp in ((2, 2), (2, 1), (4, 4), (4, 1))])
+        self.assertEqual(
+            listed("--consume", "record_bytes=100|1000,partitions=1|16,records=4000"),
+            ["Consume/read/record_bytes:%d/partitions:%d/records:4000/real_time" % rp
+             for rp in ((100, 1), (100, 16), (1000, 1), (1000, 16))])
+        # Defaults keep their names: keys a spec leaves at the default are not in them.
+        self.assertEqual(listed("--consume", "partitions=4"),
+                         ["Consume/read/record_bytes:100/partitions:4/real_time"])
+
     def test_codec_row_json_has_context_and_counters(self):
         memcpy = "Codec/memcpy/payload:az/record_bytes:1000/batch_bytes:65536"
         decompress = CODEC_ROW.replace("/compress/", "/decompress/")
