@@ -1,6 +1,7 @@
 #include "harness/record/crc_copy.h"
 
 #include <array>
+#include <cassert>
 #include <cstring>
 
 #include "harness/bytes.h"

@@ -14,7 +14,6 @@
 // those instructions the copier is memcpy followed by ISA-L's crc32_iscsi
 // (kbench::record::Crc32c), giving the same results.
 
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 
