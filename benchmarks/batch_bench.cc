@@ -62,48 +62,48 @@ std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int 
   return bench::ReadBackError(wire, data, 0, magic != 0);
 }
 
+// Writes the batch `p` describes into `wire` and checks it reads back; `plain_bytes` gets
+// the size of the same batch uncompressed (the denominator of `ratio`).
+std::string WriteChecked(BatchBuilder& builder, const BatchParams& p, const BatchRecords& data,
+                         ByteBuffer& wire, std::size_t* plain_bytes) {
+  BatchOptions options = WriterOptions(p);
+  options.codec = CodecSpec{};
+  if (Status s = record::WriteBatch(builder, options, data.records, wire); !s)
+    return "build failed: " + s.message();
+  *plain_bytes = wire.size();
+  if (Status s = record::WriteBatch(builder, WriterOptions(p), data.records, wire); !s)
+    return "build failed: " + s.message();
+  return ReadBackError(wire, data, p.magic);
+}
+
+// records_per_batch, wire_bytes_per_record and ratio (wire over plain bytes).
+void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain, std::size_t n) {
+  state.counters[counters::kRecordsPerBatch] = counters::Value(static_cast<double>(n));
+  state.counters[counters::kWireBytesPerRecord] =
+      counters::Value(static_cast<double>(wire) / static_cast<double>(n));
+  state.counters[counters::kRatio] =
+      counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
+}
+
 // ------------------------------------------------------------------ work
 
-class BuildWork {
+class BuildWork : public BatchRecordsWork {
  public:
-  explicit BuildWork(const BatchParams& p) : p_(p), data_(p), options_(WriterOptions(p)) {}
-  std::string Verify() {
-    BatchOptions plain = options_;
-    plain.codec = CodecSpec{};
-    if (Status s = record::WriteBatch(builder_, plain, data_.records, out_); !s)
-      return "build failed: " + s.message();
-    uncompressed_wire_ = out_.size();
-    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
-      return "build failed: " + s.message();
-    return ReadBackError(out_, data_, p_.magic);
-  }
+  explicit BuildWork(const BatchParams& p)
+      : BatchRecordsWork(p), p_(p), options_(WriterOptions(p)) {}
+  std::string Verify() { return WriteChecked(builder_, p_, data_, out_, &uncompressed_wire_); }
   void Iterate() {
     ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
-  }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
     ReportBatch(state, out_.size(), uncompressed_wire_, data_.records.size());
   }
-  static void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain,
-                          std::size_t n) {
-    state.counters[counters::kRecordsPerBatch] = counters::Value(static_cast<double>(n));
-    state.counters[counters::kWireBytesPerRecord] =
-        counters::Value(static_cast<double>(wire) / static_cast<double>(n));
-    state.counters[counters::kRatio] =
-        counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
-  }
 
  private:
   BatchParams p_;
-  BatchRecords data_;
   BatchOptions options_;
   BatchBuilder builder_;
   ByteBuffer out_;
@@ -111,19 +111,12 @@ class BuildWork {
   bool ok_ = true;
 };
 
-class ReadWork {
+class ReadWork : public BatchRecordsWork {
  public:
-  explicit ReadWork(const BatchParams& p) : p_(p), data_(p) {}
+  explicit ReadWork(const BatchParams& p) : BatchRecordsWork(p), p_(p) {}
   std::string Verify() {
     BatchBuilder builder;
-    BatchOptions o = WriterOptions(p_);
-    o.codec = CodecSpec{};
-    if (Status s = record::WriteBatch(builder, o, data_.records, wire_); !s)
-      return "build failed: " + s.message();
-    uncompressed_wire_ = wire_.size();
-    if (Status s = record::WriteBatch(builder, WriterOptions(p_), data_.records, wire_); !s)
-      return "build failed: " + s.message();
-    return ReadBackError(wire_, data_, p_.magic);
+    return WriteChecked(builder, p_, data_, wire_, &uncompressed_wire_);
   }
   void Iterate() {
     ok_ &= reader_.Read(wire_.view(), result_).ok();
@@ -133,22 +126,15 @@ class ReadWork {
     benchmark::DoNotOptimize(bytes);
     value_bytes_ = bytes;
   }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
-  }
   void Report(benchmark::State& state) {
     if (!ok_ || value_bytes_ != data_.set.total_value_bytes()) {
       state.SkipWithError("reading failed inside the timed loop");
     }
-    BuildWork::ReportBatch(state, wire_.size(), uncompressed_wire_, data_.records.size());
+    ReportBatch(state, wire_.size(), uncompressed_wire_, data_.records.size());
   }
 
  private:
   BatchParams p_;
-  BatchRecords data_;
   ByteBuffer wire_;
   BatchReader reader_;
   ReadResult result_;
@@ -157,15 +143,30 @@ class ReadWork {
   bool ok_ = true;
 };
 
-// Copies the bytes of the uncompressed v2 batch of the same records: the speed `build`
-// is held against (the goal: at least half of it).
-class MemcpyWork {
+// The reference rows work on the uncompressed v2 batch of the same records, built once.
+class ReferenceWork : public BatchRecordsWork {
  public:
-  explicit MemcpyWork(const BatchParams& p) : data_(p) {}
-  std::string Verify() {
+  void Report(benchmark::State& state) {
+    ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
+  }
+
+ protected:
+  explicit ReferenceWork(const BatchParams& p) : BatchRecordsWork(p) {}
+  std::string BuildBatch() {
     BatchBuilder builder;
-    if (Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_); !s)
-      return "build failed: " + s.message();
+    Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_);
+    return s ? "" : "build failed: " + s.message();
+  }
+  ByteBuffer batch_;
+};
+
+// Copies the batch's bytes: the speed `build` is held against (the goal: at least
+// half of it).
+class MemcpyWork : public ReferenceWork {
+ public:
+  explicit MemcpyWork(const BatchParams& p) : ReferenceWork(p) {}
+  std::string Verify() {
+    if (std::string e = BuildBatch(); !e.empty()) return e;
     out_.ResizeUninitialized(batch_.size());
     Iterate();
     return std::memcmp(out_.data(), batch_.data(), batch_.size()) == 0 ? "" : "memcpy mismatch";
@@ -175,31 +176,18 @@ class MemcpyWork {
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
-  }
-  void Report(benchmark::State& state) {
-    BuildWork::ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
-  }
 
  private:
-  BatchRecords data_;
-  ByteBuffer batch_;
   ByteBuffer out_;
 };
 
-// CRC-32C of the uncompressed v2 batch of the same records, over what the batch's CRC
-// covers (attributes to the end): the floor under `build`'s time.
-class Crc32cWork {
+// CRC-32C of the batch over what its CRC covers (attributes to the end): the floor under
+// `build`'s time.
+class Crc32cWork : public ReferenceWork {
  public:
-  explicit Crc32cWork(const BatchParams& p) : data_(p) {}
+  explicit Crc32cWork(const BatchParams& p) : ReferenceWork(p) {}
   std::string Verify() {
-    BatchBuilder builder;
-    if (Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_); !s)
-      return "build failed: " + s.message();
+    if (std::string e = BuildBatch(); !e.empty()) return e;
     Iterate();
     return crc_ == record::wire::Get32(batch_.data() + record::kV2Crc)
                ? ""
@@ -210,19 +198,8 @@ class Crc32cWork {
         {batch_.data() + record::kV2Attributes, batch_.size() - record::kV2Attributes});
     benchmark::DoNotOptimize(crc_);
   }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
-  }
-  void Report(benchmark::State& state) {
-    BuildWork::ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
-  }
 
  private:
-  BatchRecords data_;
-  ByteBuffer batch_;
   std::uint32_t crc_ = 0;
 };
 

@@ -81,9 +81,9 @@ FormatParams MakeParams(int magic, const CodecSpec& codec, TimestampType timesta
 
 // ------------------------------------------------------------------ work
 
-class OverheadWork {
+class OverheadWork : public BatchRecordsWork {
  public:
-  explicit OverheadWork(const FormatParams& p) : data_(p), options_(WriterOptions(p)) {}
+  explicit OverheadWork(const FormatParams& p) : BatchRecordsWork(p), options_(WriterOptions(p)) {}
   std::string Verify() {
     if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
       return s.message();
@@ -93,12 +93,6 @@ class OverheadWork {
     ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
-  }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
   }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
@@ -113,16 +107,15 @@ class OverheadWork {
   }
 
  private:
-  BatchRecords data_;
   BatchOptions options_;
   BatchBuilder builder_;
   ByteBuffer out_;
   bool ok_ = true;
 };
 
-class ValidateWork {
+class ValidateWork : public BatchRecordsWork {
  public:
-  explicit ValidateWork(const FormatParams& p) : data_(p) {
+  explicit ValidateWork(const FormatParams& p) : BatchRecordsWork(p) {
     options_.base_offset = kAssignedBaseOffset;
     options_.partition_leader_epoch = kLeaderEpoch;
     options_.timestamp_type = p.timestamp_type;
@@ -149,12 +142,6 @@ class ValidateWork {
     benchmark::DoNotOptimize(batch_.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const {
-    return static_cast<std::int64_t>(data_.records.size());
-  }
-  std::int64_t bytes_per_iteration() const {
-    return static_cast<std::int64_t>(data_.set.total_value_bytes());
-  }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("validation failed inside the timed loop");
     auto n = static_cast<double>(data_.records.size());
@@ -164,7 +151,6 @@ class ValidateWork {
   }
 
  private:
-  BatchRecords data_;
   record::ValidationOptions options_;
   record::LogValidator validator_;
   record::ValidationResult result_;
