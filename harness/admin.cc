@@ -75,22 +75,50 @@ std::unique_ptr<AdminClient> AdminClient::Create(const ClientSettings& settings,
 
 namespace {
 
-// Runs one admin request's result wait on a private queue.
-rd_kafka_event_t* WaitResult(rd_kafka_queue_t* queue, std::chrono::milliseconds timeout) {
-  return rd_kafka_queue_poll(queue, static_cast<int>(timeout.count()) + 1000);
-}
-
 Status TopicResults(const rd_kafka_topic_result_t* const* results, std::size_t count,
-                    const char* what, bool ok_if_exists_or_missing) {
+                    const std::string& what, bool ok_if_missing) {
   for (std::size_t i = 0; i < count; ++i) {
     rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) continue;
-    if (ok_if_exists_or_missing && err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
+    if (ok_if_missing && err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) continue;
     const char* msg = rd_kafka_topic_result_error_string(results[i]);
-    return Status::Error(std::string(what) + " '" + rd_kafka_topic_result_name(results[i]) +
+    return Status::Error(what + " '" + rd_kafka_topic_result_name(results[i]) +
                          "' failed: " + (msg ? msg : rd_kafka_err2str(err)));
   }
   return Status::Ok();
+}
+
+// One topic admin operation: `submit(opts, queue)` sends it, `results(event, &n)` reads the
+// per-topic results of its answer, which is awaited on a private queue for the timeout
+// (plus a second for the request itself).
+template <class Submit, class Results>
+Status RunTopicOp(rd_kafka_t* rk, rd_kafka_admin_op_t op, const std::string& what,
+                  const std::string& topic, std::chrono::milliseconds timeout, bool ok_if_missing,
+                  Submit submit, Results results) {
+  char err[512];
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, op);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err,
+                                              sizeof err);
+  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err,
+                                            sizeof err);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  submit(opts, queue);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(queue, static_cast<int>(timeout.count()) + 1000);
+  Status status;
+  if (!ev) {
+    status = Status::Error(what + " '" + topic + "': no answer within " +
+                           std::to_string(timeout.count()) + " ms");
+  } else if (rd_kafka_event_error(ev)) {
+    status = Status::Error(what + " '" + topic + "': " + rd_kafka_event_error_string(ev));
+  } else {
+    std::size_t n = 0;
+    const rd_kafka_topic_result_t* const* res = results(ev, &n);
+    status = TopicResults(res, n, what, ok_if_missing);
+  }
+  if (ev) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_AdminOptions_destroy(opts);
+  return status;
 }
 
 }  // namespace
@@ -101,30 +129,14 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
   rd_kafka_NewTopic_t* nt =
       rd_kafka_NewTopic_new(topic.c_str(), partitions, replication, err, sizeof err);
   if (!nt) return Status::Error("create topic '" + topic + "': " + err);
-  rd_kafka_AdminOptions_t* opts =
-      rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err,
-                                              sizeof err);
-  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err,
-                                            sizeof err);
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
-  rd_kafka_CreateTopics(rk_.get(), &nt, 1, opts, queue);
-  rd_kafka_event_t* ev = WaitResult(queue, timeout);
-  Status status;
-  if (!ev) {
-    status = Status::Error("create topic '" + topic + "': no answer within " +
-                           std::to_string(timeout.count()) + " ms");
-  } else if (rd_kafka_event_error(ev)) {
-    status = Status::Error("create topic '" + topic + "': " + rd_kafka_event_error_string(ev));
-  } else {
-    std::size_t n = 0;
-    const auto* res =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-    status = TopicResults(res, n, "create topic", false);
-  }
-  if (ev) rd_kafka_event_destroy(ev);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_AdminOptions_destroy(opts);
+  Status status = RunTopicOp(
+      rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS, "create topic", topic, timeout, false,
+      [&](rd_kafka_AdminOptions_t* opts, rd_kafka_queue_t* queue) {
+        rd_kafka_CreateTopics(rk_.get(), &nt, 1, opts, queue);
+      },
+      [](rd_kafka_event_t* ev, std::size_t* n) {
+        return rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), n);
+      });
   rd_kafka_NewTopic_destroy(nt);
   if (!status.ok()) return status;
 
@@ -154,31 +166,15 @@ Status AdminClient::CreateTopic(const std::string& topic, int partitions, int re
 }
 
 Status AdminClient::DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout) {
-  char err[512];
   rd_kafka_DeleteTopic_t* dt = rd_kafka_DeleteTopic_new(topic.c_str());
-  rd_kafka_AdminOptions_t* opts =
-      rd_kafka_AdminOptions_new(rk_.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS);
-  rd_kafka_AdminOptions_set_operation_timeout(opts, static_cast<int>(timeout.count()), err,
-                                              sizeof err);
-  rd_kafka_AdminOptions_set_request_timeout(opts, static_cast<int>(timeout.count()), err,
-                                            sizeof err);
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk_.get());
-  rd_kafka_DeleteTopics(rk_.get(), &dt, 1, opts, queue);
-  rd_kafka_event_t* ev = WaitResult(queue, timeout);
-  Status status;
-  if (!ev) {
-    status = Status::Error("delete topic '" + topic + "': no answer");
-  } else if (rd_kafka_event_error(ev)) {
-    status = Status::Error("delete topic '" + topic + "': " + rd_kafka_event_error_string(ev));
-  } else {
-    std::size_t n = 0;
-    const auto* res =
-        rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &n);
-    status = TopicResults(res, n, "delete topic", true);
-  }
-  if (ev) rd_kafka_event_destroy(ev);
-  rd_kafka_queue_destroy(queue);
-  rd_kafka_AdminOptions_destroy(opts);
+  Status status = RunTopicOp(
+      rk_.get(), RD_KAFKA_ADMIN_OP_DELETETOPICS, "delete topic", topic, timeout, true,
+      [&](rd_kafka_AdminOptions_t* opts, rd_kafka_queue_t* queue) {
+        rd_kafka_DeleteTopics(rk_.get(), &dt, 1, opts, queue);
+      },
+      [](rd_kafka_event_t* ev, std::size_t* n) {
+        return rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), n);
+      });
   rd_kafka_DeleteTopic_destroy(dt);
   return status;
 }
