@@ -48,14 +48,18 @@ function(kbench_add_test name)
   set_property(GLOBAL APPEND PROPERTY KBENCH_UNIT_TESTS ${name})
 endfunction()
 
-# kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s]): a ctest entry that runs a
-# script (bash or python) from the source tree.
+# kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s] [LOCK resource]): a ctest
+# entry that runs a script (bash or python) from the source tree; tests with the same LOCK
+# never run at once (the Kafka brokers they start).
 function(kbench_add_script_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "COMMAND;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;LOCK" "COMMAND;LABELS" ${ARGN})
   add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
     ENVIRONMENT "KBENCH_BIN=$<TARGET_FILE:kbench>;KBENCH_BUILD_DIR=${PROJECT_BINARY_DIR}")
+  if(ARG_LOCK)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${ARG_LOCK})
+  endif()
 endfunction()
