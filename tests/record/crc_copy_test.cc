@@ -6,6 +6,8 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "harness/bytes.h"
@@ -127,6 +129,29 @@ TEST_P(Crc32cCopierTest, ContinuesFromAPreviousCrc) {
   }
 }
 
+// ns <= 16 bytes of data from `at` as the copier takes them in registers, with random bytes
+// beyond ns (which it must ignore).
+std::pair<std::uint64_t, std::uint64_t> RegisterBytes(std::mt19937_64& rng,
+                                                      const std::vector<std::uint8_t>& data,
+                                                      std::size_t at, std::size_t ns) {
+  std::uint8_t bytes[16];
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+  if (ns > 0) std::memcpy(bytes, data.data() + at, ns);
+  std::uint64_t lo, hi;
+  std::memcpy(&lo, bytes, 8);
+  std::memcpy(&hi, bytes + 8, 8);
+  return {lo, hi};
+}
+
+// The copier holds data (from crc `start`), copied to out, with out's guard bytes untouched.
+void ExpectCopied(const Crc32cCopier& copier, const std::vector<std::uint8_t>& data,
+                  const std::vector<std::uint8_t>& out, std::uint32_t start, int round) {
+  ASSERT_EQ(copier.Finish(), Crc32c(data, start)) << round;
+  ASSERT_EQ(copier.size(), data.size());
+  ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << round;
+  for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << round;
+}
+
 // Register bytes (as the writer passes varints), alone or followed by a pointer piece, at
 // every phase of the open block; register bytes beyond ns are ignored.
 TEST_P(Crc32cCopierTest, RegisterBytesThenPointerBytes) {
@@ -139,19 +164,11 @@ TEST_P(Crc32cCopierTest, RegisterBytesThenPointerBytes) {
     for (std::size_t at = 0; at < data.size();) {
       std::size_t ns = std::min<std::size_t>(data.size() - at, rng() % 17);
       std::size_t n = std::min<std::size_t>(data.size() - at - ns, rng() % 2 ? 0 : rng() % 300);
-      std::uint8_t bytes[16];
-      for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
-      if (ns > 0) std::memcpy(bytes, data.data() + at, ns);
-      std::uint64_t lo, hi;
-      std::memcpy(&lo, bytes, 8);
-      std::memcpy(&hi, bytes + 8, 8);
+      auto [lo, hi] = RegisterBytes(rng, data, at, ns);
       copier.Append(lo, hi, ns, data.data() + at + ns, n, out.data() + at);
       at += ns + n;
     }
-    ASSERT_EQ(copier.Finish(), Crc32c(data)) << round;
-    ASSERT_EQ(copier.size(), data.size());
-    ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << round;
-    for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << round;
+    ASSERT_NO_FATAL_FAILURE(ExpectCopied(copier, data, out, 0, round));
   }
 }
 
@@ -179,11 +196,7 @@ TEST_P(Crc32cCopierTest, PiecesInOneCall) {
         std::size_t ns = std::min<std::size_t>(data.size() - at, rng() % 17);
         std::size_t cap = rng() % 4 == 0 ? 2000 : 70;  // short pieces keep blocks open
         std::size_t n = std::min<std::size_t>(data.size() - at - ns, rng() % cap);
-        std::uint8_t bytes[16];
-        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());  // beyond ns: ignored
-        if (ns > 0) std::memcpy(bytes, data.data() + at, ns);
-        std::memcpy(&p.lo, bytes, 8);
-        std::memcpy(&p.hi, bytes + 8, 8);
+        std::tie(p.lo, p.hi) = RegisterBytes(rng, data, at, ns);
         p.ns = ns;
         p.src = data.data() + at + ns;
         p.n = n;
@@ -191,10 +204,7 @@ TEST_P(Crc32cCopierTest, PiecesInOneCall) {
       }
       copier.AppendPieces(pieces.data(), pieces.size(), out.data() + first);
     }
-    ASSERT_EQ(copier.Finish(), Crc32c(data, start)) << round;
-    ASSERT_EQ(copier.size(), data.size());
-    ASSERT_TRUE(std::equal(data.begin(), data.end(), out.begin())) << round;
-    for (std::size_t i = data.size(); i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << round;
+    ASSERT_NO_FATAL_FAILURE(ExpectCopied(copier, data, out, start, round));
   }
 }
 
