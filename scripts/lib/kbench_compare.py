@@ -1,18 +1,36 @@
-"""Statistical A/B comparison of two Google Benchmark JSON files (kbench flavour).
+"""Statistical A/B comparison of kbench results (Google Benchmark JSON), with verdicts.
 
-Decision rule, per benchmark and per metric with a direction:
-  * timing-dependent metrics (times, rates, latencies, counters): a two-sided
-    Mann-Whitney U test over the repetitions. A change is a regression (or an
-    improvement) only when p < alpha AND the median moved by at least
-    threshold % in the bad (good) direction. When either side has fewer than 3
-    repetitions, or so few that no outcome could reach p < alpha (the smallest
-    two-sided p of the exact test is 2 / C(n1+n2, n1)), the row is
-    "inconclusive" and never a regression.
-  * deterministic metrics (callgrind `instructions`): they repeat to ~0.002 %,
-    so a test over repetitions adds nothing; the median change alone decides,
-    against the threshold, provided the runs on each side agree to within half
-    the threshold (otherwise the measurement is not deterministic after all and
-    the row is inconclusive).
+Samples. Each side is one or more files; a file holds one kbench process, or several
+when it was merged (entries tagged with kbench_process). When both sides hold at least
+two processes of a benchmark, the sample is one value per process (the median of its
+repetitions): repetitions of one process share that process's drift (CPU placement,
+cache and allocator state, the broker's state), which on this kind of machine is as
+large as the effects looked for, so they are not independent samples of a build. With a
+single process on either side the repetitions are the sample and the row says so.
+
+Verdicts, per benchmark and per judged metric, at level alpha with threshold T %:
+  regression / improvement  p < alpha and the estimated shift is at least T % in the
+                            bad / good direction;
+  unchanged                 the (1 - 2 alpha) interval of the shift lies inside
+                            (-T %, +T %): two one-sided tests at level alpha (TOST)
+                            show that any shift is smaller than T, not just that
+                            p >= alpha;
+  inconclusive              everything else: too few samples to ever reach alpha, a
+                            large shift that is not significant, an interval that
+                            straddles T.
+
+Test: an exact permutation test of the Wilcoxon-Mann-Whitney rank sum with mid-ranks.
+Ties are handled exactly, because the permutation distribution is that of the tied
+ranks; a normal approximation moves p across alpha when two values tie.
+
+Shift: the Hodges-Lehmann estimate (median of all base/new pairwise differences) of
+log(new) - log(base), reported in %, with its distribution-free interval: the k-th
+smallest and largest pairwise differences, k from the exact null distribution of U.
+Metrics that can be zero (error counts) use plain differences relative to the base
+median instead of logarithms.
+
+Deterministic metrics (callgrind `instructions`) repeat to ~0.001 %: no test, the median
+change decides against T, provided the runs of each side agree within T / 2.
 """
 
 import json
@@ -33,12 +51,354 @@ VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version
 IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
                    "kbench_merged_from"}
 
-MIN_REPETITIONS = 3
+VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
+VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
+                "unchanged": "unchanged", "inconclusive": "inconclusive"}
 
+
+# ---------------------------------------------------------------- statistics
 
 def min_two_sided_p(n1, n2):
-    """Smallest p-value the exact two-sided Mann-Whitney U test can produce."""
+    """Smallest p-value the two-sided rank test can produce with n1 and n2 samples."""
     return min(1.0, 2.0 / math.comb(n1 + n2, n1))
+
+
+def min_samples(alpha):
+    """The fewest samples per side (equal sides) with which p < alpha is possible."""
+    n = 1
+    while min_two_sided_p(n, n) >= alpha:
+        n += 1
+    return n
+
+
+def permutation_p(base, new):
+    """Two-sided p of the exact permutation test of the rank sum, ties included.
+
+    Same p as scipy.stats.permutation_test over the pooled mid-ranks with
+    n_resamples=inf (a test checks that), but from the exact distribution of the rank
+    sum by dynamic programming over the pooled ranks instead of enumerating every
+    partition: scipy takes ~2 s per row at 10 vs 10, this takes ~1 ms, and stays exact
+    where scipy would have to sample.
+    """
+    import numpy as np  # imported late: plotting-free scripts load this module too
+    from scipy.stats import rankdata
+    pooled = list(base) + list(new)
+    if all(v == pooled[0] for v in pooled):
+        return 1.0
+    # Doubled mid-ranks are integers, so sums index an array.
+    ranks = [int(round(2 * r)) for r in rankdata(pooled)]
+    m = len(new)
+    total = sum(ranks)
+    # ways[k, s]: number of k-subsets of the ranks seen so far whose sum is s.
+    ways = np.zeros((m + 1, total + 1))
+    ways[0, 0] = 1.0
+    for i, r in enumerate(ranks):
+        for k in range(min(i + 1, m), 0, -1):
+            ways[k, r:] += ways[k - 1, :total + 1 - r]
+    dist = ways[m] / math.comb(len(pooled), m)
+    observed = sum(ranks[len(base):])
+    p_low = float(dist[:observed + 1].sum())
+    p_high = float(dist[observed:].sum())
+    return min(1.0, 2.0 * min(p_low, p_high))
+
+
+def u_null_counts(m, n):
+    """Counts of each U = 0..m*n among the C(m+n, m) arrangements of untied samples.
+
+    The Gaussian binomial coefficient prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), expanded
+    with integers. Written here because scipy keeps its exact U distribution private.
+    """
+    size = m * n + 1
+    c = [1] + [0] * (size - 1)
+    for i in range(1, m + 1):
+        for u in range(size - 1, n + i - 1, -1):
+            c[u] -= c[u - (n + i)]
+        for u in range(i, size):
+            c[u] += c[u - i]
+    return c
+
+
+def hl_interval_rank(m, n, alpha):
+    """k such that [D_(k), D_(mn+1-k)] covers the shift with probability >= 1 - 2 alpha.
+
+    None when even the widest interval (k = 1) cannot reach that level.
+    """
+    counts = u_null_counts(m, n)
+    total = math.comb(m + n, m)
+    k, below = 0, 0
+    while k < len(counts) and (below + counts[k]) / total <= alpha:
+        below += counts[k]
+        k += 1
+    return k if k >= 1 else None
+
+
+def shift_estimate(base, new, alpha):
+    """(estimate, low, high, scale): Hodges-Lehmann shift of new vs base in %.
+
+    scale "log" when every value is positive (the shift is a ratio), else "abs"
+    (differences relative to the base median). low/high are None when the samples are
+    too few for a (1 - 2 alpha) interval.
+    """
+    positive = all(v > 0 for v in base) and all(v > 0 for v in new)
+    if positive:
+        diffs = sorted(math.log(y) - math.log(x) for x in base for y in new)
+    else:
+        diffs = sorted(y - x for x in base for y in new)
+    est = statistics.median(diffs)
+    k = hl_interval_rank(len(base), len(new), alpha)
+    lo = hi = None
+    if k is not None:
+        lo, hi = diffs[k - 1], diffs[len(diffs) - k]
+    if positive:
+        def pct(d):
+            return None if d is None else math.expm1(d) * 100.0
+        return pct(est), pct(lo), pct(hi), "log"
+    ref = abs(statistics.median(base))
+
+    def rel(d):
+        if d is None:
+            return None
+        if d == 0:
+            return 0.0
+        return d / ref * 100.0 if ref else math.copysign(math.inf, d)
+    return rel(est), rel(lo), rel(hi), "abs"
+
+
+def cv_pct(vals):
+    """Coefficient of variation in % (None with fewer than two values)."""
+    if len(vals) < 2:
+        return None
+    mean = statistics.fmean(vals)
+    if mean == 0:
+        return 0.0 if max(vals) == min(vals) else None
+    return statistics.stdev(vals) / abs(mean) * 100.0
+
+
+def _spread_pct(vals):
+    med = statistics.median(vals)
+    if len(vals) < 2:
+        return 0.0
+    if med == 0:
+        return 0.0 if max(vals) == min(vals) else math.inf
+    return (max(vals) - min(vals)) / abs(med) * 100.0
+
+
+# ---------------------------------------------------------------- samples
+
+class Side:
+    """One side of a comparison: the processes of one or more files.
+
+    groups: name -> {"processes": [[metrics of each repetition], ...],
+                     "errors": [message, ...]}
+    """
+
+    def __init__(self, label, datas):
+        self.label = label
+        self.context = dict(datas[0].get("context", {})) if datas else {}
+        self.contexts = [d.get("context", {}) for d in datas]
+        self.n_processes = 0
+        self.groups = {}
+        for data in datas:
+            for _, entries in kr.processes(data):
+                self.n_processes += 1
+                per_proc = {}
+                for b in entries:
+                    if not kr.is_iteration(b):
+                        continue
+                    g = self.groups.setdefault(b["name"], {"processes": [], "errors": []})
+                    if b.get("error_occurred"):
+                        g["errors"].append(str(b.get("error_message", "error")))
+                        continue
+                    per_proc.setdefault(b["name"], []).append(kr.entry_metrics(b))
+                for name, runs in per_proc.items():
+                    self.groups[name]["processes"].append(runs)
+        # Files written with --benchmark_report_aggregates_only hold no repetitions.
+        for data in datas:
+            for b in data["benchmarks"]:
+                if not kr.is_iteration(b):
+                    name = b.get("run_name") or b["name"]
+                    self.groups.setdefault(name, {"processes": [], "errors": []})
+
+    def names(self):
+        return list(self.groups)
+
+
+def samples(base_group, new_group, metric):
+    """(base values, new values, kind, within-process spreads) for one metric.
+
+    kind "process": one value per process (the median of its repetitions), used when
+    both sides have at least two processes; kind "repetition": every repetition.
+    """
+    def per_process(g):
+        return [[r[metric] for r in runs if metric in r] for runs in g["processes"]]
+    bp = [v for v in per_process(base_group) if v]
+    np_ = [v for v in per_process(new_group) if v]
+    within = ([cv_pct(v) for v in bp if len(v) > 1], [cv_pct(v) for v in np_ if len(v) > 1])
+    if len(bp) >= 2 and len(np_) >= 2:
+        return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_],
+                "process", within)
+    return [x for v in bp for x in v], [x for v in np_ for x in v], "repetition", within
+
+
+# ---------------------------------------------------------------- verdicts
+
+def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
+                   within=((), ()), direction=None):
+    if direction is None:
+        direction = kr.metric_direction(metric)
+    row = {
+        "name": name, "metric": metric,
+        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+        "unit": _unit(metric), "samples": kind,
+        "n_base": len(base_vals), "n_new": len(new_vals),
+        "base_median": statistics.median(base_vals),
+        "new_median": statistics.median(new_vals),
+        "base_cv_pct": cv_pct(base_vals), "new_cv_pct": cv_pct(new_vals),
+        "base_within_cv_pct": _median_or_none(within[0]),
+        "new_within_cv_pct": _median_or_none(within[1]),
+        "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
+    }
+
+    if metric in kr.DETERMINISTIC_METRICS:
+        change = _change_pct(row["base_median"], row["new_median"])
+        row["change_pct"] = change
+        spread = max(_spread_pct(base_vals), _spread_pct(new_vals))
+        if spread >= threshold / 2.0:
+            return _verdict(row, "inconclusive",
+                            "runs disagree by %.3g %% on one side; not deterministic" % spread)
+        if abs(change) >= threshold:
+            return _verdict(row, "regression" if change * direction < 0 else "improvement",
+                            "deterministic metric moved by >= %g %%" % threshold)
+        return _verdict(row, "unchanged", "deterministic metric moved by < %g %%" % threshold)
+
+    n1, n2 = len(base_vals), len(new_vals)
+    est, lo, hi, _ = shift_estimate(base_vals, new_vals, alpha)
+    row["change_pct"] = est
+    if lo is not None:
+        row["ci_low_pct"], row["ci_high_pct"] = lo, hi
+        row["ci_level"] = 1.0 - 2.0 * alpha
+    if min_two_sided_p(n1, n2) >= alpha:
+        return _verdict(row, "inconclusive",
+                        "%d vs %d %s samples cannot reach p < %g (need >= %d per side)"
+                        % (n1, n2, kind, alpha, min_samples(alpha)))
+    p = permutation_p(base_vals, new_vals)
+    row["p_value"] = p
+    bad = est * direction < 0
+    if p < alpha and abs(est) >= threshold:
+        return _verdict(row, "regression" if bad else "improvement",
+                        "p < %g and shift >= %g %%" % (alpha, threshold))
+    if lo is not None and -threshold < lo and hi < threshold:
+        return _verdict(row, "unchanged",
+                        "%g %% interval inside +-%g %%" % (100 * row["ci_level"], threshold))
+    if p < alpha:
+        why = "significant, but its interval reaches past +-%g %%" % threshold
+    elif abs(est) >= threshold:
+        why = "shift of %s is not significant (p >= %g)" % (fmt_change(est), alpha)
+    else:
+        why = "interval straddles +-%g %%" % threshold
+    return _verdict(row, "inconclusive", why)
+
+
+def _median_or_none(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _change_pct(base, new):
+    if base == new:
+        return 0.0
+    if base == 0:
+        return math.copysign(math.inf, new)
+    return (new - base) / abs(base) * 100.0
+
+
+def _verdict(row, verdict, reason):
+    row["verdict"] = verdict
+    row["reason"] = reason
+    return row
+
+
+def _unit(metric):
+    if metric in ("cpu_time", "real_time"):
+        return "ns"
+    return kr.UNITS.get(metric, "")
+
+
+def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None):
+    """Compare two Sides. Returns the verdict dict (see verdict_json)."""
+    bnames = [n for n in base.names() if name_filter is None or name_filter.search(n)]
+    nnames = [n for n in new.names() if name_filter is None or name_filter.search(n)]
+    nset = set(nnames)
+    bset = set(bnames)
+    common = [n for n in bnames if n in nset]
+    result = {
+        "alpha": alpha, "threshold_pct": threshold, "min_samples": min_samples(alpha),
+        "regressions": [], "improvements": [], "unchanged": [], "inconclusive": [],
+        "errored": [],
+        "only_in_base": [n for n in bnames if n not in nset],
+        "only_in_new": [n for n in nnames if n not in bset],
+        "context_diff": context_diff(base.context, new.context),
+        "processes": {"base": base.n_processes, "new": new.n_processes},
+        "rows": [], "common": common,
+    }
+    for name in common:
+        bg, ng = base.groups[name], new.groups[name]
+        failed = False
+        for side, g in (("base", bg), ("new", ng)):
+            if g["errors"]:
+                failed = True
+                result["errored"].append({"name": name, "side": side,
+                                          "repetitions": len(g["errors"]),
+                                          "message": g["errors"][0]})
+            elif not g["processes"]:
+                failed = True
+                result["errored"].append({"name": name, "side": side, "repetitions": 0,
+                                          "message": "no repetitions (aggregates only?)"})
+        if failed:
+            continue
+        for row in _compare_benchmark(name, bg, ng, alpha, threshold, metrics):
+            result["rows"].append(row)
+            result[VERDICT_KEYS[row["verdict"]]].append(row)
+    return result
+
+
+def compare(base_data, new_data, alpha=0.01, threshold=5.0, name_filter=None, metrics=None):
+    """Compare two loaded JSON documents (each one file)."""
+    return compare_sides(Side("base", [base_data]), Side("new", [new_data]), alpha,
+                         threshold, name_filter, metrics)
+
+
+def _compare_benchmark(name, b, n, alpha, threshold, metrics):
+    tm = kr.time_metric(name)
+    all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
+    names = []
+    for r in all_runs:
+        for k in r:
+            if k not in names:
+                names.append(k)
+    # Time first, then counters in the order the benchmark reports them.
+    ordered = [tm] + [k for k in names if k not in ("cpu_time", "real_time")]
+    for metric in ordered:
+        if metrics is not None and metric not in metrics:
+            continue
+        direction = kr.judged_direction(metric, name, all_runs)
+        if not direction:
+            continue  # informational, unknown, or latency of an unthrottled row
+        bv, nv, kind, within = samples(b, n, metric)
+        if not bv or not nv:
+            continue
+        yield compare_metric(name, metric, bv, nv, alpha, threshold, kind, within, direction)
+
+
+def exit_code(result, accept_inconclusive=False):
+    """0 all judged and none regressed; 1 a regression; 3 something not judged."""
+    if result["regressions"]:
+        return 1
+    if result["errored"] or result["only_in_base"] or result["only_in_new"]:
+        return 3
+    if result["inconclusive"] and not accept_inconclusive:
+        return 3
+    return 0
 
 
 def context_diff(base_ctx, new_ctx):
@@ -62,162 +422,37 @@ def context_diff(base_ctx, new_ctx):
     return diff
 
 
-def _change_pct(base, new):
-    if base == new:
-        return 0.0
-    if base == 0:
-        return math.copysign(math.inf, new)
-    return (new - base) / abs(base) * 100.0
+def mixed_context(side):
+    """Critical context keys whose values differ between the files of one side."""
+    out = {}
+    for key in CRITICAL_CONTEXT:
+        values = []
+        for ctx in side.contexts:
+            v = ctx.get(key)
+            if v not in values:
+                values.append(v)
+        if len(values) > 1:
+            out[key] = values
+    return out
 
 
-def compare_metric(name, metric, base_vals, new_vals, alpha, threshold):
-    direction = kr.metric_direction(metric)
-    row = {
-        "name": name, "metric": metric,
-        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-        "unit": _unit(metric),
-        "n_base": len(base_vals), "n_new": len(new_vals),
-        "base_median": statistics.median(base_vals),
-        "new_median": statistics.median(new_vals),
-        "p_value": None,
-    }
-    change = _change_pct(row["base_median"], row["new_median"])
-    row["change_pct"] = change
-    bad = change * direction < 0
-    big = abs(change) >= threshold
-
-    if metric in kr.DETERMINISTIC_METRICS:
-        spread = max(_spread_pct(base_vals), _spread_pct(new_vals))
-        if spread >= threshold / 2.0:
-            return _verdict(row, "inconclusive",
-                            "runs disagree by %.3g %% on one side; not deterministic" % spread)
-        if big:
-            return _verdict(row, "regression" if bad else "improvement",
-                            "deterministic metric moved by >= %g %%" % threshold)
-        return _verdict(row, "unchanged", "below threshold")
-
-    n1, n2 = len(base_vals), len(new_vals)
-    if n1 < MIN_REPETITIONS or n2 < MIN_REPETITIONS:
-        return _verdict(row, "inconclusive",
-                        "need >= %d repetitions per side, have %d and %d"
-                        % (MIN_REPETITIONS, n1, n2))
-    if min_two_sided_p(n1, n2) >= alpha:
-        return _verdict(row, "inconclusive",
-                        "%d vs %d repetitions cannot reach p < %g" % (n1, n2, alpha))
-    if base_vals == new_vals or len(set(base_vals + new_vals)) == 1:
-        p = 1.0
-    else:
-        from scipy.stats import mannwhitneyu  # imported late: only needed here
-        p = float(mannwhitneyu(base_vals, new_vals, alternative="two-sided").pvalue)
-        if math.isnan(p):
-            p = 1.0
-    row["p_value"] = p
-    if p < alpha and big:
-        return _verdict(row, "regression" if bad else "improvement",
-                        "p < %g and median moved >= %g %%" % (alpha, threshold))
-    if p < alpha:
-        return _verdict(row, "unchanged", "significant but below threshold")
-    return _verdict(row, "unchanged", "not significant")
-
-
-def _spread_pct(vals):
-    med = statistics.median(vals)
-    if len(vals) < 2:
-        return 0.0
-    if med == 0:
-        return 0.0 if max(vals) == min(vals) else math.inf
-    return (max(vals) - min(vals)) / abs(med) * 100.0
-
-
-def _verdict(row, verdict, reason):
-    row["verdict"] = verdict
-    row["reason"] = reason
-    return row
-
-
-def _unit(metric):
-    if metric in ("cpu_time", "real_time"):
-        return "ns"
-    return kr.UNITS.get(metric, "")
-
-
-def compare(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None):
-    """Compare two loaded JSON documents. Returns the verdict dict.
-
-    name_filter: compiled regex or None; metrics: set of metric names to keep
-    (None: the benchmark's time metric and every counter with a direction).
-    """
-    bg = kr.group_runs(base)
-    ng = kr.group_runs(new)
-    if name_filter is not None:
-        bg = {k: v for k, v in bg.items() if name_filter.search(k)}
-        ng = {k: v for k, v in ng.items() if name_filter.search(k)}
-    common = [n for n in bg if n in ng]
-    result = {
-        "alpha": alpha, "threshold_pct": threshold,
-        "regressions": [], "improvements": [], "unchanged": [], "inconclusive": [],
-        "only_in_base": [n for n in bg if n not in ng],
-        "only_in_new": [n for n in ng if n not in bg],
-        "context_diff": context_diff(base.get("context", {}), new.get("context", {})),
-        "rows": [],
-    }
-    for name in common:
-        for row in _compare_benchmark(name, bg[name], ng[name], alpha, threshold, metrics):
-            result["rows"].append(row)
-            key = {"regression": "regressions", "improvement": "improvements",
-                   "unchanged": "unchanged", "inconclusive": "inconclusive"}[row["verdict"]]
-            result[key].append(row)
-    result["common"] = common
-    return result
-
-
-def _compare_benchmark(name, b, n, alpha, threshold, metrics):
-    for side, g in (("base", b), ("new", n)):
-        if not g["runs"]:
-            if g["errors"]:
-                why = "skipped with error on %s side: %s" % (side, g["errors"][0])
-            else:
-                why = "no repetitions on %s side (aggregates only?)" % side
-            yield {"name": name, "metric": "-", "direction": None, "unit": "",
-                   "n_base": len(b["runs"]), "n_new": len(n["runs"]),
-                   "base_median": None, "new_median": None, "change_pct": None,
-                   "p_value": None, "verdict": "inconclusive", "reason": why}
-            return
-    tm = kr.time_metric(name)
-    names = []
-    for r in b["runs"] + n["runs"]:
-        for k in r:
-            if k not in names:
-                names.append(k)
-    # Time first, then counters in the order the benchmark reports them.
-    ordered = [tm] + [k for k in names if k not in ("cpu_time", "real_time")]
-    for metric in ordered:
-        if metrics is not None and metric not in metrics:
-            continue
-        direction = kr.metric_direction(metric)
-        if not direction:
-            continue  # informational or unknown: shown by plot, never judged
-        bv = [r[metric] for r in b["runs"] if metric in r]
-        nv = [r[metric] for r in n["runs"] if metric in r]
-        if not bv or not nv:
-            continue
-        yield compare_metric(name, metric, bv, nv, alpha, threshold)
-
-
-def verdict_json(result):
+def verdict_json(result, accept_inconclusive=False):
     """The --out document: rows grouped by verdict, JSON-safe (no inf/nan)."""
     def clean(row):
         r = dict(row)
-        for k in ("change_pct", "base_median", "new_median", "p_value"):
-            v = r.get(k)
+        for k, v in row.items():
             if isinstance(v, float) and not math.isfinite(v):
                 r[k] = None
                 if k == "change_pct":
                     r["change_note"] = "base median is zero"
         return r
-    out = {"alpha": result["alpha"], "threshold_pct": result["threshold_pct"]}
+    out = {"alpha": result["alpha"], "threshold_pct": result["threshold_pct"],
+           "min_samples": result["min_samples"], "processes": result["processes"],
+           "exit_code": exit_code(result, accept_inconclusive),
+           "accept_inconclusive": accept_inconclusive}
     for key in ("regressions", "improvements", "unchanged", "inconclusive"):
         out[key] = [clean(r) for r in result[key]]
+    out["errored"] = result["errored"]
     out["only_in_base"] = result["only_in_base"]
     out["only_in_new"] = result["only_in_new"]
     out["context_diff"] = result["context_diff"]
@@ -244,12 +479,26 @@ def fmt_value(v, unit):
     return ("%.4g %s" % (v, unit)).strip()
 
 
+def fmt_spread(cv):
+    return "" if cv is None else " ±%.1f%%" % cv
+
+
 def fmt_change(c):
     if c is None:
         return "-"
     if math.isinf(c):
         return "+inf%" if c > 0 else "-inf%"
     return "%+.2f%%" % c
+
+
+def fmt_interval(lo, hi):
+    if lo is None or hi is None:
+        return ""
+    def one(v):
+        if math.isinf(v):
+            return "+inf" if v > 0 else "-inf"
+        return "%+.1f" % v
+    return " [%s, %s]" % (one(lo), one(hi))
 
 
 def fmt_p(p):
@@ -259,16 +508,20 @@ def fmt_p(p):
 
 
 def format_table(rows):
-    header = ["Benchmark", "Metric", "Base", "New", "Change", "p-value", "Verdict"]
+    header = ["Benchmark", "Metric", "n", "Base", "New", "Change [interval]", "p-value",
+              "Verdict"]
     lines = []
     for r in rows:
-        lines.append([r["name"], r["metric"], fmt_value(r["base_median"], r["unit"]),
-                      fmt_value(r["new_median"], r["unit"]), fmt_change(r["change_pct"]),
-                      fmt_p(r["p_value"]),
-                      r["verdict"].upper() if r["verdict"] == "regression" else r["verdict"]])
+        n = "%d:%d%s" % (r["n_base"], r["n_new"], "p" if r.get("samples") == "process" else "r")
+        lines.append([r["name"], r["metric"], n,
+                      fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
+                      fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
+                      fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"),
+                                                                 r.get("ci_high_pct")),
+                      fmt_p(r["p_value"]), _verdict_cell(r)])
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
               for i, h in enumerate(header)]
-    right = {2, 3, 4, 5}
+    right = {2, 3, 4, 5, 6}
 
     def fmt(cols):
         return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
@@ -278,18 +531,64 @@ def format_table(rows):
     return "\n".join(out)
 
 
-def summary_line(result):
+def _verdict_cell(r):
+    if r["verdict"] == "regression":
+        return "REGRESSION"
+    if r["verdict"] == "inconclusive":
+        return "inconclusive: " + r["reason"]
+    return r["verdict"]
+
+
+def spread_lines(result):
+    """How the samples were formed, and the spread within and between processes."""
+    rows = [r for r in result["rows"] if r["verdict"] and r.get("samples")]
+    kinds = {r["samples"] for r in rows}
+    lines = []
+    p = result["processes"]
+    if "process" in kinds:
+        lines.append("samples: one per process (median of its repetitions): %d base, "
+                     "%d new processes" % (p["base"], p["new"]))
+    if "repetition" in kinds:
+        lines.append("samples: repetitions of %s process%s (drift inside a process is not "
+                     "sampled: use scripts/bench --processes N)" % (
+                         "one" if min(p.values()) == 1 else "the",
+                         "" if min(p.values()) == 1 else "es"))
+    for side in ("base", "new"):
+        between = [r[side + "_cv_pct"] for r in rows if r.get(side + "_cv_pct") is not None
+                   and r["samples"] == "process"]
+        within = [r[side + "_within_cv_pct"] for r in rows
+                  if r.get(side + "_within_cv_pct") is not None]
+        if between or within:
+            lines.append("spread (%s, median over rows): within a process %s, between "
+                         "processes %s" % (side, _pct_or_dash(within), _pct_or_dash(between)))
+    return lines
+
+
+def _pct_or_dash(vals):
+    return "%.2f %% CV" % statistics.median(vals) if vals else "-"
+
+
+def summary_line(result, accept_inconclusive=False):
     def n(key, word):
         c = len(result[key])
         return "%d %s%s" % (c, word, "" if c == 1 else "s")
+    extra = []
+    if result["errored"]:
+        extra.append("%d errored" % len({e["name"] for e in result["errored"]}))
+    if result["only_in_base"] or result["only_in_new"]:
+        extra.append("%d only in base, %d only in new" % (len(result["only_in_base"]),
+                                                          len(result["only_in_new"])))
+    code = exit_code(result, accept_inconclusive)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
-            "(alpha %g, threshold %g %%)%s" % (
+            "(alpha %g, threshold %g %%)%s; exit %d (%s)" % (
                 n("regressions", "regression"), n("improvements", "improvement"),
                 len(result["unchanged"]), len(result["inconclusive"]),
                 len(result["common"]), result["alpha"], result["threshold_pct"],
-                "; %d only in base, %d only in new" % (len(result["only_in_base"]),
-                                                       len(result["only_in_new"]))
-                if result["only_in_base"] or result["only_in_new"] else ""))
+                "; " + "; ".join(extra) if extra else "", code, EXIT_MEANING[code]))
+
+
+EXIT_MEANING = {0: "every row judged, none regressed", 1: "regression",
+                2: "bad input", 3: "not everything could be judged"}
 
 
 def compile_filter(pattern):

@@ -14,33 +14,57 @@ import re
 import statistics
 import sys
 
-# Directions of the metrics kbench emits. +1: higher is better, -1: lower is
-# better, 0: informational (never a regression). Defined here once so compare,
-# plot and the README agree.
-METRIC_DIRECTIONS = {
-    "cpu_time": -1,
-    "real_time": -1,
-    "items_per_second": +1,
-    "bytes_per_second": +1,
-    "wire_bytes_per_second": +1,
-    "ratio": -1,
-    "compressed_bytes": -1,
-    "wire_bytes_per_record": -1,
-    "overhead_bytes_per_record": -1,
-    "p50_us": -1,
-    "p95_us": -1,
-    "p99_us": -1,
-    "p999_us": -1,
-    "max_us": -1,
-    "avg_us": -1,
-    "queue_full": -1,
-    "errors": -1,
-    "retries": -1,
-    "instructions": -1,
-    "avg_batch_bytes": 0,
-    "records_per_batch": 0,
-    "requests_per_second": 0,
+# Directions of the metrics kbench emits, each with the reason for it, in one place:
+# compare, plot, the history tools and the README's table read this.
+# +1: higher is better, -1: lower is better, 0: informational (shown, never judged).
+# The README's "Metric directions" table is generated from it (see tests/scripts).
+METRICS = {
+    "cpu_time": (-1, "time per iteration of a CPU-bound row"),
+    "real_time": (-1, "wall time per iteration of a row that waits (Produce, Consume)"),
+    "items_per_second": (+1, "records per second: the throughput users quote"),
+    "bytes_per_second": (+1, "uncompressed value bytes per second, as Kafka's tools count"),
+    "ratio": (-1, "compressed / uncompressed: a codec that compresses worse costs bandwidth"),
+    "compressed_bytes": (-1, "bytes a codec produced for the same input"),
+    "overhead_bytes_per_record": (-1, "record-format overhead: what a format costs per record"),
+    "wire_bytes_per_second": (0, "bytes on the wire: better compression lowers them at the "
+                                 "same records/s, so neither direction is better"),
+    "wire_bytes_per_record": (0, "bytes on the wire per record: depends on batching and "
+                                 "compression, judged through ratio and records/s instead"),
+    "p50_us": (-1, "latency from the intended send time; judged only under a fixed offered "
+                   "load (rows with rate:N), where it is latency and not queueing"),
+    "p95_us": (-1, "as p50_us"),
+    "p99_us": (-1, "as p50_us"),
+    "p999_us": (-1, "as p50_us"),
+    "max_us": (-1, "as p50_us"),
+    "avg_us": (-1, "as p50_us"),
+    "queue_p50_us": (0, "time in the client's queue under an unthrottled load: it grows "
+                        "with throughput, so it is not latency and not judged"),
+    "queue_p95_us": (0, "as queue_p50_us"),
+    "queue_p99_us": (0, "as queue_p50_us"),
+    "queue_p999_us": (0, "as queue_p50_us"),
+    "queue_max_us": (0, "as queue_p50_us"),
+    "queue_avg_us": (0, "as queue_p50_us"),
+    "queue_full": (0, "QUEUE_FULL answers: a closed loop that outruns the network hits the "
+                      "queue cap by design; more of them can mean a faster producer"),
+    "errors": (-1, "failed deliveries and rejected records"),
+    "retries": (-1, "records or requests the client had to send again"),
+    "lost_records": (-1, "records acknowledged but missing from the log"),
+    "duplicate_records": (-1, "records in the log more often than they were produced"),
+    "rate_shortfall": (-1, "1 when an open-loop row fell more than 1 % short of its target"),
+    "instructions": (-1, "callgrind instructions per iteration (deterministic)"),
+    "target_rate": (0, "the offered load of an open-loop row: a parameter, not a result"),
+    "achieved_rate": (0, "records/s an open-loop row reached; a shortfall is rate_shortfall"),
+    "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
+                       "measurement-quality figure"),
+    "avg_batch_bytes": (0, "batching shape: explains a change, is not one"),
+    "records_per_batch": (0, "batching shape: explains a change, is not one"),
+    "requests_per_second": (0, "produce requests per second: follows batching"),
 }
+METRIC_DIRECTIONS = {k: v[0] for k, v in METRICS.items()}
+
+# Latency percentiles mean latency only under a fixed offered load (open loop); on an
+# unthrottled row they measure queueing, so compare judges them only on open-loop rows.
+OPEN_LOOP_METRICS = {"p50_us", "p95_us", "p99_us", "p999_us", "max_us", "avg_us"}
 
 # Metrics whose value does not depend on timing noise (callgrind instruction
 # counts repeat to ~0.002 %): compare decides them by threshold, not by a test.
@@ -59,6 +83,10 @@ UNITS = {
     "instructions": "Ir",
 }
 
+# Which kbench process an entry came from, in files that merge several processes
+# (scripts/bench --processes, scripts/bench-commits): compare uses one value per process.
+PROCESS_KEY = "kbench_process"
+
 # Keys of a benchmark entry that Google Benchmark itself writes; every other
 # numeric top-level key is a user counter.
 STANDARD_KEYS = {
@@ -66,6 +94,7 @@ STANDARD_KEYS = {
     "repetitions", "repetition_index", "threads", "iterations", "real_time",
     "cpu_time", "time_unit", "error_occurred", "error_message", "aggregate_name",
     "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n",
+    PROCESS_KEY,
 }
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -82,11 +111,29 @@ def metric_direction(metric):
     if metric in METRIC_DIRECTIONS:
         return METRIC_DIRECTIONS[metric]
     # Conventions for counters added later without updating the table above.
+    if metric.startswith("queue_"):
+        return 0
     if metric.endswith("_us") or metric.endswith("_ns") or metric.endswith("_ms"):
         return -1
     if metric.endswith("_per_second"):
         return +1
     return None
+
+
+def is_open_loop(name, runs=()):
+    """A row with a fixed offered load: `rate:N` in its name or a target_rate counter."""
+    _, _, params, _ = parse_name(name)
+    if params.get("rate", "0") not in ("0", ""):
+        return True
+    return any(r.get("target_rate", 0) > 0 for r in runs)
+
+
+def judged_direction(metric, name, runs=()):
+    """The direction compare judges `metric` of row `name` by (0 or None: not judged)."""
+    direction = metric_direction(metric)
+    if direction and metric in OPEN_LOOP_METRICS and not is_open_loop(name, runs):
+        return 0
+    return direction
 
 
 def load(path):
@@ -233,26 +280,50 @@ def parse_name(name):
     return family, variant, params, extra
 
 
-def merge_runs(datas, sources=None):
-    """Merge several single-run files into one file of repetitions.
+def processes(data):
+    """The processes a file holds, in order: [(process_id, [entries])].
 
-    Every iteration entry becomes one repetition; repetition_index is
-    renumbered per name in input order and `repetitions` set to the count.
-    Aggregates are dropped (they would describe one process only). The context
-    is the first file's, with `kbench_merged_runs` added.
+    A file written by one kbench process is one process; a merged file
+    (merge_runs) tags each entry with PROCESS_KEY.
+    """
+    order = []
+    per = {}
+    for b in data["benchmarks"]:
+        pid = b.get(PROCESS_KEY, 0)
+        if pid not in per:
+            order.append(pid)
+            per[pid] = []
+        per[pid].append(b)
+    return [(pid, per[pid]) for pid in order]
+
+
+def merge_runs(datas, sources=None):
+    """Merge several runs into one file of repetitions, remembering each process.
+
+    Every iteration entry becomes one repetition; repetition_index is renumbered
+    per name in input order and `repetitions` set to the count. Each entry keeps
+    the process it came from in PROCESS_KEY (inputs that are merged files keep
+    their processes apart), so compare can take one value per process. Aggregates
+    are dropped (they would describe one process only). The context is the first
+    file's, with `kbench_merged_runs` (processes) added.
     """
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
     order = []
     per_name = {}
+    next_pid = 0
     for data in datas:
-        for b in data["benchmarks"]:
-            if not is_iteration(b):
-                continue
-            if b["name"] not in per_name:
-                order.append(b["name"])
-                per_name[b["name"]] = []
-            per_name[b["name"]].append(dict(b))
+        for _, entries in processes(data):
+            for b in entries:
+                if not is_iteration(b):
+                    continue
+                if b["name"] not in per_name:
+                    order.append(b["name"])
+                    per_name[b["name"]] = []
+                e = dict(b)
+                e[PROCESS_KEY] = next_pid
+                per_name[b["name"]].append(e)
+            next_pid += 1
     benches = []
     for name in order:
         entries = per_name[name]
@@ -262,7 +333,7 @@ def merge_runs(datas, sources=None):
             e["repetitions"] = len(entries)
             benches.append(e)
     ctx = dict(datas[0].get("context", {}))
-    ctx["kbench_merged_runs"] = len(datas)
+    ctx["kbench_merged_runs"] = next_pid
     if sources:
         ctx["kbench_merged_from"] = ",".join(os.path.basename(s) for s in sources)
     return {"context": ctx, "benchmarks": benches}
@@ -322,13 +393,16 @@ def _cli(argv):
     m.add_argument("inputs", nargs="+")
     n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
     n.add_argument("input")
+    sub.add_parser("directions", help="print the metric-direction table as Markdown (README)")
     c = sub.add_parser("callgrind-json",
                        help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
     c.add_argument("out")
     c.add_argument("table")
     args = ap.parse_args(argv)
     try:
-        if args.cmd == "merge":
+        if args.cmd == "directions":
+            print(directions_markdown())
+        elif args.cmd == "merge":
             datas = [load(p) for p in args.inputs]
             write_json(args.out, merge_runs(datas, args.inputs))
         elif args.cmd == "iterations":
@@ -361,6 +435,14 @@ def _cli(argv):
         print("kbench_results: error: %s" % e, file=sys.stderr)
         return 2
     return 0
+
+
+def directions_markdown():
+    words = {1: "higher is better", -1: "lower is better", 0: "informational"}
+    lines = ["| metric | direction | why |", "|---|---|---|"]
+    for metric, (direction, why) in METRICS.items():
+        lines.append("| `%s` | %s | %s |" % (metric, words[direction], why))
+    return "\n".join(lines)
 
 
 def write_json(path, data):

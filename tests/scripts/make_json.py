@@ -86,24 +86,34 @@ def aggregates(name, index, reps, runs, time_unit="ns"):
 
 
 def make(specs, reps=10, seed=1, noise=0.01, context=None, with_aggregates=True,
-         time_unit="ns"):
+         time_unit="ns", processes=0, process_noise=0.0):
     """specs: list of (name, {metric: base_value}, {metric: relative_shift}).
 
+    processes > 0: a merged file of that many kbench processes with `reps` repetitions
+    each (entries tagged kbench_process, as kbench_results.merge_runs writes them); each
+    process is offset by its own factor, uniform in [-process_noise, +process_noise],
+    the drift one process shares over its repetitions.
     Returns the JSON document as a dict.
     """
     rng = random.Random(seed)
     benches = []
+    n_proc = processes or 1
+    offsets = [1.0 + rng.uniform(-process_noise, process_noise) for _ in range(n_proc)]
     for idx, spec in enumerate(specs):
         name, base, shifts = spec[0], spec[1], (spec[2] if len(spec) > 2 else {})
         runs = []
-        for rep in range(reps):
-            m = {}
-            for k, v in base.items():
-                jitter = 1.0 + rng.uniform(-noise, noise) if noise else 1.0
-                m[k] = v * (1.0 + shifts.get(k, 0.0)) * jitter
-            runs.append(m)
-            benches.append(entry(name, idx, reps, rep, m, time_unit))
-        if with_aggregates and reps > 1:
+        for proc in range(n_proc):
+            for rep in range(reps):
+                m = {}
+                for k, v in base.items():
+                    jitter = 1.0 + rng.uniform(-noise, noise) if noise else 1.0
+                    m[k] = v * (1.0 + shifts.get(k, 0.0)) * jitter * offsets[proc]
+                runs.append(m)
+                e = entry(name, idx, reps * n_proc, len(runs) - 1, m, time_unit)
+                if processes:
+                    e["kbench_process"] = proc
+                benches.append(e)
+        if with_aggregates and reps > 1 and not processes:
             benches.extend(aggregates(name, idx, reps, runs, time_unit))
     ctx = dict(CONTEXT)
     if context:
@@ -120,6 +130,9 @@ def write(path, doc):
 CODEC = "Codec/compress/codec:%s/level:%d/payload:az/record_bytes:100/batch_bytes:65536"
 DECODEC = "Codec/decompress/codec:%s/level:%d/payload:az/record_bytes:100/batch_bytes:65536"
 PRODUCE = "Produce/send/acks:all/codec:lz4/record_bytes:500/threads:%d/producers:%d/real_time"
+# An open-loop row (a fixed offered load): the only kind whose p*_us are judged.
+PRODUCE_RATE = ("Produce/send/acks:all/codec:lz4/record_bytes:500/threads:%d/producers:%d/"
+                "rate:20000/real_time")
 
 
 def codec_specs():

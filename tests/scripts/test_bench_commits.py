@@ -102,6 +102,9 @@ class TestEndToEnd(BenchCommitsCase):
                 if b["name"] == "Fake/loop/n:2/real_time"]
         self.assertEqual(reps, [0, 1, 2, 3])
         self.assertTrue(all(b["run_type"] == "iteration" for b in base["benchmarks"]))
+        # Each run is one process, and compare took one sample per process.
+        self.assertEqual(sorted({b["kbench_process"] for b in base["benchmarks"]}), [0, 1, 2, 3])
+        self.assertTrue(all(r["samples"] == "process" for r in verdict["regressions"]))
         self.assertEqual(len(self.worktrees()), 1, "worktrees were not removed")
 
     def test_filter_and_kbench_args_pass_through(self):
@@ -109,7 +112,9 @@ class TestEndToEnd(BenchCommitsCase):
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "3",
                            "--filter", "^Fake/", "--out-dir", out, "--",
                            "--benchmark_min_time=0.01")
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        # 3 runs a side cannot reach alpha 0.01: judged nothing, so exit 3, not 0.
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("cannot reach p < 0.01", proc.stdout)
         with open(os.path.join(out, "new.json")) as f:
             names = {b["name"] for b in json.load(f)["benchmarks"]}
         self.assertEqual(names, {"Fake/loop/n:2/real_time"})
@@ -146,7 +151,8 @@ class TestEndToEnd(BenchCommitsCase):
     def test_build_cache_reused(self):
         # The second call must find the first call's build and not rebuild it.
         cache = os.path.join(self.tmp, "cache")
-        args = [self.c1, self.c1, "--repo", self.repo, "--runs", "1", "--build-cache", cache]
+        args = [self.c1, self.c1, "--repo", self.repo, "--runs", "1", "--build-cache", cache,
+                "--accept-inconclusive"]
         proc = self.run_bc(*args, "--out-dir", os.path.join(self.tmp, "c1"))
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         binary = os.path.join(cache, self.c1, "build", "kbench")
@@ -156,6 +162,28 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(os.stat(binary).st_mtime_ns, before, "cached build was rebuilt")
         git(self.repo, "worktree", "remove", "--force", os.path.join(cache, self.c1))
+
+    def test_errored_run_is_not_judged(self):
+        # A kbench that fails its checks (exit 1, error_occurred in its JSON) must not
+        # pass: compare reports the benchmark as errored and bench-commits exits 3.
+        repo = os.path.join(self.tmp, "erroring")
+        shutil.copytree(self.repo, repo)
+        git(repo, "reset", "-q", "--hard", self.c1)
+        src = os.path.join(repo, "fake_kbench.c")
+        with open(src) as f:
+            text = f.read()
+        self.assertIn("int fake_error = 0;", text)
+        with open(src, "w") as f:
+            f.write(text.replace("int fake_error = 0;", "int fake_error = 1;"))
+        git(repo, "commit", "-qam", "every benchmark errors")
+        out = os.path.join(self.tmp, "err")
+        proc = self.run_bc("HEAD~1", "HEAD", "--repo", repo, "--runs", "5",
+                           "--accept-inconclusive", "--out-dir", out, "--",
+                           "--benchmark_min_time=0.01")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("ERROR on new side", proc.stdout)
+        with open(os.path.join(out, "verdict.json")) as f:
+            self.assertTrue(json.load(f)["errored"])
 
     def test_build_failure(self):
         repo = os.path.join(self.tmp, "broken")

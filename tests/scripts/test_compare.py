@@ -74,102 +74,184 @@ def rows(verdict, key, metric=None):
             if metric is None or r["metric"] == metric]
 
 
+def raw(name, values, metric="cpu_time", process=None):
+    """Entries with exactly these values (one repetition each), for tie-exact tests."""
+    out = []
+    for i, v in enumerate(values):
+        e = mj.entry(name, 0, len(values), i, {metric: v})
+        if process is not None:
+            e["kbench_process"] = process[i]
+        out.append(e)
+    return {"context": dict(mj.CONTEXT), "benchmarks": out}
+
+
 class TestVerdicts(CompareCase):
     def test_ten_percent_slower_is_regression(self):
         b, n = self.pair([(CODEC, codec_base())],
                          [(CODEC, codec_base(), {"cpu_time": 0.10})])
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
-        self.assertEqual(rows(v, "regressions"), [(CODEC, "cpu_time")])
+        self.assertIn((CODEC, "cpu_time"), rows(v, "regressions"))
         self.assertIn("REGRESSION", proc.stdout)
-        self.assertIn("1 regression,", proc.stdout)
-        r = v["regressions"][0]
+        self.assertIn("exit 1 (regression)", proc.stdout)
+        r = [r for r in v["regressions"] if r["metric"] == "cpu_time"][0]
         self.assertLess(r["p_value"], 0.01)
         self.assertAlmostEqual(r["change_pct"], 10.0, delta=2.0)
+        # The shift comes with its interval, which holds the estimate.
+        self.assertLess(r["ci_low_pct"], r["change_pct"])
+        self.assertGreater(r["ci_high_pct"], r["change_pct"])
+        self.assertAlmostEqual(r["ci_level"], 0.98)
+        self.assertRegex(proc.stdout, r"\+\d+\.\d\d% \[\+\d+\.\d, \+\d+\.\d\]")
 
-    def test_identical_distributions_is_clean(self):
+    def test_identical_distributions_is_unchanged_exit_0(self):
         spec = [(CODEC, codec_base()), (PRODUCE, produce_base())]
         b, n = self.pair(spec, spec)
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertEqual(v["regressions"], [])
-        self.assertEqual(v["improvements"], [])
-        self.assertEqual(v["inconclusive"], [])
-        self.assertGreater(len(v["unchanged"]), 10)
-        self.assertIn("0 regressions", proc.stdout)
+        self.assertEqual(v["exit_code"], 0)
+        self.assertEqual(v["regressions"] + v["improvements"] + v["inconclusive"], [])
+        self.assertGreater(len(v["unchanged"]), 5)
+        for r in v["unchanged"]:  # proven small: the interval is inside +-threshold
+            self.assertGreater(r["ci_low_pct"], -5.0)
+            self.assertLess(r["ci_high_pct"], 5.0)
 
-    def test_same_file_is_clean(self):
+    def test_same_file_is_unchanged(self):
         b, _ = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
         proc, v = self.run_compare(b, b)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertTrue(all(r["change_pct"] == 0 for r in v["unchanged"]))
 
+    def test_ties_with_complete_separation_is_regression(self):
+        # Issue 10: +25 %, 5 vs 5, every NEW above every BASE, values tied within a side.
+        # The normal approximation said p = 0.0109 "unchanged"; the exact test gives
+        # 2/252 = 0.0079.
+        b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
+        n = self.write("n.json", raw(CODEC, [125.0, 125.0, 126.0, 127.0, 128.0]))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        r = v["regressions"][0]
+        self.assertAlmostEqual(r["p_value"], 2 / 252)
+        self.assertAlmostEqual(r["change_pct"], 25.0, delta=1.0)
+
+    def test_large_shift_with_overlap_is_inconclusive_exit_3(self):
+        # Issue 10: +28 % with one overlapping value is not significant at 0.01; it is
+        # not "unchanged" either.
+        b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
+        n = self.write("n.json", raw(CODEC, [101.5, 125.0, 126.0, 127.0, 128.0]))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 3, proc.stdout)
+        self.assertEqual(rows(v, "inconclusive"), [(CODEC, "cpu_time")])
+        self.assertIn("not significant", v["inconclusive"][0]["reason"])
+        self.assertIn("exit 3 (not everything could be judged)", proc.stdout)
+        proc, v = self.run_compare(b, n, "--accept-inconclusive")
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertTrue(v["accept_inconclusive"])
+
+    def test_small_shift_proven_inside_threshold_is_unchanged(self):
+        b, n = self.pair([(CODEC, codec_base())],
+                         [(CODEC, codec_base(), {"cpu_time": 0.02})], noise=0.002)
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        row = [r for r in v["unchanged"] if r["metric"] == "cpu_time"][0]
+        self.assertLess(row["p_value"], 0.01)  # significant ...
+        self.assertLess(row["ci_high_pct"], 5.0)  # ... and proven below the threshold
+        self.assertIn("interval inside", row["reason"])
+        # A lower threshold turns the same data into a regression.
+        proc, v = self.run_compare(b, n, "--threshold", "1")
+        self.assertEqual(proc.returncode, 1)
+
+    def test_interval_straddling_threshold_is_inconclusive(self):
+        # Significant, +4 %, but noisy enough that the interval reaches past 5 %.
+        b, n = self.pair([(CODEC, codec_base())],
+                         [(CODEC, codec_base(), {"cpu_time": 0.04})], noise=0.03)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 3, proc.stdout)
+        r = v["inconclusive"][0]
+        self.assertGreater(r["ci_high_pct"], 5.0)
+
+    def test_big_shift_with_huge_noise_is_inconclusive(self):
+        b, n = self.pair([(CODEC, codec_base())],
+                         [(CODEC, codec_base(), {"cpu_time": 0.10})], noise=0.9, reps=5)
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 3, proc.stdout)
+        self.assertEqual(v["regressions"], [])
+        self.assertIn((CODEC, "cpu_time"), rows(v, "inconclusive"))
+
+    def test_fewer_samples_than_can_reach_alpha_is_inconclusive(self):
+        for reps in (1, 2, 4):  # 4 vs 4 cannot reach p < 0.01 (min p = 2/70)
+            b, n = self.pair([(CODEC, codec_base())],
+                             [(CODEC, codec_base(), {"cpu_time": 0.5})], reps=reps)
+            proc, v = self.run_compare(b, n)
+            self.assertEqual(proc.returncode, 3, "reps=%d %s" % (reps, proc.stdout))
+            self.assertEqual(v["regressions"], [])
+            r = [r for r in v["inconclusive"] if r["metric"] == "cpu_time"][0]
+            self.assertIn("cannot reach p < 0.01 (need >= 5 per side)", r["reason"])
+        self.assertEqual(v["min_samples"], 5)
+        # ... while 4 vs 4 can reach alpha 0.05.
+        proc, v = self.run_compare(b, n, "--alpha", "0.05")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+
     def test_counter_directions(self):
-        base = [(PRODUCE, produce_base()), (CODEC, codec_base())]
-        new = [(PRODUCE, produce_base(), {"items_per_second": -0.2, "p99_us": -0.3}),
+        rate = mj.PRODUCE_RATE % (8, 2)
+        base = [(rate, produce_base()), (CODEC, codec_base())]
+        new = [(rate, produce_base(), {"items_per_second": -0.2, "p99_us": -0.3}),
                (CODEC, codec_base(), {"ratio": 0.15})]
         b, n = self.pair(base, new)
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertCountEqual(rows(v, "regressions"),
-                              [(PRODUCE, "items_per_second"), (CODEC, "ratio")])
-        self.assertEqual(rows(v, "improvements"), [(PRODUCE, "p99_us")])
+                              [(rate, "items_per_second"), (CODEC, "ratio")])
+        self.assertEqual(rows(v, "improvements"), [(rate, "p99_us")])
         # Real-time benchmark: judged on real_time, cpu_time not reported.
-        metrics = {r["metric"] for k in ("unchanged", "regressions", "improvements")
-                   for r in v[k] if r["name"] == PRODUCE}
+        metrics = {r["metric"] for r in v["unchanged"] + v["regressions"] + v["improvements"]
+                   if r["name"] == rate}
         self.assertIn("real_time", metrics)
         self.assertNotIn("cpu_time", metrics)
         # Informational counters are never judged.
         self.assertNotIn("avg_batch_bytes", metrics)
         self.assertNotIn("records_per_batch", metrics)
 
+    def test_latency_of_unthrottled_rows_is_not_judged(self):
+        # On a closed-loop row p*_us measure queueing: a doubled p99 is no regression,
+        # and queue_* / wire bytes / queue_full are informational everywhere.
+        base = dict(produce_base(), queue_p99_us=100.0, wire_bytes_per_second=1e6,
+                    queue_full=10.0)
+        b, n = self.pair([(PRODUCE, base)],
+                         [(PRODUCE, base, {"p99_us": 1.0, "p50_us": 1.0, "queue_p99_us": 1.0,
+                                           "wire_bytes_per_second": -0.5,
+                                           "queue_full": 3.0})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        judged = {r["metric"] for r in v["unchanged"]}
+        for m in ("p99_us", "p50_us", "queue_p99_us", "wire_bytes_per_second", "queue_full"):
+            self.assertNotIn(m, judged)
+        # A target_rate counter marks an open-loop row as well as rate:N in the name.
+        b, n = self.pair([(PRODUCE, dict(base, target_rate=2e4))],
+                         [(PRODUCE, dict(base, target_rate=2e4), {"p99_us": 1.0})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertEqual(rows(v, "regressions"), [(PRODUCE, "p99_us")])
+
     def test_higher_rate_and_lower_latency_are_improvements_exit_0(self):
-        b, n = self.pair([(PRODUCE, produce_base())],
-                         [(PRODUCE, produce_base(), {"items_per_second": 0.25,
-                                                     "p50_us": -0.2})])
+        rate = mj.PRODUCE_RATE % (8, 2)
+        b, n = self.pair([(rate, produce_base())],
+                         [(rate, produce_base(), {"items_per_second": 0.25,
+                                                  "p50_us": -0.2})])
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertCountEqual(rows(v, "improvements"),
-                              [(PRODUCE, "items_per_second"), (PRODUCE, "p50_us")])
-
-    def test_significant_but_below_threshold_is_unchanged(self):
-        b, n = self.pair([(CODEC, codec_base())],
-                         [(CODEC, codec_base(), {"cpu_time": 0.03})], noise=0.002)
-        proc, v = self.run_compare(b, n)
-        self.assertEqual(proc.returncode, 0, proc.stdout)
-        row = [r for r in v["unchanged"] if r["metric"] == "cpu_time"][0]
-        self.assertLess(row["p_value"], 0.01)  # significant ...
-        self.assertIn("below threshold", row["reason"])  # ... but small
-        # A lower threshold turns the same data into a regression.
-        proc, v = self.run_compare(b, n, "--threshold", "2")
-        self.assertEqual(proc.returncode, 1)
-
-    def test_big_shift_with_huge_noise_is_not_significant(self):
-        b, n = self.pair([(CODEC, codec_base())],
-                         [(CODEC, codec_base(), {"cpu_time": 0.10})], noise=0.9, reps=5)
-        proc, v = self.run_compare(b, n)
-        self.assertEqual(proc.returncode, 0, proc.stdout)
-
-    def test_too_few_repetitions_is_inconclusive(self):
-        for reps in (1, 2, 4):  # 4 vs 4 cannot reach p < 0.01 (min p = 2/70)
-            b, n = self.pair([(CODEC, codec_base())],
-                             [(CODEC, codec_base(), {"cpu_time": 0.5})], reps=reps)
-            proc, v = self.run_compare(b, n)
-            self.assertEqual(proc.returncode, 0, "reps=%d %s" % (reps, proc.stdout))
-            self.assertEqual(v["regressions"], [])
-            self.assertIn((CODEC, "cpu_time"), rows(v, "inconclusive"))
-        # ... while 4 vs 4 can reach alpha 0.05.
-        proc, v = self.run_compare(b, n, "--alpha", "0.05")
-        self.assertEqual(proc.returncode, 1, proc.stdout)
+                              [(rate, "items_per_second"), (rate, "p50_us")])
 
     def test_counter_from_zero_is_regression(self):
         base = produce_base()
-        b, n = self.pair([(PRODUCE, base)], [(PRODUCE, dict(base, errors=3.0))])
-        proc, v = self.run_compare(b, n)
-        self.assertEqual(proc.returncode, 1, proc.stdout)
-        self.assertEqual(rows(v, "regressions"), [(PRODUCE, "errors")])
-        self.assertIsNone(v["regressions"][0]["change_pct"])  # inf is not JSON
-        self.assertIn("+inf%", proc.stdout)
+        for counter in ("errors", "retries", "lost_records"):
+            b, n = self.pair([(PRODUCE, dict(base, **{counter: 0.0}))],
+                             [(PRODUCE, dict(base, **{counter: 3.0}))])
+            proc, v = self.run_compare(b, n)
+            self.assertEqual(proc.returncode, 1, proc.stdout)
+            self.assertEqual(rows(v, "regressions"), [(PRODUCE, counter)])
+            self.assertIsNone(v["regressions"][0]["change_pct"])  # inf is not JSON
+            self.assertIn("+inf%", proc.stdout)
 
     def test_time_units_are_normalised(self):
         b = self.write("base.json", mj.make([(CODEC, {"cpu_time": 200.0})], seed=1,
@@ -178,31 +260,57 @@ class TestVerdicts(CompareCase):
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 0, proc.stdout)
 
-    def test_only_in_one_side_and_filter(self):
+    def test_missing_on_one_side_exit_3_unless_filtered_out(self):
         other = mj.CODEC % ("lz4", 1)
         b, n = self.pair([(CODEC, codec_base()), (other, codec_base())],
                          [(CODEC, codec_base()), (PRODUCE, produce_base())])
         proc, v = self.run_compare(b, n)
-        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(proc.returncode, 3, proc.stdout)
         self.assertEqual(v["only_in_base"], [other])
         self.assertEqual(v["only_in_new"], [PRODUCE])
         self.assertIn("only in base: " + other, proc.stdout)
+        # Outside --filter, a missing benchmark is no concern.
         proc, v = self.run_compare(b, n, "--filter", "zstd")
+        self.assertEqual(proc.returncode, 0, proc.stdout)
         self.assertEqual(v["only_in_base"], [])
         self.assertEqual({r["name"] for r in v["unchanged"]}, {CODEC})
+        # --accept-inconclusive does not waive a missing benchmark.
+        proc, v = self.run_compare(b, n, "--accept-inconclusive")
+        self.assertEqual(proc.returncode, 3, proc.stdout)
 
-    def test_errored_benchmark_is_inconclusive(self):
-        b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())], reps=5)
-        with open(n) as f:
+    def errored(self, path, names=None, reps=None):
+        with open(path) as f:
             doc = json.load(f)
         for e in doc["benchmarks"]:
-            if e["run_type"] == "iteration":
+            if e["run_type"] == "iteration" and (names is None or e["name"] in names) \
+                    and (reps is None or e["repetition_index"] in reps):
                 e["error_occurred"] = True
                 e["error_message"] = "round trip mismatch"
-        mj.write(n, doc)
-        proc, v = self.run_compare(b, n, "--alpha", "0.05")
-        self.assertEqual(proc.returncode, 0)
-        self.assertIn("round trip mismatch", v["inconclusive"][0]["reason"])
+        mj.write(path, doc)
+
+    def test_every_new_benchmark_errored_exit_3(self):
+        # Issue 10: a NEW run in which everything failed exited 0 ("0 regressions").
+        spec = [(CODEC, codec_base()), (PRODUCE, produce_base())]
+        b, n = self.pair(spec, spec)
+        self.errored(n)
+        for extra in ([], ["--accept-inconclusive"]):
+            proc, v = self.run_compare(b, n, *extra)
+            self.assertEqual(proc.returncode, 3, proc.stdout)
+            self.assertEqual({(e["name"], e["side"]) for e in v["errored"]},
+                             {(CODEC, "new"), (PRODUCE, "new")})
+            self.assertIn("ERROR on new side: %s: round trip mismatch" % CODEC, proc.stdout)
+            self.assertIn("2 errored", proc.stdout)
+
+    def test_one_errored_repetition_is_an_error_and_a_regression_still_wins(self):
+        other = mj.CODEC % ("lz4", 1)
+        b, n = self.pair([(CODEC, codec_base()), (other, codec_base())],
+                         [(CODEC, codec_base(), {"cpu_time": 0.2}), (other, codec_base())])
+        self.errored(b, names={other}, reps={3})
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)  # regression takes precedence
+        self.assertEqual([(e["name"], e["side"]) for e in v["errored"]], [(other, "base")])
+        proc, v = self.run_compare(b, n, "--filter", "lz4")
+        self.assertEqual(proc.returncode, 3, proc.stdout)
 
     def test_instructions_are_decided_by_threshold(self):
         name = CODEC
@@ -215,6 +323,69 @@ class TestVerdicts(CompareCase):
         proc, v = self.run_compare(b, n, "--metric", "instructions", "--threshold", "5")
         self.assertEqual(proc.returncode, 0, proc.stdout)
         self.assertEqual(rows(v, "unchanged"), [(name, "instructions")])
+
+
+class TestProcesses(CompareCase):
+    """Several kbench processes per side: one sample per process."""
+
+    def test_drift_between_processes_is_not_taken_for_a_shift(self):
+        # Each process drifts by up to +-4 % and its repetitions agree to 0.2 %: the
+        # repetitions of one process per side would make a 3 % offset "significant";
+        # per-process medians see five values on each side that overlap.
+        spec = [(CODEC, codec_base())]
+        b = self.write("b.json", mj.make(spec, reps=5, seed=1, noise=0.002, processes=5,
+                                         process_noise=0.04))
+        n = self.write("n.json", mj.make(spec, reps=5, seed=2, noise=0.002, processes=5,
+                                         process_noise=0.04))
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertIn(proc.returncode, (0, 3), proc.stdout)
+        r = (v["unchanged"] + v["inconclusive"])[0]
+        self.assertEqual((r["samples"], r["n_base"], r["n_new"]), ("process", 5, 5))
+        self.assertIsNotNone(r["base_within_cv_pct"])
+        self.assertGreater(r["base_cv_pct"], r["base_within_cv_pct"])
+        self.assertIn("samples: one per process", proc.stdout)
+        self.assertIn("within a process", proc.stdout)
+        self.assertIn("5:5p", proc.stdout)
+
+    def test_several_files_per_side_and_result_folders(self):
+        spec = [(CODEC, codec_base())]
+        slow = [(CODEC, codec_base(), {"cpu_time": 0.15})]
+        bases = [self.write("b%d.json" % i, mj.make(spec, reps=2, seed=i)) for i in range(5)]
+        news = [self.write("n%d.json" % i, mj.make(slow, reps=2, seed=10 + i))
+                for i in range(5)]
+        proc, v = self.run_compare("--base", *bases, "--new", *news, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        r = v["regressions"][0]
+        self.assertEqual((r["samples"], r["n_base"], r["n_new"]), ("process", 5, 5))
+        self.assertEqual(v["processes"], {"base": 5, "new": 5})
+        # A scripts/bench result folder stands for its kbench.json.
+        for side, files in (("B", bases), ("N", news)):
+            os.makedirs(self.path(side))
+            merged = subprocess.run(
+                ["/usr/bin/python3", os.path.join(ROOT, "scripts", "lib", "kbench_results.py"),
+                 "merge", self.path(side + "/kbench.json")] + files,
+                capture_output=True, text=True)
+            self.assertEqual(merged.returncode, 0, merged.stderr)
+        proc, v = self.run_compare(self.path("B"), self.path("N"), "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(v["regressions"][0]["samples"], "process")
+        self.assertEqual(v["regressions"][0]["n_base"], 5)
+
+    def test_one_process_a_side_uses_repetitions_and_says_so(self):
+        b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(v["unchanged"][0]["samples"], "repetition")
+        self.assertIn("repetitions of one process", proc.stdout)
+
+    def test_side_mixing_machines_is_refused(self):
+        spec = [(CODEC, codec_base())]
+        b1 = self.write("b1.json", mj.make(spec, reps=3, seed=1))
+        b2 = self.write("b2.json", mj.make(spec, reps=3, seed=2, context={"cpu_model": "X"}))
+        n = self.write("n.json", mj.make(spec, reps=3, seed=3))
+        proc = subprocess.run([COMPARE, "--base", b1, b2, "--new", n],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("the base side mixes incomparable contexts (cpu_model)", proc.stderr)
 
 
 class TestContexts(CompareCase):
@@ -230,7 +401,7 @@ class TestContexts(CompareCase):
             self.assertIn("WARNING: context %s differs" % key, proc.stderr)
             self.assertIn("--force", proc.stderr)
             proc, v = self.run_compare(b, n, "--force")
-            self.assertEqual(proc.returncode, 0, key)
+            self.assertIn(proc.returncode, (0, 3), key)
             self.assertEqual(v["context_diff"][key]["kind"], "critical")
 
     def test_force_still_reports_regressions(self):
@@ -302,23 +473,62 @@ class TestBadInput(CompareCase):
         self.expect_error([g, g, "--alpha", "abc"], "--alpha")
         self.expect_error([g, g, "--threshold", "-1"], "--threshold")
         self.expect_error([g, g, "--filter", "("], "invalid --filter")
-        self.expect_error([g], "required")
+        self.expect_error([g], "expected BASE and NEW")
+        self.expect_error([], "required")
+        self.expect_error([g, g, "--base", g], "not both")
+        self.expect_error(["--base", g], "required")
         self.expect_error([g, g, "--bogus"], "unrecognized")
+        os.makedirs(self.path("emptydir"))
+        self.expect_error([g, self.path("emptydir")], "without kbench.json")
 
 
 class TestHelpers(unittest.TestCase):
     def test_min_two_sided_p(self):
         self.assertAlmostEqual(kc.min_two_sided_p(3, 3), 0.1)
         self.assertAlmostEqual(kc.min_two_sided_p(5, 5), 2 / 252)
+        self.assertEqual(kc.min_samples(0.01), 5)
+        self.assertEqual(kc.min_samples(0.05), 4)
+
+    def test_permutation_p_matches_scipy_with_ties(self):
+        import random
+        import numpy as np
+        from scipy.stats import permutation_test, rankdata
+        rng = random.Random(7)
+        for _ in range(25):
+            n1, n2 = rng.randint(2, 7), rng.randint(2, 7)
+            b = [rng.choice([1, 2, 2, 3, 4, 5]) for _ in range(n1)]
+            n = [rng.choice([2, 3, 3, 4, 6, 7]) for _ in range(n2)]
+            r = rankdata(b + n)
+            ref = permutation_test(
+                (r[:n1], r[n1:]), lambda x, y, axis: np.mean(y, axis=axis) - np.mean(x, axis=axis),
+                vectorized=True, n_resamples=np.inf).pvalue
+            self.assertAlmostEqual(kc.permutation_p(b, n), ref, places=9, msg=(b, n))
+
+    def test_u_distribution_and_interval_rank(self):
+        self.assertEqual(kc.u_null_counts(3, 3), [1, 1, 2, 3, 3, 3, 3, 2, 1, 1])
+        self.assertEqual(sum(kc.u_null_counts(5, 5)), 252)
+        # 5 vs 5 at alpha 0.01: P(U <= 1) = 2/252 <= 0.01 < P(U <= 2) = 4/252.
+        self.assertEqual(kc.hl_interval_rank(5, 5, 0.01), 2)
+        self.assertIsNone(kc.hl_interval_rank(2, 2, 0.01))
 
     def test_table_is_aligned(self):
         r = kc.compare_metric("A/x", "cpu_time", [1.0, 2, 3], [1.0, 2, 3], 0.2, 5)
-        r2 = kc.compare_metric("Longer/name/k:v", "p99_us", [5.0] * 5, [9.0] * 5, 0.01, 5)
+        r2 = kc.compare_metric("Longer/name/k:v", "cpu_time", [5.0] * 5, [9.0] * 5, 0.01, 5)
         lines = kc.format_table([r, r2]).splitlines()
         self.assertEqual(len(lines), 4)
         col = lines[0].index("Metric")
         self.assertTrue(all(l[col - 2:col] == "  " for l in lines))
         self.assertEqual(r2["verdict"], "regression")
+
+
+class TestReadme(unittest.TestCase):
+    def test_metric_direction_table_matches_code(self):
+        import kbench_results as kr
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        # Regenerate with: scripts/lib/kbench_results.py directions
+        self.assertTrue(kr.directions_markdown() in readme,
+                        "README's metric-direction table differs from kbench_results.METRICS")
 
 
 if __name__ == "__main__":
