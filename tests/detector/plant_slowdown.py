@@ -1,19 +1,25 @@
 #!/usr/bin/python3
-"""Plant a calibrated slowdown into benchmarks/codec_bench.cc of a *scratch* kbench clone.
+"""Plant a known slowdown into a *scratch* kbench clone (never the product).
 
-Used only by tests/detector/run_detector_experiment.sh; never apply it to the product.
+Used only by tests/detector/run_detector_experiment.sh.
 
-The slowed benchmark is one Codec/compress row (zstd level 3, az, 100-byte records,
-64 KiB batch). Its CompressWork::Iterate compresses the first FRACTION of the batch a
-second time into a separate buffer (kept alive with DoNotOptimize), so the extra cost is
-the same kind of work as the measured one and scales with FRACTION. Every other
-benchmark is untouched (slow_bytes_ == 0 skips the extra call).
+usage: plant_slowdown.py spin REPO FRACTION|env NAME...
+       plant_slowdown.py instructions REPO FRACTION|env
 
-usage: plant_slowdown.py CODEC_BENCH_CC FRACTION|env
-  FRACTION  a number in (0, 1): compiled in as a constant (the slow5/slow10 commits)
-  env       read the fraction from $KBENCH_DETECTOR_FRACTION at run time (calibration)
+spin          fixtures/runner.h: after each timed iteration of a benchmark named NAME,
+              spin on the steady clock for FRACTION x that iteration's wall time. Any
+              family (Codec rows are judged on CPU time, which the spin burns as well;
+              Produce rows on real time). The planted shift is FRACTION by
+              construction, not by calibration. The other rows pay two clock reads per
+              iteration (tens of ns against iterations of tens of microseconds or more).
+              `env` reads the fraction from $KBENCH_DETECTOR_SPIN at run time.
+instructions  benchmarks/codec_bench.cc: the zstd level 3 / az / 100-byte / 64 KiB
+              compress row also hashes the first FRACTION of its batch, byte by byte,
+              with a serial dependency (no vectorisation): a deterministic instruction
+              count that grows linearly with FRACTION. `env` reads the fraction from
+              $KBENCH_DETECTOR_FRACTION at run time (calibration).
 """
-import re
+import os
 import sys
 
 
@@ -22,60 +28,103 @@ def die(msg):
     sys.exit(2)
 
 
-def main():
-    if len(sys.argv) != 3 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(0 if len(sys.argv) == 2 else 2)
-    path, fraction = sys.argv[1], sys.argv[2]
-    if fraction == "env":
-        expr = ('std::getenv("KBENCH_DETECTOR_FRACTION") ? '
-                'std::atof(std::getenv("KBENCH_DETECTOR_FRACTION")) : 0.0')
-    else:
-        try:
-            value = float(fraction)
-        except ValueError:
-            die(f"FRACTION must be a number or 'env', got '{fraction}'")
-        if not 0.0 < value < 1.0:
-            die(f"FRACTION must be in (0, 1), got {value}")
-        expr = repr(value)
+def fraction_expr(text, var="KBENCH_DETECTOR_FRACTION"):
+    if text == "env":
+        return f'(std::getenv("{var}") ? std::atof(std::getenv("{var}")) : 0.0)'
+    try:
+        value = float(text)
+    except ValueError:
+        die(f"FRACTION must be a number or 'env', got '{text}'")
+    if not 0.0 < value < 1.0:
+        die(f"FRACTION must be in (0, 1), got {value}")
+    return repr(value)
+
+
+def edit(path, edits):
     try:
         src = open(path, encoding="utf-8").read()
     except OSError as e:
         die(f"cannot read {path}: {e}")
+    for old, new in edits:
+        if src.count(old) != 1:
+            die(f"{path}: expected exactly one occurrence of {old.splitlines()[0]!r}; "
+                "the file changed, update plant_slowdown.py")
+        src = src.replace(old, new)
+    open(path, "w", encoding="utf-8").write(src)
 
+
+def plant_spin(repo, fraction, names):
+    f = fraction_expr(fraction, "KBENCH_DETECTOR_SPIN")
+    match = " || ".join("name == %s" % cxx_string(n) for n in names)
+    edit(os.path.join(repo, "fixtures", "runner.h"), [
+        ("#include <cstdint>\n", "#include <chrono>\n#include <cstdint>\n"),
+        ("void RunWork(benchmark::State& state, Work& work, const std::string& verify_error) {",
+         "void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
+         "             double detector_fraction = 0.0) {"),
+        ("  for (auto _ : state) {\n    work.Iterate();\n  }",
+         "  // DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown.\n"
+         "  for (auto _ : state) {\n"
+         "    const auto t0 = std::chrono::steady_clock::now();\n"
+         "    work.Iterate();\n"
+         "    if (detector_fraction > 0) {\n"
+         "      const auto end = t0 + (std::chrono::steady_clock::now() - t0) * (1.0 + detector_fraction);\n"
+         "      while (std::chrono::steady_clock::now() < end) {\n"
+         "      }\n"
+         "    }\n"
+         "  }"),
+        ("        RunWork(state, *slot.work, slot.verify_error);",
+         "        RunWork(state, *slot.work, slot.verify_error,\n"
+         f"                ({match}) ? {f} : 0.0);"),
+    ])
+
+
+def cxx_string(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def plant_instructions(repo, fraction):
+    f = fraction_expr(fraction)
     helper = f"""// DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown, never in the product.
 std::size_t DetectorSlowBytes(const CodecParams& p, std::size_t size) {{
   if (p.codec.Name() != "zstd" || p.codec.level != 3 || !p.codec.reuse_context ||
       p.payload.Name() != "az" || p.record_bytes.Name() != "100" || p.batch_bytes != 65536) {{
     return 0;
   }}
-  const double fraction = {expr};
-  return static_cast<std::size_t>(fraction * static_cast<double>(size));
+  return static_cast<std::size_t>({f} * static_cast<double>(size));
 }}
 
 class CompressWork {{"""
-    edits = [
+    edit(os.path.join(repo, "benchmarks", "codec_bench.cc"), [
         ("class CompressWork {", helper),
         ("explicit CompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}",
          "explicit CompressWork(const CodecParams& p)\n"
          "      : data_(p), codec_(MakeCodec(p.codec)), slow_bytes_(DetectorSlowBytes(p, data_.raw.size())) {}"),
         ("    ok_ &= codec_->Compress(data_.raw.view(), out_).ok();\n",
          "    ok_ &= codec_->Compress(data_.raw.view(), out_).ok();\n"
-         "    if (slow_bytes_ != 0) {\n"
-         "      ok_ &= codec_->Compress(data_.raw.view().first(slow_bytes_), slow_out_).ok();\n"
-         "      benchmark::DoNotOptimize(slow_out_.data());\n"
+         "    std::uint32_t detector_hash = 0;\n"
+         "    const auto* detector_bytes = data_.raw.view().data();\n"
+         "    for (std::size_t i = 0; i < slow_bytes_; ++i) {\n"
+         "      detector_hash = detector_hash * 31u + static_cast<std::uint8_t>(detector_bytes[i]);\n"
+         "      benchmark::DoNotOptimize(detector_hash);\n"
          "    }\n"),
         ("  ByteBuffer out_;\n  bool ok_ = true;\n};\n\nclass DecompressWork",
-         "  ByteBuffer out_;\n  bool ok_ = true;\n  std::size_t slow_bytes_;\n"
-         "  ByteBuffer slow_out_;\n};\n\nclass DecompressWork"),
+         "  ByteBuffer out_;\n  bool ok_ = true;\n  std::size_t slow_bytes_;\n};\n\n"
+         "class DecompressWork"),
         ("#include <cstring>\n", "#include <cstdlib>\n#include <cstring>\n"),
-    ]
-    for old, new in edits:
-        if src.count(old) != 1:
-            die(f"{path}: expected exactly one occurrence of {old.splitlines()[0]!r}; "
-                "codec_bench.cc changed, update plant_slowdown.py")
-        src = src.replace(old, new)
-    open(path, "w", encoding="utf-8").write(src)
+    ])
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(0 if args else 2)
+    if args[0] == "spin" and len(args) >= 4:
+        plant_spin(args[1], args[2], args[3:])
+    elif args[0] == "instructions" and len(args) == 3:
+        plant_instructions(args[1], args[2])
+    else:
+        die("bad arguments (see --help)")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# How well does scripts/bench-commits detect a regression? (kbench issue 5)
+# How well does the regression gate (scripts/bench-commits -> scripts/compare) tell a
+# planted slowdown from noise? (kbench issues 5 and 10)
 #
-# Plants a calibrated slowdown into ONE benchmark of a throwaway clone (never into the
-# product), then asks scripts/bench-commits, try after try, whether it sees it:
-#   instr-slow5   base vs slow5  with --instructions   target: flagged 10 of 10
-#   instr-same    base vs same   with --instructions   target: flagged  0 of 10
-#   time-slow10   base vs slow10 timing, --runs N      target: flagged >= 9 of 10
-#   time-same     base vs same   timing, --runs N      target: flagged <= 1 of 10
-# Documentation you can rerun, not part of CI: the default run takes ~30-40 minutes on a
-# loaded 2-core machine. Results: tests/detector/README.md.
+# Plants known slowdowns into a throwaway clone (never into the product), then asks
+# scripts/bench-commits, try after try, whether it sees them, and whether it stays
+# silent on identical builds. Documentation you can rerun, not part of CI: the default
+# run takes about an hour on a loaded 2-core machine. Results: tests/detector/README.md.
 set -euo pipefail
 
 usage() {
@@ -16,47 +13,57 @@ usage() {
 Usage: tests/detector/run_detector_experiment.sh [options]
 
 Clones the kbench repository this script lives in (committed HEAD only) into a
-scratch directory, creates three throwaway commits on top of it:
+scratch directory and makes two throwaway commits on top of it:
   same    an empty commit (identical build, different sha)
-  slow5   Codec/compress/codec:zstd/level:3/payload:az/record_bytes:100/
-          batch_bytes:65536 compresses the first FRACTION5 of its batch again
-  slow10  the same with FRACTION10
-and runs scripts/bench-commits base X for each case, --tries times. Builds are
-made once (bench-commits --build-cache) and reused by every try.
+  slow    plant_slowdown.py: the zstd Codec/compress row and the mock
+          Produce/send acks:1 100-byte row spin for $KBENCH_DETECTOR_SPIN x each
+          iteration's time; the zstd row also hashes $KBENCH_DETECTOR_FRACTION of
+          its batch (instructions). Unset, both are 0: the slow build runs like base.
+then runs scripts/bench-commits base X, --tries times per case:
+  time-slow10     Codec rows, timing, spin 0.10      target: flagged >= 19 of 20
+  time-same       Codec rows, timing, identical      target: flagged     0 of 20
+  produce-slow10  mock Produce rows, spin 0.10       target: flagged >=  9 of 10
+  produce-same    mock Produce rows, identical       target: flagged <=  1 of 10
+  instr-slow1     Codec rows, callgrind, +1 % Ir     target: flagged    10 of 10
+  instr-same      Codec rows, callgrind, identical   target: flagged     0 of 10
+A slowdown counts as flagged when its own row is a regression; for identical
+builds any regression OR improvement is a false alarm. Builds are made once
+(bench-commits --build-cache) and reused by every try.
 
 Options:
-  --tries N          tries per case (default 10)
-  --cases LIST       comma-separated subset of instr-slow5,instr-same,
-                     time-slow10,time-same (default: all four)
-  --runs N           runs per side in timing mode (default 10; >= 5 needed for
-                     p < 0.01)
+  --tries N          tries per case (default 20 for time-*, 10 for the others)
+  --cases LIST       comma-separated subset of the cases above (default: all)
+  --runs N           runs (processes) per side in timing mode (default 10)
   --min-time S       --benchmark_min_time per run in timing mode (default 0.1)
   --iterations N     --iterations in instruction mode (default 100)
-  --fraction5 F      extra fraction of the batch compressed in slow5 (default
-                     0.0147, calibrated to +4.8 % instructions; see README.md)
-  --fraction10 F     the same for slow10 (default 0.025, calibrated to about
-                     +10 % CPU time)
+  --spin F           planted time fraction (default 0.10)
+  --instr-fraction F fraction of the batch hashed in the instruction case
+                     (default 0.0196, calibrated to +1.0 % Ir; README.md)
+  --threshold PCT    bench-commits' threshold in instruction mode (default:
+                     bench-commits' own)
   --work DIR         scratch directory (default: a new mktemp -d); an existing
                      DIR/repo is reused, so a second call skips the builds
   -h, --help         this text
 
 Output: DIR/results.tsv (one line per try: case, try, bench-commits exit
-status, flagged, the slowed row's change and p-value, the other row's, load
+status, flagged, counts of regressions/improvements/inconclusive rows, the
+slowed row's change, interval, p-value and verdict, the other row's, load
 average), DIR/out/CASE-TRY/ (bench-commits' own results), and on stdout the
-count per case and a Markdown table of every try in DIR/results.tsv.
+count per case with its 95 % Wilson interval and a Markdown table of every try.
 EOF
 }
 
 die() { echo "run_detector_experiment: error: $*" >&2; exit 2; }
 log() { echo "run_detector_experiment: $*" >&2; }
 
-tries=10
-cases="instr-slow5,instr-same,time-slow10,time-same"
+tries=""
+cases="time-slow10,time-same,produce-slow10,produce-same,instr-slow1,instr-same"
 runs=10
 min_time=0.1
 iterations=100
-fraction5=0.0147
-fraction10=0.025
+spin=0.10
+instr_fraction=0.0196
+instr_threshold=""
 work=""
 
 need_value() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value (see --help)"; }
@@ -68,20 +75,26 @@ while [[ $# -gt 0 ]]; do
     --runs) need_value "$@"; runs=$2; shift 2 ;;
     --min-time) need_value "$@"; min_time=$2; shift 2 ;;
     --iterations) need_value "$@"; iterations=$2; shift 2 ;;
-    --fraction5) need_value "$@"; fraction5=$2; shift 2 ;;
-    --fraction10) need_value "$@"; fraction10=$2; shift 2 ;;
+    --spin) need_value "$@"; spin=$2; shift 2 ;;
+    --instr-fraction) need_value "$@"; instr_fraction=$2; shift 2 ;;
+    --threshold) need_value "$@"; instr_threshold=$2; shift 2 ;;
     --work) need_value "$@"; work=$2; shift 2 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
-[[ "$tries" =~ ^[1-9][0-9]*$ ]] || die "--tries must be a positive integer, got '$tries'"
+[[ -z "$tries" || "$tries" =~ ^[1-9][0-9]*$ ]] || die "--tries must be a positive integer, got '$tries'"
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
 [[ "$iterations" =~ ^[1-9][0-9]*$ ]] || die "--iterations must be a positive integer, got '$iterations'"
 [[ "$min_time" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--min-time must be a number of seconds, got '$min_time'"
+[[ "$spin" =~ ^0?\.[0-9]+$ ]] || die "--spin must be a fraction in (0, 1), got '$spin'"
+[[ "$instr_fraction" =~ ^0?\.[0-9]+$ ]] || die "--instr-fraction must be a fraction in (0, 1), got '$instr_fraction'"
 [[ $runs -ge 5 ]] || log "warning: --runs $runs < 5 cannot reach p < 0.01: every timing try is inconclusive"
 IFS=, read -r -a case_list <<<"$cases"
 for c in "${case_list[@]}"; do
-  case "$c" in instr-slow5|instr-same|time-slow10|time-same) ;; *) die "unknown case '$c'" ;; esac
+  case "$c" in
+    time-slow10|time-same|produce-slow10|produce-same|instr-slow1|instr-same) ;;
+    *) die "unknown case '$c'" ;;
+  esac
 done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -90,10 +103,13 @@ bench_commits="$kbench/scripts/bench-commits"
 py=/usr/bin/python3
 [[ -x "$bench_commits" ]] || die "$bench_commits not found"
 
-# The slowed benchmark and one untouched neighbour (lz4, the same data and batch).
-slowed='Codec/compress/codec:zstd/level:3/payload:az/record_bytes:100/batch_bytes:65536'
-other='Codec/compress/codec:lz4/level:1/payload:az/record_bytes:100/batch_bytes:65536'
-filter='^Codec/compress/codec:(zstd/level:3|lz4/level:1)/payload:az/record_bytes:100/batch_bytes:65536$'
+# The slowed rows, each with an untouched neighbour measured in the same runs.
+codec_slowed='Codec/compress/codec:zstd/level:3/payload:az/record_bytes:100/batch_bytes:65536'
+codec_other='Codec/compress/codec:lz4/level:1/payload:az/record_bytes:100/batch_bytes:65536'
+codec_filter='^Codec/compress/codec:(zstd/level:3|lz4/level:1)/payload:az/record_bytes:100/batch_bytes:65536$'
+produce_slowed='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
+produce_other='Produce/bare_producev/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
+produce_filter='^Produce/(send|bare_producev)/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time$'
 
 [[ -n "$work" ]] || work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-detector.XXXXXX")
 mkdir -p "$work" || die "cannot create $work"
@@ -111,92 +127,126 @@ if [[ ! -d "$repo/.git" ]]; then
   git -C "$repo" branch -q base HEAD
   git -C "$repo" checkout -q -b same base
   commit "detector: identical build (empty commit)"
-  for pair in "slow5:$fraction5" "slow10:$fraction10"; do
-    git -C "$repo" checkout -q -b "${pair%%:*}" base
-    "$here/plant_slowdown.py" "$repo/benchmarks/codec_bench.cc" "${pair#*:}"
-    commit "detector: planted slowdown, fraction ${pair#*:}"
-  done
+  git -C "$repo" checkout -q -b slow base
+  "$here/plant_slowdown.py" spin "$repo" env "$codec_slowed" "$produce_slowed"
+  "$here/plant_slowdown.py" instructions "$repo" env
+  commit "detector: planted slowdowns, sized at run time by KBENCH_DETECTOR_SPIN/FRACTION"
   git -C "$repo" checkout -q base
 else
-  log "reusing $repo (its commits keep the fractions they were made with)"
+  log "reusing $repo"
 fi
-for b in base same slow5 slow10; do
+for b in base same slow; do
   git -C "$repo" rev-parse --verify --quiet "$b" >/dev/null || die "$repo has no branch '$b'"
 done
 
-# One try's row of results.tsv from its verdict.json.
+# One try's fields for results.tsv from its verdict.json.
 summarize() {
-  "$py" - "$@" <<'EOF'
+  "$py" - "$@" <<'PYEOF'
 import json, sys
-verdict, slowed, other, instr = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
-metric = "instructions" if instr else "cpu_time"
+verdict, slowed, other, metric = sys.argv[1:5]
 try:
     v = json.load(open(verdict))
 except (OSError, ValueError):
-    print("\t".join(["-"] * 5)); sys.exit(0)
+    print("\t".join(["-"] * 11)); sys.exit(0)
 rows = [r for k in ("regressions", "improvements", "unchanged", "inconclusive") for r in v[k]]
 def cell(name):
     for r in rows:
         if r["name"] == name and r["metric"] == metric:
             ch = "-" if r["change_pct"] is None else "%+.3f" % r["change_pct"]
+            ci = ("-" if r.get("ci_low_pct") is None
+                  else "[%+.1f,%+.1f]" % (r["ci_low_pct"], r["ci_high_pct"]))
             p = "-" if r.get("p_value") is None else "%.2g" % r["p_value"]
-            return ch, p
-    return "-", "-"
-slowed_flagged = any(r["name"] == slowed for r in v["regressions"])
-print("\t".join([str(int(slowed_flagged)), str(len(v["regressions"])), *cell(slowed), *cell(other)]))
-EOF
+            return ch, ci, p, r["verdict"]
+    return "-", "-", "-", "-"
+flagged = any(r["name"] == slowed and r["metric"] == metric for r in v["regressions"])
+s, o = cell(slowed), cell(other)
+print("\t".join([str(int(flagged)), str(len(v["regressions"])), str(len(v["improvements"])),
+                 str(len(v["inconclusive"])), s[0], s[1], s[2], s[3], o[0], o[2], o[3]]))
+PYEOF
 }
 
 results="$work/results.tsv"
-[[ -s "$results" ]] || printf 'case\ttry\trc\tflagged\tslowed_regression\tn_regressions\tslowed_change_pct\tslowed_p\tother_change_pct\tother_p\tload1\n' >"$results"
+[[ -s "$results" ]] || printf 'case\ttry\trc\tflagged\tn_regressions\tn_improvements\tn_inconclusive\tslowed_change_pct\tslowed_ci\tslowed_p\tslowed_verdict\tother_change_pct\tother_p\tother_verdict\tload1\n' >"$results"
 
 for c in "${case_list[@]}"; do
+  env_args=(KBENCH_BOOTSTRAP=)  # Produce rows: librdkafka's in-process mock cluster
   case "$c" in
-    instr-slow5) new=slow5; mode=(--instructions --iterations "$iterations") ;;
-    instr-same) new=same; mode=(--instructions --iterations "$iterations") ;;
-    time-slow10) new=slow10; mode=(--runs "$runs" -- --benchmark_min_time="$min_time") ;;
-    time-same) new=same; mode=(--runs "$runs" -- --benchmark_min_time="$min_time") ;;
+    instr-*)
+      filter=$codec_filter slowed=$codec_slowed other=$codec_other metric=instructions
+      mode=(--instructions --iterations "$iterations" ${instr_threshold:+--threshold "$instr_threshold"})
+      env_args+=(KBENCH_DETECTOR_FRACTION="$instr_fraction") ;;
+    time-*)
+      filter=$codec_filter slowed=$codec_slowed other=$codec_other metric=cpu_time
+      mode=(--runs "$runs" -- --benchmark_min_time="$min_time")
+      env_args+=(KBENCH_DETECTOR_SPIN="$spin") ;;
+    produce-*)
+      filter=$produce_filter slowed=$produce_slowed other=$produce_other metric=real_time
+      mode=(--runs "$runs" -- --benchmark_min_time="$min_time")
+      env_args+=(KBENCH_DETECTOR_SPIN="$spin") ;;
   esac
-  instr=0; [[ "$c" == instr-* ]] && instr=1
+  case "$c" in *-same) new=same ;; *) new=slow ;; esac
+  n_tries=$tries
+  if [[ -z "$n_tries" ]]; then
+    if [[ "$c" == time-* ]]; then n_tries=20; else n_tries=10; fi
+  fi
   flagged_total=0
-  for ((t = 1; t <= tries; t++)); do
+  for ((t = 1; t <= n_tries; t++)); do
     out="$work/out/$c-$t"
     rm -rf "$out"
     mkdir -p "$work/out"
-    log "$c try $t/$tries ($(uptime | sed 's/.*load/load/'))"
+    log "$c try $t/$n_tries ($(uptime | sed 's/.*load/load/'))"
     set +e
-    "$bench_commits" base "$new" --repo "$repo" --build-cache "$work/builds" \
+    env "${env_args[@]}" "$bench_commits" base "$new" --repo "$repo" --build-cache "$work/builds" \
       --out-dir "$out" --filter "$filter" "${mode[@]}" >"$out.log" 2>&1
     rc=$?
     set -e
-    [[ $rc -le 1 && -s "$out/verdict.json" ]] \
-      || { tail -n 20 "$out.log" >&2; die "bench-commits failed (exit $rc), log: $out.log"; }
-    IFS=$'\t' read -r slowed_reg n_reg s_ch s_p o_ch o_p < <(summarize "$out/verdict.json" "$slowed" "$other" "$instr")
+    if [[ ! ( $rc -le 1 || $rc -eq 3 ) || ! -s "$out/verdict.json" ]]; then
+      tail -n 20 "$out.log" >&2
+      die "bench-commits failed (exit $rc), log: $out.log"
+    fi
+    IFS=$'\t' read -r slowed_reg n_reg n_imp n_inc s_ch s_ci s_p s_v o_ch o_p o_v \
+      < <(summarize "$out/verdict.json" "$slowed" "$other" "$metric")
     # A slowdown counts as seen only when its own row is a regression; for identical
-    # builds any regression at all is a false alarm.
-    if [[ "$new" == same ]]; then flagged=$rc; else flagged=$slowed_reg; fi
+    # builds any regression or improvement is a false alarm.
+    if [[ "$new" == same ]]; then
+      flagged=$(( n_reg + n_imp > 0 ? 1 : 0 ))
+    else
+      flagged=$slowed_reg
+    fi
     flagged_total=$((flagged_total + flagged))
     load1=$(cut -d' ' -f1 /proc/loadavg)
-    printf '%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$t" "$rc" "$flagged" "$slowed_reg" \
-      "$n_reg" "$s_ch" "$s_p" "$o_ch" "$o_p" "$load1" >>"$results"
-    log "$c try $t: exit $rc, flagged $flagged, slowed $s_ch % (p $s_p), other $o_ch % (p $o_p)"
+    printf '%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$t" "$rc" "$flagged" \
+      "$n_reg" "$n_imp" "$n_inc" "$s_ch" "$s_ci" "$s_p" "$s_v" "$o_ch" "$o_p" "$o_v" "$load1" >>"$results"
+    log "$c try $t: exit $rc, flagged $flagged, slowed $s_ch % $s_ci (p $s_p, $s_v), other $o_ch % (p $o_p, $o_v)"
   done
-  echo "$c: flagged $flagged_total of $tries"
+  echo "$c: flagged $flagged_total of $n_tries"
 done
 log "per-try results: $results"
 
 # The whole results.tsv (all cases run with this --work so far) as Markdown, for README.md.
-"$py" - "$results" <<'EOF'
-import csv, sys
+"$py" - "$results" <<'PYEOF'
+import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
-print("\n| case | try | exit | flagged | slowed: change % | p | lz4 row: change % | p | load (1 min) |")
-print("|---|---|---|---|---|---|---|---|---|")
+def wilson(k, n, z=1.959964):
+    """95 % Wilson score interval of a rate k/n (stdlib only: no scipy needed here)."""
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+print("\n| case | try | exit | flagged | slowed: change % | interval | p | verdict "
+      "| other: change % | p | verdict | load (1 min) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in sorted(rows, key=lambda r: (r["case"], int(r["try"]))):
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        r["case"], r["try"], r["rc"], r["flagged"], r["slowed_change_pct"], r["slowed_p"],
-        r["other_change_pct"], r["other_p"], r["load1"]))
+    print("| %s |" % " | ".join(r[k] for k in (
+        "case", "try", "rc", "flagged", "slowed_change_pct", "slowed_ci", "slowed_p",
+        "slowed_verdict", "other_change_pct", "other_p", "other_verdict", "load1")))
 print()
 for c in sorted({r["case"] for r in rows}):
     sel = [r for r in rows if r["case"] == c]
-    print("%s: flagged %d of %d" % (c, sum(int(r["flagged"]) for r in sel), len(sel)))
-EOF
+    k = sum(int(r["flagged"]) for r in sel)
+    lo, hi = wilson(k, len(sel))
+    inc = sum(1 for r in sel if r["slowed_verdict"] == "inconclusive")
+    print("%s: flagged %d of %d (%.0f %%, 95 %% Wilson interval %.0f-%.0f %%); slowed row "
+          "inconclusive in %d" % (c, k, len(sel), 100.0 * k / len(sel), 100 * lo, 100 * hi, inc))
+PYEOF
