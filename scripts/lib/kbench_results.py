@@ -56,6 +56,10 @@ METRICS = {
     "achieved_rate": (0, "records/s an open-loop row reached; a shortfall is rate_shortfall"),
     "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
                        "measurement-quality figure"),
+    "window_seconds": (0, "length of the measured window: a setting, not a result"),
+    "delivered_records": (0, "records delivered since the topic was created: a check's "
+                             "input (lost_records and duplicate_records judge it)"),
+    "end_offsets": (0, "the topic's end offsets when checked: a check's input"),
     "avg_batch_bytes": (0, "batching shape: explains a change, is not one"),
     "records_per_batch": (0, "batching shape: explains a change, is not one"),
     "requests_per_second": (0, "produce requests per second: follows batching"),
