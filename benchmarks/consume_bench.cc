@@ -8,9 +8,13 @@
 // assignment), so this is perf-test's fetch.nMsg.sec with rebalance.time.ms = 0.
 // Not timed: cluster and topic setup, filling the topic (acks=all, one producer),
 // creating and connecting the consumer.
-// Verified: the fill was delivered in full, the end offsets equal the count written and an
-// untimed first read (which also opens the connections) returns them all; each timed read
-// returns exactly that many records, or the benchmark fails naming how many arrived.
+// Verified, per partition (sums would let a loss in one partition and a duplicate in
+// another cancel out): the fill was delivered in full; each partition's end offset equals
+// the records delivered to it; an untimed first read (which also opens the connections)
+// returns exactly those records, each key and value at its offset (a digest of (offset,
+// key, value) against the one summed from the fill's delivery reports); each timed read
+// returns offsets 0..n-1 of every partition once and in order, and nothing beyond. The
+// benchmark fails otherwise, naming the partition and the expected and read counts.
 
 #include <array>
 #include <chrono>
@@ -25,6 +29,7 @@
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
 #include "harness/consumer.h"
+#include "harness/partition_check.h"
 #include "harness/payload.h"
 #include "harness/producer.h"
 
@@ -90,6 +95,7 @@ class ConsumeWork {
         {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
     o.topic = cluster_.topic();
     o.progress_label = Name(p).str() + " (fill)";
+    o.digest_records = true;
     std::string error;
     auto producer = ProducerDriver::Create(o, records_, &error);
     if (!producer) throw std::runtime_error(error);
@@ -98,6 +104,8 @@ class ConsumeWork {
     ProduceTotals t = producer->Collect();
     fill_error_ = s.ok() ? t.AccountingError() : s.message();
     value_bytes_ = t.delivered_bytes;
+    expected_.counts = t.delivered_per_partition;
+    expected_.digests = t.digest_per_partition;
     consumer_ = ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", cluster_.bootstrap()}},
                                                      GlobalOptions().client_settings, {}),
                                        cluster_.topic(), p.partitions, &error);
@@ -106,22 +114,27 @@ class ConsumeWork {
 
   std::string Verify() {
     if (!fill_error_.empty()) return "fill: " + fill_error_;
-    std::int64_t end = 0;
-    if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
-    if (end != count_) {
-      return "fill: end offsets sum to " + std::to_string(end) + ", wrote " +
-             std::to_string(count_);
+    std::vector<std::int64_t> ends;
+    if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
+    if (PartitionComparison c = ComparePartitionCounts(expected_.counts, ends, "delivered",
+                                                       "end offset");
+        !c.equal()) {
+      return "fill: topic end offsets differ from the records delivered, per partition: " +
+             c.detail;
     }
-    // One untimed read: connects to every partition leader and checks the count.
+    // One untimed read: connects to every partition leader and checks every record.
     ConsumeResult r;
-    if (Status s = consumer_->ReadAll(count_, kReadIdleTimeout, &r); !s) return s.message();
+    if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) return s.message();
+    // Timed reads check offsets only: hashing every value is work a consumer benchmark
+    // must not time.
+    expected_.digests.clear();
     return "";
   }
 
   void Iterate() {
     if (!error_.empty()) return;
     ConsumeResult r;
-    if (Status s = consumer_->ReadAll(count_, kReadIdleTimeout, &r); !s) error_ = s.message();
+    if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) error_ = s.message();
   }
 
   std::int64_t items_per_iteration() const { return count_; }
@@ -136,6 +149,7 @@ class ConsumeWork {
   RecordSet records_;
   std::int64_t count_ = 0;
   std::int64_t value_bytes_ = 0;
+  ExpectedRecords expected_;  // per partition, from the fill's delivery reports
   std::string fill_error_;
   std::string error_;
   std::unique_ptr<ConsumerDriver> consumer_;

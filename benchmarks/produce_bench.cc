@@ -14,8 +14,11 @@
 // SkipWithError naming the undelivered count); the requested codec went on the wire
 // (librdkafka silently sends uncompressed when the broker lacks the codec's feature: the
 // driver reads each broker's feature set from librdkafka's debug=feature log and fails the
-// benchmark when the codec's feature is missing); the topic's end offsets grew
-// by exactly the delivered count (acks 1/all; duplicates from retries show up here).
+// benchmark when the codec's feature is missing); each partition's end offset grew by
+// exactly the records delivered to it (counted per partition from the delivery reports, at
+// every acks: acks=0 loses records silently). A shortfall fails the benchmark naming
+// lost_records per partition, unless --allow-loss (then it is only reported); extra
+// records (duplicates from retries) always fail it.
 //
 // Latency counters (p50_us ... max_us, avg_us) are from each record's intended send time to its
 // delivery report (harness/producer.h). Wire bytes, requests, retries, batch sizes and
@@ -44,6 +47,7 @@
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
+#include "harness/partition_check.h"
 #include "harness/payload.h"
 #include "harness/producer.h"
 #include "harness/status.h"
@@ -61,7 +65,9 @@ constexpr std::size_t kDistinctRecords = 8192;  // generated once, cycled throug
 // How long the end-offset check waits for followers to advance the high watermark.
 constexpr std::chrono::seconds kEndOffsetWait{15};
 using counters::kDeliveredRecords;
+using counters::kDuplicateRecords;
 using counters::kEndOffsets;
+using counters::kLostRecords;
 using counters::kQueueFull;
 
 // kbench's defaults, set explicitly so results do not depend on the librdkafka version's
@@ -182,30 +188,37 @@ class ProduceSetup {
                       GlobalOptions().client_settings, BenchmarkSettings(p));
   }
 
-  // acks=0 has no acknowledged count to compare with: the broker answers nothing.
-  std::string CheckEndOffsets(std::int64_t delivered_total) {
-    if (params_.acks == "0") return "";
+  // Per partition, the end offsets against the records delivered to it: with every acks,
+  // since acks=0 loses records silently (its delivery reports only say "sent").
+  std::string CheckEndOffsets(const PartitionCounts& delivered) {
     // The end offset is the high watermark: with acks=1 and replicas it moves only once the
     // followers have copied the records, so give replication a bounded time to catch up.
     // More than delivered is final (duplicates); fewer after the deadline is a loss.
     const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
-    std::int64_t end = 0;
+    std::vector<std::int64_t> ends;
     for (;;) {
-      if (Status s = cluster_.EndOffsetSum(&end); !s) return s.message();
-      if (end >= delivered_total || std::chrono::steady_clock::now() >= deadline) break;
+      if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
+      bool caught_up = true;
+      for (std::size_t p = 0; p < delivered.size(); ++p)
+        caught_up = caught_up && p < ends.size() && ends[p] >= delivered[p];
+      if (caught_up || std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    end_offsets_ = end;
-    if (end != delivered_total) {
-      return "topic end offsets sum to " + std::to_string(end) + " but " +
-             std::to_string(delivered_total) + " records were delivered" +
-             (end > delivered_total ? " (duplicates from retries)" : " (records lost)");
-    }
-    return "";
+    end_offsets_ = TotalCount(ends);
+    PartitionComparison c = ComparePartitionCounts(delivered, ends, "delivered", "end offset");
+    lost_records_ = c.lost;
+    duplicate_records_ = c.duplicated;
+    return EndOffsetError(c, GlobalOptions().allow_loss);
+  }
+  // Counters of the last check, in every row's JSON (0 when nothing is missing).
+  void ReportEndOffsets(benchmark::State& state, std::int64_t delivered_total) const {
+    state.counters[kDeliveredRecords] = counters::Value(static_cast<double>(delivered_total));
+    state.counters[kEndOffsets] = counters::Value(static_cast<double>(end_offsets_));
+    state.counters[kLostRecords] = counters::Value(static_cast<double>(lost_records_));
+    state.counters[kDuplicateRecords] = counters::Value(static_cast<double>(duplicate_records_));
   }
 
   const ProduceParams& params() const { return params_; }
-  std::int64_t end_offsets() const { return end_offsets_; }
   const BenchCluster& cluster() const { return cluster_; }
   const RecordSet& records() const { return records_; }
   const ClientSettings& settings() const { return settings_; }
@@ -227,7 +240,8 @@ class ProduceSetup {
   BenchCluster cluster_;
   RecordSet records_;
   ClientSettings settings_;
-  std::int64_t end_offsets_ = -1;  // last checked sum; -1 = not checked (acks=0)
+  std::int64_t end_offsets_ = -1;  // last checked sum; -1 = not checked yet
+  std::int64_t lost_records_ = 0, duplicate_records_ = 0;
 };
 
 class ProduceWork {
@@ -255,8 +269,8 @@ class ProduceWork {
     if (!err.empty()) return "warm-up: " + err;
     if (std::string e = CodecError(t); !e.empty()) return e;
     delivered_total_ = t.delivered;
-    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty())
-      return "warm-up: " + e;
+    delivered_ = t.delivered_per_partition;
+    if (std::string e = setup_.CheckEndOffsets(delivered_); !e.empty()) return "warm-up: " + e;
     driver_->BeginMeasurement();
     return "";
   }
@@ -275,11 +289,12 @@ class ProduceWork {
   void Report(benchmark::State& state) {
     ProduceTotals t = driver_->Collect();
     delivered_total_ += t.delivered;
+    AddCounts(delivered_, t.delivered_per_partition);
     std::string error = t.AccountingError();
     if (!round_error_.empty()) error = round_error_ + (error.empty() ? "" : "; " + error);
     if (error.empty()) error = CodecError(t);
     if (error.empty() && !t.stats_error.empty()) error = t.stats_error;
-    if (error.empty()) error = setup_.CheckEndOffsets(delivered_total_);
+    if (error.empty()) error = setup_.CheckEndOffsets(delivered_);
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
       return;
@@ -296,8 +311,7 @@ class ProduceWork {
     ReportStats(state, t.stats, t.failed + t.rejected, t.retries());
     state.counters[kQueueFull] = counters::Value(static_cast<double>(t.queue_full));
     // Totals over the benchmark's life (warm-up included), so scripts can check the topic.
-    state.counters[kDeliveredRecords] = counters::Value(static_cast<double>(delivered_total_));
-    state.counters[kEndOffsets] = counters::Value(static_cast<double>(setup_.end_offsets()));
+    setup_.ReportEndOffsets(state, delivered_total_);
   }
 
   static void ReportStats(benchmark::State& state, const StatsDelta& s, std::int64_t errors,
@@ -325,6 +339,7 @@ class ProduceWork {
   std::unique_ptr<ProducerDriver> driver_;
   std::string round_error_;
   std::int64_t delivered_total_ = 0;
+  PartitionCounts delivered_;  // per partition, over the benchmark's life
 };
 
 // The reference: what a user's own loop does, with nothing of kbench's driver in it.
@@ -337,10 +352,16 @@ class BareProducevWork {
     rd_kafka_conf_set_opaque(conf, this);
     rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
       auto* self = static_cast<BareProducevWork*>(opaque);
-      if (m->err)
+      if (m->err) {
         ++self->failed_;
-      else
+      } else {
         ++self->delivered_;
+        // Per partition, for the end-offset check (not part of what is compared against).
+        auto part = static_cast<std::size_t>(m->partition);
+        if (part >= self->delivered_per_partition_.size())
+          self->delivered_per_partition_.resize(part + 1, 0);
+        ++self->delivered_per_partition_[part];
+      }
     });
     char err[512];
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
@@ -364,7 +385,7 @@ class BareProducevWork {
   std::string Verify() {
     Loop(std::max<std::int64_t>(setup_.warmup(), 1));
     if (std::string e = TakeError(); !e.empty()) return "warm-up: " + e;
-    if (std::string e = setup_.CheckEndOffsets(delivered_total_); !e.empty())
+    if (std::string e = setup_.CheckEndOffsets(delivered_per_partition_); !e.empty())
       return "warm-up: " + e;
     return "";
   }
@@ -375,7 +396,7 @@ class BareProducevWork {
   }
   void Report(benchmark::State& state) {
     std::string error = TakeError();
-    if (error.empty()) error = setup_.CheckEndOffsets(delivered_total_);
+    if (error.empty()) error = setup_.CheckEndOffsets(delivered_per_partition_);
     if (!error.empty()) state.SkipWithError(error.c_str());
   }
 
@@ -415,7 +436,6 @@ class BareProducevWork {
           " records undelivered (" + std::to_string(failed_) + " failed, " +
           std::to_string(rejected_) + " rejected)";
     }
-    delivered_total_ += delivered_;
     produced_ = delivered_ = failed_ = rejected_ = 0;
     return e;
   }
@@ -425,7 +445,7 @@ class BareProducevWork {
   rd_kafka_topic_t* rkt_ = nullptr;
   std::uint64_t next_ = 0;
   std::int64_t produced_ = 0, delivered_ = 0, failed_ = 0, rejected_ = 0;
-  std::int64_t delivered_total_ = 0;
+  PartitionCounts delivered_per_partition_;  // over the benchmark's life
   bool flush_timed_out_ = false;
 };
 

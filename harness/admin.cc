@@ -237,11 +237,21 @@ rd_kafka_resp_err_t AdminClient::QueryHighWatermark(const std::string& topic, in
 
 Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
                                  std::chrono::milliseconds timeout, std::int64_t* sum) {
+  std::vector<std::int64_t> ends;
+  Status s = EndOffsets(topic, partitions, timeout, &ends);
+  if (!s) return s;
+  *sum = 0;
+  for (std::int64_t end : ends) *sum += end;
+  return s;
+}
+
+Status AdminClient::EndOffsets(const std::string& topic, int partitions,
+                               std::chrono::milliseconds timeout, std::vector<std::int64_t>* ends) {
   if (abandoned_) {
     return Status::Error("end offsets of " + topic +
                          ": an earlier query never returned (is the broker down?)");
   }
-  std::int64_t total = 0;
+  std::vector<std::int64_t> result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (int p = 0; p < partitions; ++p) {
     std::int64_t high = 0;
@@ -267,9 +277,9 @@ Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
       return Status::Error("end offset of " + topic + "[" + std::to_string(p) +
                            "]: " + rd_kafka_err2str(err));
     }
-    total += high;
+    result.push_back(high);
   }
-  *sum = total;
+  *ends = std::move(result);
   return Status::Ok();
 }
 

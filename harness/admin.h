@@ -58,6 +58,9 @@ class AdminClient {
   // `timeout` even when librdkafka does not (see admin.cc).
   Status EndOffsetSum(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
                       std::int64_t* sum);
+  // The high watermark (end offset) of each partition, indexed by partition.
+  Status EndOffsets(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
+                    std::vector<std::int64_t>* ends);
   // Number of brokers in the cluster metadata.
   Status BrokerCount(std::chrono::milliseconds timeout, int* count);
 

@@ -31,8 +31,8 @@ std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& set
   return d;
 }
 
-Status ConsumerDriver::ReadAll(std::int64_t expected, std::chrono::milliseconds idle_timeout,
-                               ConsumeResult* out) {
+Status ConsumerDriver::ReadAll(const ExpectedRecords& expected,
+                               std::chrono::milliseconds idle_timeout, ConsumeResult* out) {
   using Clock = std::chrono::steady_clock;
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(partitions_);
   for (int p = 0; p < partitions_; ++p) {
@@ -67,15 +67,28 @@ Status ConsumerDriver::ReadAll(std::int64_t expected, std::chrono::milliseconds 
   if (!failure.empty()) return Status::Error(failure);
 
   ConsumeResult r;
+  r.records_per_partition.assign(static_cast<std::size_t>(partitions_), 0);
+  const bool digest = !expected.digests.empty();
+  std::vector<std::uint64_t> digests(digest ? r.records_per_partition.size() : 0, 0);
+  // Records still to come; the expected offsets of partition p are 0..want[p]-1 and the
+  // next one to arrive is r.records_per_partition[p].
+  if (expected.counts.size() > r.records_per_partition.size()) {
+    return Status::Error("expected records in " + std::to_string(expected.counts.size()) +
+                         " partitions; the topic has " + std::to_string(partitions_));
+  }
+  PartitionCounts want = expected.counts;
+  want.resize(r.records_per_partition.size(), 0);
+  std::int64_t remaining = TotalCount(want);
   Status status;
   auto last_progress = Clock::now();
-  while (r.records < expected) {
+  while (remaining > 0) {
     rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), 100);
     if (!m) {
       if (Clock::now() - last_progress > idle_timeout) {
-        status = Status::Error("read " + std::to_string(r.records) + " of " +
-                               std::to_string(expected) + " records; nothing more for " +
-                               std::to_string(idle_timeout.count()) + " ms");
+        status = Status::Error(
+            "read " + std::to_string(r.records) + " of " + std::to_string(TotalCount(want)) +
+            " records; nothing more for " + std::to_string(idle_timeout.count()) + " ms: " +
+            ComparePartitionCounts(want, r.records_per_partition, "written", "read").detail);
         break;
       }
       continue;
@@ -87,15 +100,51 @@ Status ConsumerDriver::ReadAll(std::int64_t expected, std::chrono::milliseconds 
           Status::Error("consume error after " + std::to_string(r.records) + " records: " + what);
       break;
     }
+    const auto p = static_cast<std::size_t>(m->partition);
+    const std::int64_t offset = m->offset;
+    std::string wrong;
+    if (p >= want.size()) {
+      wrong = "a record from partition " + std::to_string(m->partition) + " of a topic with " +
+              std::to_string(partitions_);
+    } else if (offset != r.records_per_partition[p]) {
+      const std::int64_t next = r.records_per_partition[p];
+      wrong = "partition " + std::to_string(p) + ": offset " + std::to_string(offset) +
+              " arrived where " + std::to_string(next) + " was due (" +
+              (offset < next ? "a record read twice)"
+                             : std::to_string(offset - next) + " records skipped)");
+    } else if (offset >= want[p]) {
+      wrong = "partition " + std::to_string(p) + ": a record at offset " + std::to_string(offset) +
+              " beyond the " + std::to_string(want[p]) + " written (extra records)";
+    }
+    if (!wrong.empty()) {
+      rd_kafka_message_destroy(m);
+      status = Status::Error("after " + std::to_string(r.records) + " records: " + wrong);
+      break;
+    }
+    ++r.records_per_partition[p];
+    --remaining;
     ++r.records;
     r.value_bytes += static_cast<std::int64_t>(m->len);
+    if (digest) {
+      digests[p] += RecordDigest(offset,
+                                 std::string_view(static_cast<const char*>(m->key), m->key_len),
+                                 std::string_view(static_cast<const char*>(m->payload), m->len));
+    }
     rd_kafka_message_destroy(m);
     last_progress = Clock::now();
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (status.ok() && r.records != expected) {
-    status = Status::Error("read " + std::to_string(r.records) + " records, expected " +
-                           std::to_string(expected));
+  if (status.ok() && digest) {
+    std::string differ;
+    for (std::size_t p = 0; p < digests.size(); ++p) {
+      const std::uint64_t want_digest = p < expected.digests.size() ? expected.digests[p] : 0;
+      if (digests[p] == want_digest) continue;
+      differ += std::string(differ.empty() ? "" : ", ") + std::to_string(p);
+    }
+    if (!differ.empty()) {
+      status = Status::Error("read the expected number of records per partition, but not the "
+                             "records written (key/value digest differs) in partition " + differ);
+    }
   }
   *out = r;
   return status;

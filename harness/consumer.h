@@ -11,6 +11,7 @@
 #include <string>
 
 #include "harness/admin.h"
+#include "harness/partition_check.h"
 #include "harness/status.h"
 
 namespace kbench {
@@ -19,6 +20,16 @@ struct ConsumeResult {
   std::int64_t records = 0;
   std::int64_t value_bytes = 0;
   double seconds = 0;  // assignment to last record
+  PartitionCounts records_per_partition;
+};
+
+// What a read of a fresh topic must return: each partition's records at offsets
+// 0..counts[p]-1, each exactly once, in order (a per-partition sequence check: one compare
+// per record, cheap enough for timed reads) and, when `digests` is given, records whose
+// keys and values sum to those RecordDigests (hashes every value: for untimed reads).
+struct ExpectedRecords {
+  PartitionCounts counts;
+  std::vector<std::uint64_t> digests;  // per partition; empty = no value check
 };
 
 class ConsumerDriver {
@@ -27,10 +38,14 @@ class ConsumerDriver {
   static std::unique_ptr<ConsumerDriver> Create(const ClientSettings& settings,
                                                 const std::string& topic, int partitions,
                                                 std::string* error);
-  // Reads every partition from its beginning until `expected` records arrived; fails
-  // when a partition reports an error or after `idle_timeout` without a record (naming
-  // how many were read). Callers check the end offsets to rule out extra records.
-  Status ReadAll(std::int64_t expected, std::chrono::milliseconds idle_timeout, ConsumeResult* out);
+  // Reads every partition from its beginning until each has returned its expected
+  // records. Fails, naming the partition and offsets, when a record arrives out of
+  // sequence (read twice, skipped) or beyond the expected count (extra records), when the
+  // digests differ, when a partition reports an error, or after `idle_timeout` without a
+  // record (naming expected and read counts per partition). Callers check the end offsets
+  // to rule out extra records after the last one read.
+  Status ReadAll(const ExpectedRecords& expected, std::chrono::milliseconds idle_timeout,
+                 ConsumeResult* out);
 
  private:
   ConsumerDriver() = default;

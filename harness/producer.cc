@@ -43,6 +43,11 @@ struct alignas(64) DriverThreadState {
   // Progress window: latency sum/count/max since the last progress line.
   std::atomic<std::int64_t> window_sum_us{0}, window_count{0}, window_max_us{0};
   std::map<int, std::int64_t> errors;  // rd_kafka_resp_err_t -> count; owner thread only
+  // Delivered records (and their digests) per partition; owner thread only, read after
+  // the round has ended.
+  PartitionCounts delivered_per_partition;
+  std::vector<std::uint64_t> digest_per_partition;
+  bool digest = false;  // ProducerOptions::digest_records
 
   void Reset() {
     latency.Reset();
@@ -51,6 +56,8 @@ struct alignas(64) DriverThreadState {
       a->store(0, std::memory_order_relaxed);
     }
     errors.clear();
+    delivered_per_partition.clear();
+    digest_per_partition.clear();
   }
 };
 
@@ -90,6 +97,17 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   s->latency.Record(us);
   Bump(s->delivered);
   Bump(s->delivered_bytes, static_cast<std::int64_t>(m->len));
+  if (m->partition >= 0) {
+    const auto p = static_cast<std::size_t>(m->partition);
+    if (p >= s->delivered_per_partition.size()) s->delivered_per_partition.resize(p + 1, 0);
+    ++s->delivered_per_partition[p];
+    if (s->digest) {
+      if (p >= s->digest_per_partition.size()) s->digest_per_partition.resize(p + 1, 0);
+      s->digest_per_partition[p] += RecordDigest(
+          m->offset, std::string_view(static_cast<const char*>(m->key), m->key_len),
+          std::string_view(static_cast<const char*>(m->payload), m->len));
+    }
+  }
   Bump(s->window_sum_us, static_cast<std::int64_t>(us));
   Bump(s->window_count);
   if (static_cast<std::int64_t>(us) > s->window_max_us.load(std::memory_order_relaxed)) {
@@ -229,8 +247,10 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
     }
     d->instances_.push_back(std::move(inst));
   }
-  for (int t = 0; t <= options.threads; ++t)
+  for (int t = 0; t <= options.threads; ++t) {
     d->states_.push_back(std::make_unique<DriverThreadState>());
+    d->states_.back()->digest = options.digest_records;
+  }
   for (int t = 0; t < options.threads; ++t)
     d->workers_.emplace_back(&ProducerDriver::WorkerLoop, d.get(), t);
   return d;
@@ -479,6 +499,11 @@ ProduceTotals ProducerDriver::Collect() {
     t.delivered_bytes += s->delivered_bytes.load();
     t.latency.Merge(s->latency);
     for (auto [code, n] : s->errors) errors[code] += n;
+    AddCounts(t.delivered_per_partition, s->delivered_per_partition);
+    if (t.digest_per_partition.size() < s->digest_per_partition.size())
+      t.digest_per_partition.resize(s->digest_per_partition.size(), 0);
+    for (std::size_t p = 0; p < s->digest_per_partition.size(); ++p)
+      t.digest_per_partition[p] += s->digest_per_partition[p];
   }
   for (auto [code, n] : errors)
     t.errors[rd_kafka_err2str(static_cast<rd_kafka_resp_err_t>(code))] += n;

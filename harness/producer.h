@@ -29,6 +29,7 @@
 
 #include "harness/admin.h"
 #include "harness/histogram.h"
+#include "harness/partition_check.h"
 #include "harness/payload.h"
 #include "harness/rdkafka_stats.h"
 #include "harness/status.h"
@@ -51,6 +52,10 @@ struct ProducerOptions {
   // A progress line on stderr at this interval while a round runs; 0 = none.
   std::chrono::milliseconds progress_interval{5000};
   std::string progress_label;  // prefix of progress lines (the benchmark name)
+  // Sum RecordDigest over each partition's delivered records (for a topic that is read
+  // back and checked record by record). Hashes every value: off in timed rows. Needs
+  // acks 1 or all: with acks=0 delivery reports carry no offset.
+  bool digest_records = false;
 };
 
 // Everything measured since BeginMeasurement().
@@ -63,6 +68,11 @@ struct ProduceTotals {
   std::int64_t value_bytes = 0;      // value bytes of produced records
   std::int64_t delivered_bytes = 0;  // value bytes of delivered records
   std::map<std::string, std::int64_t> errors;  // error name -> count (failed + rejected)
+  // Delivered records per partition (from the delivery reports), for end-offset checks
+  // that a loss in one partition and a duplicate in another cannot cancel out.
+  PartitionCounts delivered_per_partition;
+  // Per partition, the sum of RecordDigest over delivered records (digest_records only).
+  std::vector<std::uint64_t> digest_per_partition;
   LatencyHistogram latency;                    // µs, delivered records only
   StatsDelta stats;                            // summed over producer instances
   // Retries: librdkafka retries Produce at message level (records go back to the

@@ -2,7 +2,10 @@
 # Integration test of the Produce family against a real Kafka broker (scripts/kafka):
 #   1. acks=all, zstd, 2 partitions, >= 50,000 records: JSON counters and end offsets;
 #   2. --bootstrap=127.0.0.1:1 (nothing listening) fails with exit 2 within 30 s, naming it;
-#   3. the broker killed mid-run: that benchmark fails naming the undelivered count, the
+#   3. records written to an acks=0 row's topic behind its back: the row fails, its message
+#      naming the partition with delivered and end-offset counts (the end-offset check runs
+#      per partition at every acks);
+#   4. the broker killed mid-run: that benchmark fails naming the undelivered count, the
 #      next one still runs (and fails: the cluster is gone), the JSON is written, exit 1.
 # Uses its own state dir and ports, so it does not disturb a cluster started by hand.
 set -euo pipefail
@@ -94,7 +97,41 @@ elapsed=$((SECONDS - start))
 grep -q '127.0.0.1:1' "$WORK/dead.err" || { cat "$WORK/dead.err" >&2; fail "message does not name 127.0.0.1:1"; }
 pass "127.0.0.1:1: exit 2 after ${elapsed}s: $(head -1 "$WORK/dead.err")"
 
-# ---------------------------------------------------------------- 3. broker killed mid-run
+# ---------------------------------------------------------------- 3. extra records
+# kbench names its topics kbench-produce-<pid>-<n>; one row per process makes n = 1.
+ACKS0='Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/real_time'
+"$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^${ACKS0}\$" --benchmark_min_time=25 \
+  --benchmark_out="$WORK/extra.json" --benchmark_out_format=json >"$WORK/extra.out" 2>"$WORK/extra.err" &
+bench_pid=$!
+for ((waited = 0; ; waited++)); do
+  grep -Eqs "^${ACKS0%/real_time}: [0-9]+ records sent" "$WORK/extra.err" && break
+  kill -0 "$bench_pid" 2>/dev/null || { cat "$WORK/extra.err" >&2; fail "kbench ended before $ACKS0 ran"; }
+  ((waited < 240)) || fail "no progress line from $ACKS0 within 120 s"
+  sleep 0.5
+done
+"$ROOT/scripts/kafka" run-class --dir "$STATE" producer-perf --topic "kbench-produce-$bench_pid-1" \
+  --num-records 7 --record-size 10 --throughput -1 --producer-props bootstrap.servers="$BOOTSTRAP" \
+  >"$WORK/intruder.out" 2>&1 || { cat "$WORK/intruder.out" >&2; fail "could not write to kbench's topic"; }
+set +e
+wait "$bench_pid"
+rc=$?
+set -e
+[[ $rc -eq 1 ]] || { cat "$WORK/extra.err" >&2; fail "expected exit 1 with 7 extra records in the topic, got $rc"; }
+"$PY" - "$WORK/extra.json" "$ACKS0" <<'PYEOF' || fail "extra-records checks (above)"
+import json, re, sys
+path, name = sys.argv[1:]
+b = {b["name"]: b for b in json.load(open(path))["benchmarks"]}.get(name)
+if b is None or not b.get("error_occurred"):
+    sys.exit(f"  {name} did not fail: {b}")
+msg = b["error_message"]
+parts = re.findall(r"partition \d+: delivered (\d+), end offset (\d+) \((\d+) extra\)", msg)
+if sum(int(extra) for _, _, extra in parts) != 7 or "7 records more than delivered" not in msg:
+    sys.exit(f"  message does not name 7 extra records per partition: {msg!r}")
+print(f"  {msg}")
+PYEOF
+pass "7 records written behind an acks=0 row's back: it fails naming them per partition"
+
+# ---------------------------------------------------------------- 4. broker killed mid-run
 # Benchmarks run in registration order: KILLED is running (min_time 20 s) when the broker
 # dies, NEXT starts after it. A short message timeout makes stranded records fail fast.
 KILLED='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'

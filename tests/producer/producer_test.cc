@@ -17,6 +17,7 @@
 #include "harness/admin.h"
 #include "harness/consumer.h"
 #include "harness/histogram.h"
+#include "harness/partition_check.h"
 #include "harness/payload.h"
 #include "harness/producer.h"
 #include "harness/rdkafka_stats.h"
@@ -303,25 +304,265 @@ TEST(AdminClientMock, EndOffsetsWithEveryBrokerDownReturnInBoundedTime) {
               std::chrono::duration<double>(took).count());
 }
 
+// ------------------------------------------------------------------ nothing lost
+
+TEST(PartitionCheck, LossInOnePartitionAndExtraInAnotherDoNotCancel) {
+  // The sums agree (10000 each): only a per-partition comparison sees the difference.
+  PartitionComparison c =
+      ComparePartitionCounts({5000, 5000, 7}, {4990, 5010, 7}, "delivered", "end offset");
+  EXPECT_FALSE(c.equal());
+  EXPECT_EQ(c.lost, 10);
+  EXPECT_EQ(c.duplicated, 10);
+  EXPECT_EQ(c.detail,
+            "partition 0: delivered 5000, end offset 4990 (10 lost); "
+            "partition 1: delivered 5000, end offset 5010 (10 extra)");
+  // A partition the client never wrote to, and one missing from the answer.
+  c = ComparePartitionCounts({3}, {3, 2}, "delivered", "end offset");
+  EXPECT_EQ(c.duplicated, 2);
+  EXPECT_EQ(c.detail, "partition 1: delivered 0, end offset 2 (2 extra)");
+  c = ComparePartitionCounts({3, 4}, {3}, "written", "read");
+  EXPECT_EQ(c.lost, 4);
+  EXPECT_EQ(c.detail, "partition 1: written 4, read 0 (4 lost)");
+  EXPECT_TRUE(ComparePartitionCounts({1, 2}, {1, 2, 0}, "a", "b").equal());
+}
+
+TEST(PartitionCheck, ManyDifferingPartitionsAreCountedNotAllNamed) {
+  PartitionComparison c =
+      ComparePartitionCounts(PartitionCounts(20, 5), PartitionCounts(20, 4), "delivered", "end");
+  EXPECT_EQ(c.lost, 20);
+  EXPECT_NE(c.detail.find("partition 7: delivered 5, end 4 (1 lost); and 12 more partitions"),
+            std::string::npos)
+      << c.detail;
+}
+
+TEST(PartitionCheck, EndOffsetErrorFailsLossUnlessAllowedAndExtraAlways) {
+  PartitionComparison loss =
+      ComparePartitionCounts({100, 100}, {100, 90}, "delivered", "end offset");
+  std::string e = EndOffsetError(loss, /*allow_loss=*/false);
+  EXPECT_EQ(e,
+            "topic end offsets differ from the records delivered, per partition: partition 1: "
+            "delivered 100, end offset 90 (10 lost); 10 records lost (--allow-loss reports a "
+            "shortfall instead of failing)");
+  EXPECT_EQ(EndOffsetError(loss, /*allow_loss=*/true), "");
+  PartitionComparison both =
+      ComparePartitionCounts({100, 100}, {90, 110}, "delivered", "end offset");
+  for (bool allow : {false, true}) {
+    e = EndOffsetError(both, allow);
+    EXPECT_NE(e.find("10 records lost; 10 records more than delivered"), std::string::npos) << e;
+  }
+  EXPECT_EQ(EndOffsetError(ComparePartitionCounts({1}, {1}, "a", "b"), false), "");
+}
+
+TEST(PartitionCheck, DigestDependsOnOffsetKeyAndValue) {
+  const std::uint64_t d = RecordDigest(7, "k", "value");
+  EXPECT_EQ(d, RecordDigest(7, "k", "value"));
+  EXPECT_NE(d, RecordDigest(8, "k", "value"));
+  EXPECT_NE(d, RecordDigest(7, "", "kvalue"));  // bytes moved from key to value
+  EXPECT_NE(d, RecordDigest(7, "k", "valuf"));
+  // Order-independent sums: two records swapped between offsets do not add up the same.
+  EXPECT_NE(RecordDigest(0, "", "a") + RecordDigest(1, "", "b"),
+            RecordDigest(0, "", "b") + RecordDigest(1, "", "a"));
+}
+
+// Writes `n` records straight to one partition, as another client would, behind the back
+// of whatever counted the topic's records.
+void ProduceBehindTheBack(const MockRun& run, int partition, std::int64_t n) {
+  std::string error;
+  rd_kafka_conf_t* conf = BuildConf(run.cluster.BaseSettings(), &error);
+  ASSERT_TRUE(conf) << error;
+  char err[512];
+  RdKafkaPtr rk(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
+  ASSERT_TRUE(rk) << err;
+  for (std::int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(rd_kafka_producev(rk.get(), RD_KAFKA_V_TOPIC(run.cluster.topic().c_str()),
+                                RD_KAFKA_V_PARTITION(partition),
+                                RD_KAFKA_V_VALUE(const_cast<char*>("intruder"), 8),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  ASSERT_EQ(rd_kafka_flush(rk.get(), 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+}
+
+std::vector<std::int64_t> EndOffsetsOf(const MockRun& run) {
+  std::vector<std::int64_t> ends;
+  Status s = run.cluster.EndOffsets(&ends);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return ends;
+}
+
+// acks=0 records dropped by the broker: every delivery report says "delivered" (acks=0
+// reports only that a record was sent), and only the end offsets show the loss. Then
+// records written to another partition behind the driver's back make the sums agree
+// again: the per-partition check still fails, naming both partitions.
+TEST(ProducerDriverMock, Acks0LossShowsInEndOffsetsPerPartitionEvenWhenSumsAgree) {
+  MockRun run;
+  auto d = MakeDriver(run, run.Options(1, 1, {{"acks", "0"}, {"linger.ms", "50"}}));
+  ASSERT_TRUE(d);
+  d->BeginMeasurement();
+  ASSERT_TRUE(d->RunRound(1000).ok());  // connected, both partition leaders known
+  // The mock answers the next Produce requests with an error and appends nothing; with
+  // acks=0 no answer is sent, so the client never learns.
+  rd_kafka_mock_push_request_errors(run.cluster.mock(), 0 /* Produce */, 2,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  ASSERT_TRUE(d->RunRound(4000).ok());
+  ProduceTotals t = d->Collect();
+  EXPECT_EQ(t.AccountingError(), "");
+  EXPECT_EQ(t.delivered, 5000);
+  ASSERT_EQ(TotalCount(t.delivered_per_partition), 5000);
+  std::vector<std::int64_t> ends = EndOffsetsOf(run);
+  PartitionComparison c = ComparePartitionCounts(t.delivered_per_partition, ends, "delivered",
+                                                 "end offset");
+  std::printf("acks=0, two Produce requests dropped: %s\n", c.detail.c_str());
+  ASSERT_GT(c.lost, 0) << "the mock kept every record";
+  EXPECT_EQ(c.duplicated, 0);
+  EXPECT_EQ(TotalCount(t.delivered_per_partition) - TotalCount(ends), c.lost);
+  std::string error = EndOffsetError(c, /*allow_loss=*/false);
+  EXPECT_NE(error.find(std::to_string(c.lost) + " records lost"), std::string::npos) << error;
+  EXPECT_EQ(EndOffsetError(c, /*allow_loss=*/true), "");
+
+  // Fill the shortfall in the other partition: equal sums, still a failure.
+  const PartitionCounts& sent = t.delivered_per_partition;
+  std::size_t short_partition = 0;
+  while (short_partition < ends.size() && ends[short_partition] >= sent[short_partition])
+    ++short_partition;
+  ASSERT_LT(short_partition, ends.size());
+  if (c.lost == TotalCount(t.delivered_per_partition)) GTEST_SKIP() << "both partitions lost all";
+  const int other = short_partition == 0 ? 1 : 0;
+  ProduceBehindTheBack(run, other, c.lost);
+  ends = EndOffsetsOf(run);
+  EXPECT_EQ(TotalCount(ends), TotalCount(t.delivered_per_partition));
+  c = ComparePartitionCounts(t.delivered_per_partition, ends, "delivered", "end offset");
+  error = EndOffsetError(c, /*allow_loss=*/true);
+  std::printf("... and as many records written behind its back: %s\n", error.c_str());
+  EXPECT_EQ(c.lost, c.duplicated);
+  EXPECT_NE(error.find("partition " + std::to_string(short_partition) + ": delivered "),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("records more than delivered"), std::string::npos) << error;
+}
+
+// Fills the run's topic with `n` records (acks=all, digests on) from records of `seed`.
+ProduceTotals Fill(MockRun& run, std::int64_t n, std::uint64_t seed) {
+  run.records = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, seed).Generate(1000);
+  ProducerOptions o = run.Options(1, 1, {{"acks", "all"}});
+  o.digest_records = true;
+  auto d = MakeDriver(run, o);
+  if (!d) return {};
+  d->BeginMeasurement();
+  Status s = d->RunRound(n);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return d->Collect();
+}
+
 TEST(ConsumerDriverMock, ReadsBackExactlyWhatWasProduced) {
   MockRun run;
-  auto d = MakeDriver(run, run.Options(1, 1));
+  ProducerOptions o = run.Options(1, 1);
+  o.digest_records = true;
+  auto d = MakeDriver(run, o);
   ASSERT_TRUE(d);
+  d->BeginMeasurement();
   ASSERT_TRUE(d->RunRound(3000).ok());
+  ProduceTotals fill = d->Collect();
+  ASSERT_EQ(TotalCount(fill.delivered_per_partition), 3000);
+  ASSERT_EQ(fill.digest_per_partition.size(), fill.delivered_per_partition.size());
   std::string error;
   auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
   ASSERT_TRUE(c) << error;
+  ExpectedRecords expected{fill.delivered_per_partition, fill.digest_per_partition};
   for (int pass = 0; pass < 2; ++pass) {  // re-reading starts again at offset 0
     ConsumeResult r;
-    Status s = c->ReadAll(3000, std::chrono::seconds(10), &r);
+    Status s = c->ReadAll(expected, std::chrono::seconds(10), &r);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(r.records, 3000);
     EXPECT_EQ(r.value_bytes, 300000);
+    EXPECT_TRUE(
+        ComparePartitionCounts(fill.delivered_per_partition, r.records_per_partition, "w", "r")
+            .equal());
+    expected.digests.clear();  // the second pass checks offsets only, as timed reads do
   }
+}
+
+// Records the producer was told were delivered (acks=0) but the broker dropped: the read
+// stalls short of them and names the counts per partition.
+TEST(ConsumerDriverMock, LostRecordsFailTheReadNamingPartitionCounts) {
+  MockRun run;
+  auto d = MakeDriver(run, run.Options(1, 1, {{"acks", "0"}, {"linger.ms", "50"}}));
+  ASSERT_TRUE(d);
+  d->BeginMeasurement();
+  ASSERT_TRUE(d->RunRound(500).ok());
+  rd_kafka_mock_push_request_errors(run.cluster.mock(), 0 /* Produce */, 1,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  ASSERT_TRUE(d->RunRound(2500).ok());
+  ProduceTotals fill = d->Collect();
+  ASSERT_EQ(TotalCount(fill.delivered_per_partition), 3000);
+  std::string error;
+  auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
+  ASSERT_TRUE(c) << error;
   ConsumeResult r;
-  Status s = c->ReadAll(3001, std::chrono::milliseconds(1500), &r);
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("read 3000 of 3001"), std::string::npos) << s.message();
+  Status s = c->ReadAll({fill.delivered_per_partition, {}}, std::chrono::milliseconds(1500), &r);
+  std::printf("read after an acks=0 loss: %s\n", s.message().c_str());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("of 3000 records; nothing more for 1500 ms: partition "),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find(" lost)"), std::string::npos) << s.message();
+}
+
+// As many records as written, in the right partitions, but not the ones written: the
+// digest of (offset, key, value) tells.
+TEST(ConsumerDriverMock, OtherRecordsWithTheSameCountsFailTheDigest) {
+  MockRun a({1, 1}), b({1, 1});
+  ProduceTotals fill_a = Fill(a, 2000, 1);
+  ProduceTotals fill_b = Fill(b, 2000, 2);  // another payload seed
+  ASSERT_EQ(fill_a.delivered_per_partition, fill_b.delivered_per_partition);
+  std::string error;
+  auto c = ConsumerDriver::Create(b.cluster.BaseSettings(), b.cluster.topic(), 1, &error);
+  ASSERT_TRUE(c) << error;
+  ConsumeResult r;
+  ASSERT_TRUE(c->ReadAll({fill_b.delivered_per_partition, fill_b.digest_per_partition},
+                         std::chrono::seconds(10), &r)
+                  .ok());
+  Status s = c->ReadAll({fill_a.delivered_per_partition, fill_a.digest_per_partition},
+                        std::chrono::seconds(10), &r);
+  std::printf("topic b read against topic a's fill: %s\n", s.message().c_str());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("not the records written (key/value digest differs) in partition 0"),
+            std::string::npos)
+      << s.message();
+}
+
+// A partition holding more records than expected while another holds fewer, the total
+// right: the read meets a record beyond its partition's count.
+TEST(ConsumerDriverMock, ExtraRecordsInOnePartitionFailTheReadEvenWhenTheTotalIsRight) {
+  MockRun run;
+  ProduceTotals fill = Fill(run, 2000, 1);
+  PartitionCounts written = fill.delivered_per_partition;
+  written.resize(2, 0);
+  // librdkafka's sticky partitioner may have put most of the fill into one partition.
+  const int full = written[0] >= written[1] ? 0 : 1;
+  const int other = 1 - full;
+  ProduceBehindTheBack(run, full, 25);
+  std::string error;
+  auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
+  ASSERT_TRUE(c) << error;
+  ConsumeResult r;
+  // Against the fill's own counts the read passes: the extras come after every expected
+  // record (the end-offset check before reading is what catches them).
+  Status s = c->ReadAll({written, {}}, std::chrono::seconds(10), &r);
+  ASSERT_TRUE(s.ok()) << s.message();
+  // As if 25 of one partition's records had been counted in the other: same total.
+  PartitionCounts expected = written;
+  expected[full] -= 25;   // holds 50 beyond this count, so one of them must arrive
+  expected[other] += 25;  // while this one waits for 25 that do not exist
+  s = c->ReadAll({expected, {}}, std::chrono::seconds(10), &r);
+  std::printf("per-partition counts off by 25 each way: %s\n", s.message().c_str());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("partition " + std::to_string(full) + ": a record at offset " +
+                             std::to_string(expected[full]) + " beyond the " +
+                             std::to_string(expected[full]) + " written (extra records)"),
+            std::string::npos)
+      << s.message();
 }
 
 }  // namespace
