@@ -1,7 +1,8 @@
 // Consume family: consumer throughput reading a topic back, as kafka-consumer-perf-test
 // reports it (records/s = nMsg.sec, value bytes/s = MB.sec). Default rows: 100- and
 // 1000-byte records on 4 partitions; --consume SPEC runs any matrix of record size,
-// payload, partitions, replication and record count instead.
+// payload, partitions, replication and record count instead, or reads an existing topic
+// (topic=NAME, live clusters only: what another tool wrote, so both read the same records).
 //
 // Timed (real time, UseRealTime): one iteration assigns every partition at offset 0 and
 // reads until every record written has arrived. There is no group rebalance (manual
@@ -59,11 +60,16 @@ struct ConsumeParams {
   int replication = 1;
   std::int64_t records = 0;  // written once; 0: the default for the target
   std::uint64_t seed = 0;
+  // topic=NAME: read this existing topic (live cluster) instead of writing one, e.g. the
+  // topic kafka-producer-perf-test wrote, so both tools' consumers read the same records.
+  std::string topic;
+  bool layout_given = false;  // a key that shapes kbench's own topic was set
 };
 
 // Keys beyond the defaults' appear only when set, so default rows keep their names.
 BenchName Name(const ConsumeParams& p) {
   BenchName name("Consume", "read");
+  if (!p.topic.empty()) return name.Add("topic", p.topic);  // its layout is the topic's
   name.Add("record_bytes", p.record_bytes.Name()).Add("partitions", p.partitions);
   if (p.payload.Name() != kPayload) name.Add("payload", p.payload.Name());
   if (p.replication != 1) name.Add("replication", p.replication);
@@ -76,55 +82,40 @@ BenchName Name(const ConsumeParams& p) {
 class ConsumeWork {
  public:
   explicit ConsumeWork(const ConsumeParams& p)
-      : cluster_(GlobalOptions(), "consume", TopicLayout{p.partitions, p.replication}),
-        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(4096)) {
-    if (p.records > 0) {
-      count_ = p.records;
-    } else if (cluster_.is_mock()) {
-      count_ = std::min<std::int64_t>(
-          kFillRecordsMock, kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max));
-    } else {
-      count_ = kFillRecordsLive;
-    }
-    ProducerOptions o;
-    o.settings = MergeSettings(
-        {{"bootstrap.servers", cluster_.bootstrap()},
-         {"statistics.interval.ms", "1000"},
-         {"message.timeout.ms", "30000"}},
-        GlobalOptions().client_settings,
-        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
-    o.topic = cluster_.topic();
-    o.progress_label = Name(p).str() + " (fill)";
-    o.digest_records = true;
+      : cluster_(p.topic.empty()
+                     ? std::make_unique<BenchCluster>(GlobalOptions(), "consume",
+                                                      TopicLayout{p.partitions, p.replication})
+                     : std::make_unique<BenchCluster>(GlobalOptions(), ExistingTopic{p.topic})) {
+    if (p.topic.empty()) Fill(p);
     std::string error;
-    auto producer = ProducerDriver::Create(o, records_, &error);
-    if (!producer) throw std::runtime_error(error);
-    producer->BeginMeasurement();
-    Status s = producer->RunRound(count_);
-    ProduceTotals t = producer->Collect();
-    fill_error_ = s.ok() ? t.AccountingError() : s.message();
-    value_bytes_ = t.delivered_bytes;
-    expected_.counts = t.delivered_per_partition;
-    expected_.digests = t.digest_per_partition;
-    consumer_ = ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", cluster_.bootstrap()}},
-                                                     GlobalOptions().client_settings, {}),
-                                       cluster_.topic(), p.partitions, &error);
+    consumer_ = ConsumerDriver::Create(
+        MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}},
+                      GlobalOptions().client_settings, {}),
+        cluster_->topic(), cluster_->layout().partitions, &error);
     if (!consumer_) throw std::runtime_error(error);
   }
 
   std::string Verify() {
     if (!fill_error_.empty()) return "fill: " + fill_error_;
     std::vector<std::int64_t> ends;
-    if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
-    if (PartitionComparison c = ComparePartitionCounts(expected_.counts, ends, "delivered",
-                                                       "end offset");
-        !c.equal()) {
+    if (Status s = cluster_->EndOffsets(&ends); !s) return s.message();
+    if (!filled_) {
+      // Someone else's topic: its end offsets are what must come back (from offset 0: a
+      // log that starts later fails the read, auto.offset.reset being "error").
+      expected_.counts = ends;
+      count_ = TotalCount(ends);
+      if (count_ == 0) return "topic " + cluster_->topic() + " is empty";
+    } else if (PartitionComparison c = ComparePartitionCounts(expected_.counts, ends,
+                                                              "delivered", "end offset");
+               !c.equal()) {
       return "fill: topic end offsets differ from the records delivered, per partition: " +
              c.detail;
     }
-    // One untimed read: connects to every partition leader and checks every record.
+    // One untimed read: connects to every partition leader and checks every record (its
+    // key and value too when kbench wrote them).
     ConsumeResult r;
     if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) return s.message();
+    value_bytes_ = r.value_bytes;
     // Timed reads check offsets only: hashing every value is work a consumer benchmark
     // must not time.
     expected_.digests.clear();
@@ -145,8 +136,41 @@ class ConsumeWork {
   }
 
  private:
-  BenchCluster cluster_;
-  RecordSet records_;
+  // Writes the topic once (acks=all, one producer), summing each partition's digest.
+  void Fill(const ConsumeParams& p) {
+    if (p.records > 0) {
+      count_ = p.records;
+    } else if (cluster_->is_mock()) {
+      count_ = std::min<std::int64_t>(
+          kFillRecordsMock, kMockFillBytes / static_cast<std::int64_t>(p.record_bytes.max));
+    } else {
+      count_ = kFillRecordsLive;
+    }
+    RecordSet records = PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(4096);
+    ProducerOptions o;
+    o.settings = MergeSettings(
+        {{"bootstrap.servers", cluster_->bootstrap()},
+         {"statistics.interval.ms", "1000"},
+         {"message.timeout.ms", "30000"}},
+        GlobalOptions().client_settings,
+        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
+    o.topic = cluster_->topic();
+    o.progress_label = Name(p).str() + " (fill)";
+    o.digest_records = true;
+    std::string error;
+    auto producer = ProducerDriver::Create(o, records, &error);
+    if (!producer) throw std::runtime_error(error);
+    producer->BeginMeasurement();
+    Status s = producer->RunRound(count_);
+    ProduceTotals t = producer->Collect();
+    fill_error_ = s.ok() ? t.AccountingError() : s.message();
+    expected_.counts = t.delivered_per_partition;
+    expected_.digests = t.digest_per_partition;
+    filled_ = true;
+  }
+
+  std::unique_ptr<BenchCluster> cluster_;
+  bool filled_ = false;  // kbench wrote the topic (else: an existing topic, topic=NAME)
   std::int64_t count_ = 0;
   std::int64_t value_bytes_ = 0;
   ExpectedRecords expected_;  // per partition, from the fill's delivery reports
@@ -166,7 +190,21 @@ void Register(const ConsumeParams& p) {
 
 // ------------------------------------------------------------------ --consume
 
+constexpr std::string_view kTopicChars =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+
 void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_view value) {
+  if (key == "topic") {
+    // Kafka's legal topic characters; '/' and ':' would also break the benchmark name.
+    if (value.empty() || value.size() > 249 ||
+        value.find_first_not_of(kTopicChars) != std::string_view::npos) {
+      throw UsageError("--consume: topic='" + std::string(value) +
+                       "' is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
+    }
+    p.topic = value;
+    return;
+  }
+  p.layout_given = true;
   if (key == "record_bytes") {
     p.record_bytes = ParseSizeSpec(value);
   } else if (key == "payload") {
@@ -179,7 +217,7 @@ void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_vie
     p.records = ParseSpecInt("--consume", key, value, 1, 2000000000);
   } else {
     throw UsageError("--consume: unknown key '" + std::string(key) +
-                     "'; keys: record_bytes, payload, partitions, replication, records");
+                     "'; keys: record_bytes, payload, partitions, replication, records, topic");
   }
 }
 
@@ -196,13 +234,24 @@ void CheckMockFill(const ConsumeParams& p) {
 
 void RegisterConsumeFamily(const Options& options) {
   if (!options.consume_specs.empty()) {
-    ConsumeParams base{SizeSpec{kRecordBytes[0], kRecordBytes[0]}, ParsePayloadSpec(kPayload)};
+    ConsumeParams base;
+    base.record_bytes = SizeSpec{kRecordBytes[0], kRecordBytes[0]};
+    base.payload = ParsePayloadSpec(kPayload);
     if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
     if (!options.payloads.empty()) base.payload = options.payloads.front();
     base.seed = options.payload_seed;
     for (const auto& spec : options.consume_specs) {
       for (const ConsumeParams& p :
            ExpandMatrixSpec("--consume", spec, base, ApplyConsumeSetting)) {
+        if (!p.topic.empty() && options.bootstrap.empty()) {
+          throw UsageError("--consume: topic=" + p.topic +
+                           " reads an existing topic: it needs a live cluster (--bootstrap)");
+        }
+        if (!p.topic.empty() && p.layout_given) {
+          throw UsageError("--consume: topic=" + p.topic +
+                           " reads the topic as it is; record_bytes, payload, partitions, "
+                           "replication and records describe a topic kbench writes");
+        }
         if (options.bootstrap.empty()) CheckMockFill(p);
         Register(p);
       }
@@ -218,7 +267,9 @@ void RegisterConsumeFamily(const Options& options) {
   PayloadSpec payload =
       options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (const auto& size : sizes) {
-    ConsumeParams p{size, payload};
+    ConsumeParams p;
+    p.record_bytes = size;
+    p.payload = payload;
     p.seed = options.payload_seed;
     Register(p);
   }

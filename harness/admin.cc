@@ -297,4 +297,24 @@ Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
   return Status::Ok();
 }
 
+Status AdminClient::PartitionCount(const std::string& topic, std::chrono::milliseconds timeout,
+                                   int* count) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr);
+  if (!rkt) return Status::Error("topic " + topic + ": " + rd_kafka_err2str(rd_kafka_last_error()));
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk_.get(), 0, rkt, &md, static_cast<int>(timeout.count()));
+  rd_kafka_topic_destroy(rkt);
+  if (err) return Status::Error("metadata of topic " + topic + ": " + rd_kafka_err2str(err));
+  Status s;
+  if (md->topic_cnt != 1 || md->topics[0].err) {
+    std::string why = md->topic_cnt == 1 ? rd_kafka_err2str(md->topics[0].err) : "no metadata";
+    s = Status::Error("topic " + topic + " cannot be read (" + why + ")");
+  } else {
+    *count = md->topics[0].partition_cnt;
+  }
+  rd_kafka_metadata_destroy(md);
+  return s;
+}
+
 }  // namespace kbench

@@ -63,6 +63,8 @@ class AdminClient {
                     std::vector<std::int64_t>* ends);
   // Number of brokers in the cluster metadata.
   Status BrokerCount(std::chrono::milliseconds timeout, int* count);
+  // Number of partitions of an existing topic (an error naming it when it does not exist).
+  Status PartitionCount(const std::string& topic, std::chrono::milliseconds timeout, int* count);
 
   rd_kafka_t* handle() const { return rk_.get(); }
   const LogCapture& log() const { return *log_; }

@@ -43,6 +43,9 @@ expect_usage_error "--consume: unknown key 'fetch'" --consume 'fetch=1'
 expect_usage_error "--consume: partitions=0 is not an integer in 1..10000" --consume 'partitions=0'
 expect_usage_error "more than the in-process mock cluster keeps" --consume 'records=100000,record_bytes=1000'
 expect_usage_error "not a positive integer" --records-per-iteration=0
+expect_usage_error "topic=t reads an existing topic: it needs a live cluster" --consume 'topic=t'
+expect_usage_error "is not a Kafka topic name" --bootstrap=127.0.0.1:1 --consume 'topic=a/b'
+expect_usage_error "reads the topic as it is" --bootstrap=127.0.0.1:1 --consume 'topic=t,records=10' 
 
 # A secret in a rejected value must not be echoed.
 err="$("$bin" --benchmark_list_tests -X sasl.mechanisms=hunter2-secret 2>&1 >/dev/null)"
