@@ -17,7 +17,8 @@ whole ms in the final line so the columns mean the same thing, and kept exact in
 Subcommands (all read files written by the calling scripts):
   kbench-producer JSON [--stderr FILE] [--match REGEX]   interval lines + final line
   kbench-consumer JSON --end-ms MS [--match REGEX]      consumer header + one line per row
-  vs DIR                                                 vs-perf-test summary (medians, ratio)
+  vs DIR [--warmup N]                                    vs-perf-test summary (medians, ratio,
+                                                         both tools' interval lines)
   scenario DIR                                           perf-test scenario: console, summary.json,
                                                          report.md, perf-test.png
 """
@@ -34,7 +35,7 @@ import sys
 MIB = 1024.0 * 1024.0
 
 PRODUCER_FINAL_RE = re.compile(
-    r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
+    r"(?P<records>\d+) (?P<steady>steady state )?records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg_ms>[\d.]+) ms avg latency, (?P<max_ms>[\d.]+) ms max latency, "
     r"(?P<p50_ms>\d+) ms 50th, (?P<p95_ms>\d+) ms 95th, (?P<p99_ms>\d+) ms 99th, "
     r"(?P<p999_ms>\d+) ms 99\.9th\.")
@@ -167,8 +168,10 @@ def kbench_consumers(path, end_ms, match=r"^Consume/"):
     return out
 
 
-def tool_producer(path):
-    """The final line of a kafka-producer-perf-test output file, and its interval lines."""
+def tool_producer(path, warmup=0):
+    """kafka-producer-perf-test's result: its steady-state line when it had --warmup-records
+    (what follows the warm-up, as kbench measures), else its final line; and its interval
+    lines after the warm-up (an interval holding any warm-up record is left out)."""
     try:
         text = open(path, errors="replace").read()
     except OSError as e:
@@ -176,10 +179,23 @@ def tool_producer(path):
     finals = [m for m in PRODUCER_FINAL_RE.finditer(text)]
     if not finals:
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
-    m = finals[-1]
+    steady = [m for m in finals if m.group("steady")]
+    if warmup > 0 and not steady:
+        raise InputError("%s: no steady-state line although the tool had %d warm-up records"
+                         % (path, warmup))
+    m = steady[-1] if steady else finals[-1]
     whole = ("records", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
     r = {k: (int(m.group(k)) if k in whole else float(m.group(k))) for k in FINAL_FIELDS}
-    r["windows"] = [line.strip() for line in text.splitlines() if PRODUCER_WINDOW_RE.match(line.strip())]
+    r["steady_state"] = bool(steady)
+    r["windows"] = []
+    sent = 0
+    for line in text.splitlines():
+        w = PRODUCER_WINDOW_RE.match(line.strip())
+        if not w:
+            continue
+        before, sent = sent, sent + int(w.group("records"))
+        if before >= warmup:
+            r["windows"].append(line.strip())
     return r
 
 
@@ -196,13 +212,22 @@ def tool_consumer(path):
     raise InputError("%s: no kafka-consumer-perf-test data line (tool failed?)" % path)
 
 
-# ------------------------------------------------------------------ vs-perf-test
+def tool_consumer_fields(line):
+    m = CONSUMER_LINE_RE.match(line)
+    return {k: float(m.group(k)) for k in ("mb", "mbps", "nmsg", "nmsgps", "rebalance_ms", "fetch_ms",
+                                           "fetch_mbps", "fetch_nmsgps")}
+
+
+# ------------------------------------------------------------------ comparing the two tools
 
 def median_result(results):
     m = {}
     for k in FINAL_FIELDS:
         m[k] = statistics.median(r[k] for r in results)
     m["records"] = int(m["records"])
+    for k in ("p50_us", "p95_us", "p99_us", "p999_us"):
+        if all(k in r for r in results):
+            m[k] = statistics.median(r[k] for r in results)
     return m
 
 
@@ -210,35 +235,97 @@ def ratio(a, b):
     return a / b if b else float("inf")
 
 
-def vs_summary(d):
-    manifest = os.path.join(d, "rounds.tsv")
+def window_rps(line):
+    return float(PRODUCER_WINDOW_RE.match(line).group("rps"))
+
+
+def interval_stats(lines):
+    """records/sec over interval lines: count, median, range and coefficient of variation."""
+    v = [window_rps(line) for line in lines]
+    if not v:
+        return {"n": 0}
+    mean = statistics.fmean(v)
+    cv = statistics.pstdev(v) / mean if len(v) > 1 and mean > 0 else 0.0
+    return {"n": len(v), "median": statistics.median(v), "min": min(v), "max": max(v), "cv": cv}
+
+
+def interval_text(st):
+    if not st["n"]:
+        return "no complete interval"
+    return "%d intervals, median %.1f records/sec (%.1f..%.1f), cv %.1f %%" % (
+        st["n"], st["median"], st["min"], st["max"], 100.0 * st["cv"])
+
+
+def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, warmup):
+    """The medians of both tools' final lines, their ratio, each round's records/sec and both
+    tools' interval records/sec: lines for the console, and the same as a dict."""
+    mt, mk = median_result(tool_rounds), median_result(kb_rounds)
+    it, ik = interval_stats(tool_windows), interval_stats(kb_windows)
+    lines = [
+        "median of %d rounds each, interleaved (odd rounds Kafka's tool first), after %d warm-up "
+        "records on both; per field:" % (len(tool_rounds), warmup),
+        "%-*s  %s" % (width, "kafka-producer-perf-test", final_line(mt)),
+        "%-*s  %s" % (width, "kbench Produce", final_line(mk)),
+        "%-*s  records/sec x%.2f, MB/sec x%.2f, avg latency x%.2f, p99 x%.2f (kbench / perf-test; "
+        "above 1 = kbench faster for records/sec, slower for latency)" % (
+            width, "ratio", ratio(mk["rps"], mt["rps"]), ratio(mk["mbps"], mt["mbps"]),
+            ratio(mk["avg_ms"], mt["avg_ms"]), ratio(mk["p99_ms"], mt["p99_ms"])),
+        "%-*s  perf-test [%s], kbench [%s]" % (
+            width, "records/sec per round", ", ".join("%.0f" % r["rps"] for r in tool_rounds),
+            ", ".join("%.0f" % r["rps"] for r in kb_rounds)),
+        "%-*s  perf-test: %s; kbench: %s%s" % (
+            width, "interval records/sec", interval_text(it), interval_text(ik),
+            "; medians x%.2f (kbench / perf-test)" % ratio(ik["median"], it["median"])
+            if it["n"] and ik["n"] else ""),
+    ]
+    if len(tool_rounds) < 3 or len(kb_rounds) < 3:
+        lines.append("%-*s  fewer than 3 rounds: the spread is unknown, no verdict" % (width, "note"))
+    return lines, {"perf_test_median": mt, "kbench_median": mk, "perf_test_intervals": it,
+                   "kbench_intervals": ik, "ratio_rps": ratio(mk["rps"], mt["rps"]),
+                   "ratio_interval_median": ratio(ik["median"], it["median"])
+                   if it["n"] and ik["n"] else None}
+
+
+# ------------------------------------------------------------------ vs-perf-test
+
+def read_rows(path, columns):
     try:
-        rows = [line.rstrip("\n").split("\t") for line in open(manifest) if line.strip()]
+        rows = [line.rstrip("\n").split("\t") for line in open(path) if line.strip()]
     except OSError as e:
-        raise InputError("%s: %s" % (manifest, e))
-    tool, kb = [], []
-    for kind, path in rows:
-        (tool if kind == "perf-test" else kb).append(
-            tool_producer(path) if kind == "perf-test" else kbench_producer(path))
+        raise InputError("%s: %s" % (path, e))
+    for row in rows:
+        if len(row) != columns:
+            raise InputError("%s: %r has %d columns, not %d" % (path, row, len(row), columns))
+    return rows
+
+
+def vs_summary(d, warmup):
+    """DIR/rounds.tsv: kind (perf-test or kbench), round, output file, kbench's stderr or -."""
+    tool, kb, tool_windows, kb_windows = [], [], [], []
+    for kind, rnd, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 4):
+        if kind == "perf-test":
+            r = tool_producer(path, warmup)
+            tool.append(r)
+            tool_windows += r["windows"]
+        else:
+            r = kbench_producer(path)
+            r["windows"] = kbench_windows(aux) if aux != "-" else []
+            kb.append(r)
+            kb_windows += r["windows"]
+        r["round"] = int(rnd)
     if not tool or not kb:
-        raise InputError("%s: need at least one round of each tool" % manifest)
-    mt, mk = median_result(tool), median_result(kb)
-    width = len("kafka-producer-perf-test")
-    print("median of %d rounds each (interleaved), per field:" % len(tool))
-    print("%-*s  %s" % (width, "kafka-producer-perf-test", final_line(mt)))
-    print("%-*s  %s" % (width, "kbench Produce", final_line(mk)))
-    print("%-*s  records/sec x%.2f, MB/sec x%.2f, avg latency x%.2f, p99 x%.2f (kbench / perf-test; "
-          "above 1 = kbench faster for records/sec, slower for latency)" % (
-              width, "ratio", ratio(mk["rps"], mt["rps"]), ratio(mk["mbps"], mt["mbps"]),
-              ratio(mk["avg_ms"], mt["avg_ms"]), ratio(mk["p99_ms"], mt["p99_ms"])))
-    rps_t = ", ".join("%.0f" % r["rps"] for r in tool)
-    rps_k = ", ".join("%.0f" % r["rps"] for r in kb)
-    print("%-*s  perf-test [%s], kbench [%s]" % (width, "records/sec per round", rps_t, rps_k))
-    summary = {"rounds": len(tool), "perf_test": {"median": mt, "rounds": [
-        {k: r[k] for k in FINAL_FIELDS} for r in tool]},
-        "kbench": {"median": mk, "rounds": [{k: r[k] for k in FINAL_FIELDS} for r in kb],
-                   "name": kb[0]["name"], "context": kb[0]["context"]},
-        "ratio_rps": ratio(mk["rps"], mt["rps"])}
+        raise InputError("%s: need at least one round of each tool" % d)
+    lines, cmp = comparison_lines(len("kafka-producer-perf-test"), tool, kb, tool_windows,
+                                  kb_windows, warmup)
+    print("\n".join(lines))
+    keep = FINAL_FIELDS + ["round", "windows"]
+    summary = {"rounds": len(tool), "warmup_records": warmup,
+               "perf_test": {"median": cmp["perf_test_median"], "intervals": cmp["perf_test_intervals"],
+                             "rounds": [{k: r[k] for k in keep} for r in tool]},
+               "kbench": {"median": cmp["kbench_median"], "intervals": cmp["kbench_intervals"],
+                          "rounds": [{k: r[k] for k in keep} for r in kb],
+                          "name": kb[0]["name"], "context": kb[0]["context"]},
+               "ratio_rps": cmp["ratio_rps"], "ratio_interval_median": cmp["ratio_interval_median"]}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
 
@@ -257,57 +344,132 @@ def read_kv(path):
     return out
 
 
-def scenario(d):
-    """Reads DIR/run.env (the run's settings) and DIR/cases.tsv (one line per case:
-    name, records, record_size, throughput, kbench JSON, kbench stderr, tool output or -,
-    consumer tool output or -), prints the lines, writes summary.json, report.md, the chart."""
-    env = read_kv(os.path.join(d, "run.env"))
-    cases = []
-    try:
-        rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(d, "cases.tsv")) if line.strip()]
-    except OSError as e:
-        raise InputError("%s: %s" % (os.path.join(d, "cases.tsv"), e))
-    for name, records, size, tput, kjson, kerr, tool_out, cons_out in rows:
-        c = {"case": name, "num_records": int(records), "record_size": int(size), "throughput": int(tput)}
-        c["kbench"] = kbench_producer(kjson)
-        c["kbench_windows"] = kbench_windows(kerr)
-        if tool_out != "-":
-            c["tool"] = tool_producer(tool_out)
-        if cons_out != "-":
-            c["tool_consumer"] = tool_consumer(cons_out)
-        cases.append(c)
-    consumers = []
-    if env.get("consume_json"):
-        consumers = kbench_consumers(env["consume_json"], float(env["consume_end_ms"]))
+def load_cases(d):
+    """DIR/cases.tsv (name, records, record size, throughput, warm-up records, librdkafka's
+    queue.buffering.max.messages) and DIR/rounds.tsv (case, round, which tool went first,
+    kind, output file, kbench's stderr / the time a kbench Consume run ended / -)."""
+    cases = {}
+    for name, records, size, tput, warm, qmsgs in read_rows(os.path.join(d, "cases.tsv"), 6):
+        cases[name] = {"case": name, "num_records": int(records), "record_size": int(size),
+                       "throughput": int(tput), "warmup": int(warm), "queue_messages": int(qmsgs),
+                       "rounds": {}}
+    for name, rnd, first, kind, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 6):
+        if name not in cases:
+            raise InputError("%s: round of unknown case %r" % (d, name))
+        c = cases[name]
+        r = c["rounds"].setdefault(int(rnd), {"round": int(rnd), "first": first})
+        if kind == "kbench-produce":
+            r["kbench"] = kbench_producer(path)
+            r["kbench_windows"] = kbench_windows(aux)
+        elif kind == "tool-produce":
+            r["tool"] = tool_producer(path, c["warmup"])
+        elif kind == "tool-consume":
+            r["tool_consumer"] = tool_consumer(path)
+        elif kind == "kbench-consume":
+            r["kbench_consumer"] = kbench_consumers(path, float(aux))[0]
+        else:
+            raise InputError("%s: unknown kind %r" % (d, kind))
+    out = []
+    for c in cases.values():
+        c["rounds"] = [c["rounds"][k] for k in sorted(c["rounds"])]
+        if not c["rounds"] or any("kbench" not in r for r in c["rounds"]):
+            raise InputError("%s: case %s lacks kbench's Produce rounds" % (d, c["case"]))
+        out.append(c)
+    return out
 
+
+def summarize_case(c):
+    """Medians over rounds, per tool, and the interval statistics; sets c's summary keys."""
+    rounds = c["rounds"]
+    c["kbench"] = median_result([r["kbench"] for r in rounds])
+    c["kbench"]["name"] = rounds[0]["kbench"]["name"]
+    c["kbench"]["rps_rounds"] = [r["kbench"]["rps"] for r in rounds]
+    c["kbench_intervals"] = interval_stats([w for r in rounds for w in r["kbench_windows"]])
+    tools = [r["tool"] for r in rounds if "tool" in r]
+    if tools:
+        c["tool"] = median_result(tools)
+        c["tool"]["rps_rounds"] = [t["rps"] for t in tools]
+        c["tool_intervals"] = interval_stats([w for t in tools for w in t["windows"]])
+    kc = [r["kbench_consumer"] for r in rounds if "kbench_consumer" in r]
+    if kc:
+        c["kbench_consumer"] = {"nmsgps": statistics.median(x["nmsgps"] for x in kc),
+                                "mbps": statistics.median(x["mbps"] for x in kc),
+                                "nmsgps_rounds": [x["nmsgps"] for x in kc], "nmsg": kc[0]["nmsg"]}
+    tc = [tool_consumer_fields(r["tool_consumer"]) for r in rounds if "tool_consumer" in r]
+    if tc:
+        # fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
+        c["tool_consumer"] = {"nmsgps": statistics.median(x["fetch_nmsgps"] for x in tc),
+                              "mbps": statistics.median(x["fetch_mbps"] for x in tc),
+                              "nmsgps_rounds": [x["fetch_nmsgps"] for x in tc],
+                              "nmsg": int(tc[0]["nmsg"])}
+
+
+def case_lines(c, env):
+    width = len("kafka-producer-perf-test")
+    lines = ["== %s: --num-records %d (after %d warm-up) --record-size %d --throughput %d "
+             "batch.size=%s acks=%s (%s partitions, RF %s), %d round(s)" % (
+                 c["case"], c["num_records"], c["warmup"], c["record_size"], c["throughput"],
+                 env.get("batch_size"), env.get("acks"), env.get("partitions"),
+                 env.get("replication"), len(c["rounds"]))]
+    for r in c["rounds"]:
+        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool"
+                                                  else "kbench"))
+        lines.append("kbench Produce (%s):" % r["kbench"]["name"])
+        lines.extend(r["kbench_windows"])
+        lines.append(final_line(r["kbench"]))
+        if schedule_lag(c, r["kbench"]):
+            lines.append("   (cap not reached: kbench's latency counts from each record's intended "
+                         "send time at %d records/sec, so it includes the lag behind that schedule)"
+                         % c["throughput"])
+        if "tool" in r:
+            lines.append("kafka-producer-perf-test (steady state, after its %d warm-up records):"
+                         % c["warmup"])
+            lines.extend(r["tool"]["windows"])
+            lines.append(final_line(r["tool"]))
+    if "tool" in c:
+        tools = [r["tool"] for r in c["rounds"] if "tool" in r]
+        more, _ = comparison_lines(width, tools, [r["kbench"] for r in c["rounds"]],
+                                   [w for t in tools for w in t["windows"]],
+                                   [w for r in c["rounds"] for w in r["kbench_windows"]], c["warmup"])
+        lines.append("-- " + more[0])
+        lines.extend(more[1:])
+    else:
+        lines.append("-- kbench over %d round(s): records/sec [%s]; interval records/sec: %s" % (
+            len(c["rounds"]), ", ".join("%.0f" % x for x in c["kbench"]["rps_rounds"]),
+            interval_text(c["kbench_intervals"])))
+    if any("kbench_consumer" in r or "tool_consumer" in r for r in c["rounds"]):
+        same = "tool_consumer" in c
+        lines.append("-- consumers: %s" % (
+            "both read the topic kafka-producer-perf-test wrote (%d records), same fetch settings"
+            % (c["num_records"] + c["warmup"]) if same else
+            "kbench Consume/read on its own topic of this layout (%d records)"
+            % (c["num_records"] + c["warmup"])))
+        lines.append(CONSUMER_HEADER)
+        for r in c["rounds"]:
+            if "tool_consumer" in r:
+                lines.append("round %d kafka-consumer-perf-test:" % r["round"])
+                lines.append(r["tool_consumer"])
+            if "kbench_consumer" in r:
+                lines.append("round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]))
+                lines.append(consumer_line(r["kbench_consumer"]))
+        if same and "kbench_consumer" in c:
+            kc, tc = c["kbench_consumer"], c["tool_consumer"]
+            lines.append("%-*s  kafka-consumer-perf-test %.1f (fetch.nMsg.sec: without its group "
+                         "rebalance), kbench %.1f: x%.2f (kbench / tool)" % (
+                             width, "median nMsg.sec", tc["nmsgps"], kc["nmsgps"],
+                             ratio(kc["nmsgps"], tc["nmsgps"])))
+    return lines
+
+
+def scenario(d):
+    """Reads DIR/run.env, DIR/cases.tsv and DIR/rounds.tsv; prints every round's lines and
+    the medians, writes console.txt, summary.json, report.md and the chart."""
+    env = read_kv(os.path.join(d, "run.env"))
+    cases = load_cases(d)
     lines = []
     for c in cases:
-        lines.append("== %s: --num-records %d --record-size %d --throughput %d batch.size=%s acks=%s "
-                     "(%s partitions, RF %s)" % (c["case"], c["num_records"], c["record_size"], c["throughput"],
-                                                env.get("batch_size"), env.get("acks"), env.get("partitions"),
-                                                env.get("replication")))
-        lines.append("-- kbench Produce (%s)" % c["kbench"]["name"])
-        lines.extend(c["kbench_windows"])
-        lines.append(final_line(c["kbench"]))
-        if schedule_lag(c):
-            lines.append("   (cap not reached: kbench's latency counts from each record's intended send "
-                         "time at %d records/sec, so it includes the lag behind that schedule)" % c["throughput"])
-        if "tool" in c:
-            lines.append("-- reference: Kafka's kafka-producer-perf-test, same settings")
-            lines.extend(c["tool"]["windows"])
-            lines.append(final_line(c["tool"]))
-        if "tool_consumer" in c:
-            lines.append("-- reference: Kafka's kafka-consumer-perf-test reading that topic (group, %d records)"
-                         % c["num_records"])
-            lines.append(CONSUMER_HEADER)
-            lines.append(c["tool_consumer"])
-    if consumers:
-        lines.append("== consumer: kbench Consume/read (its own topic: %s records written once, "
-                     "partitions assigned, no group)" % consumers[0]["nmsg"])
-        for c in consumers:
-            lines.append("-- %s" % c["name"])
-            lines.append(CONSUMER_HEADER)
-            lines.append(consumer_line(c))
+        summarize_case(c)
+        lines.extend(case_lines(c, env))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(d, "console.txt"), "w") as f:
@@ -315,24 +477,39 @@ def scenario(d):
 
     def strip(r):
         return {k: v for k, v in r.items() if k not in ("context", "windows")}
+
+    def round_summary(r):
+        out = {"round": r["round"], "first": r["first"], "kbench": strip(r["kbench"]),
+               "kbench_final_line": final_line(r["kbench"]), "kbench_windows": r["kbench_windows"]}
+        if "tool" in r:
+            out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]),
+                       tool_windows=r["tool"]["windows"])
+        if "tool_consumer" in r:
+            out["tool_consumer_line"] = r["tool_consumer"]
+        if "kbench_consumer" in r:
+            out["kbench_consumer"] = r["kbench_consumer"]
+        return out
+    context = cases[0]["rounds"][0]["kbench"]["context"] if cases else {}
     summary = {"scale": env.get("scale"), "settings": env, "cases": [
-        {"case": c["case"], "num_records": c["num_records"], "record_size": c["record_size"],
-         "throughput": c["throughput"], "kbench": strip(c["kbench"]),
-         "kbench_final_line": final_line(c["kbench"]),
-         "tool": strip(c["tool"]) if "tool" in c else None,
-         "tool_consumer_line": c.get("tool_consumer")} for c in cases],
-        "consumer": consumers, "context": cases[0]["kbench"]["context"] if cases else {}}
+        {"case": c["case"], "num_records": c["num_records"], "warmup_records": c["warmup"],
+         "record_size": c["record_size"], "throughput": c["throughput"],
+         "queue_buffering_max_messages": c["queue_messages"],
+         "kbench": c["kbench"], "kbench_intervals": c["kbench_intervals"],
+         "tool": c.get("tool"), "tool_intervals": c.get("tool_intervals"),
+         "kbench_consumer": c.get("kbench_consumer"), "tool_consumer": c.get("tool_consumer"),
+         "rounds": [round_summary(r) for r in c["rounds"]]} for c in cases],
+        "context": context}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     chart = draw_chart(d, cases)
-    write_report(d, env, cases, consumers, text, chart, summary["context"])
+    write_report(d, env, cases, text, chart, context)
 
 
-def schedule_lag(c):
+def schedule_lag(c, r):
     """True when kbench ran well below the case's cap: its latency (from the intended send time
     of the rate schedule) then includes the growing lag, which kafka-producer-perf-test's
     throttle (it only sleeps when ahead) does not see."""
-    return c["throughput"] > 0 and c["kbench"]["rps"] < 0.9 * c["throughput"]
+    return c["throughput"] > 0 and r["rps"] < 0.9 * c["throughput"]
 
 
 def draw_chart(d, cases):
@@ -348,25 +525,40 @@ def draw_chart(d, cases):
     x = range(len(cases))
     have_tool = any("tool" in c for c in cases)
     w = 0.38 if have_tool else 0.6
-    ax1.bar([i - (w / 2 if have_tool else 0) for i in x], [c["kbench"]["mbps"] for c in cases], w,
-            label="kbench Produce")
+
+    def bars(offset, key, label):
+        # Median over rounds, whiskers from the slowest to the fastest round.
+        med, lo, hi = [], [], []
+        for c in cases:
+            r = c.get(key)
+            if r is None:
+                med.append(0), lo.append(0), hi.append(0)
+                continue
+            per_mb = r["mbps"] / r["rps"] if r["rps"] else 0
+            vals = [v * per_mb for v in r["rps_rounds"]]
+            med.append(r["mbps"])
+            lo.append(max(r["mbps"] - min(vals), 0))
+            hi.append(max(max(vals) - r["mbps"], 0))
+        ax1.bar([i + offset for i in x], med, w, yerr=[lo, hi], capsize=3, label=label)
+    bars(-w / 2 if have_tool else 0, "kbench", "kbench Produce")
     if have_tool:
-        ax1.bar([i + w / 2 for i in x], [c["tool"]["mbps"] if "tool" in c else 0 for c in cases], w,
-                label="kafka-producer-perf-test")
+        bars(w / 2, "tool", "kafka-producer-perf-test")
     ax1.set_xticks(list(x))
     ax1.set_xticklabels(labels)
-    ax1.set_ylabel("MB/sec (MiB of values)")
+    ax1.set_ylabel("MB/sec (MiB of values), median and range of rounds")
     ax1.set_title("Producer throughput")
     ax1.legend()
     qs = ["p50", "p95", "p99", "p999"]
     for i, c in enumerate(cases):  # one colour per case: solid kbench, dashed the tool
-        ax2.plot(qs + ["max"], [max(c["kbench"][q + "_us"] / 1000.0, 0.001) for q in qs] +
-                 [max(c["kbench"]["max_ms"], 0.001)], marker="o", color="C%d" % i, label="kbench " + c["case"])
+        k = c["kbench"]
+        ax2.plot(qs + ["max"], [max(k.get(q + "_us", k[q + "_ms"] * 1000.0) / 1000.0, 0.001) for q in qs] +
+                 [max(k["max_ms"], 0.001)], marker="o", color="C%d" % i, label="kbench " + c["case"])
         if "tool" in c:
-            ax2.plot(qs + ["max"], [max(c["tool"][q + "_ms"], 0.5) for q in qs] + [max(c["tool"]["max_ms"], 0.5)],
+            t = c["tool"]
+            ax2.plot(qs + ["max"], [max(t[q + "_ms"], 0.5) for q in qs] + [max(t["max_ms"], 0.5)],
                      marker="x", linestyle="--", color="C%d" % i, label="perf-test " + c["case"])
     ax2.set_yscale("log")
-    ax2.set_ylabel("latency, ms (log)")
+    ax2.set_ylabel("latency, ms (log), median of rounds")
     ax2.set_title("Producer latency quantiles")
     ax2.legend(fontsize=7)
     fig.tight_layout()
@@ -376,7 +568,11 @@ def draw_chart(d, cases):
     return os.path.basename(path)
 
 
-def write_report(d, env, cases, consumers, console, chart, ctx):
+def spread(values, fmt="%.1f"):
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(values), min(values), max(values))
+
+
+def write_report(d, env, cases, console, chart, ctx):
     s = []
     s.append("# Seed 004: producer and consumer stress test, reproduced with kbench\n")
     s.append("Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")))
@@ -397,56 +593,75 @@ def write_report(d, env, cases, consumers, console, chart, ctx):
     s.append("- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
              "but clients and brokers share the CPUs);" % env.get("cores"))
     s.append("- %s;" % env.get("cluster"))
-    s.append("- counts: %s (the seed: 10K, 10M, 100M);" % ", ".join(
-        "%s %d" % (c["case"], c["num_records"]) for c in cases))
+    s.append("- measured records per round: %s, each after a warm-up of a tenth as many on both "
+             "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
+             "the small and full scales measure 10 s at its cap instead);" % ", ".join(
+                 "%s %d" % (c["case"], c["num_records"]) for c in cases))
+    s.append("- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
+             "with kbench; medians and the range over rounds are reported, and no ordering is "
+             "claimed between two clients whose ranges overlap;" % env.get("rounds"))
     s.append("- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
              "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
-             "buffer.memory 32 MiB as queue.buffering.max.kbytes=32768 (librdkafka's default queue is "
-             "1 GiB, which would add queueing latency the Java client cannot have), no compression, "
-             "A-Z payload, --throughput as kbench's `rate` schedule;"
-             % (env.get("batch_size"), env.get("acks"), env.get("linger_ms")))
+             "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
+             "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
+             "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
+             "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
+             "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+                                   env.get("buffer_bytes"), ", ".join(
+                                       "%s %d" % (c["case"], c["queue_messages"]) for c in cases)))
     s.append("- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
              "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
              "command says;")
     s.append("- kbench's latency is measured from each record's intended send time when a rate is set "
              "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
              "better while the producer falls behind;")
-    s.append("- the consumer line comes from kbench's Consume family, which reads its own topic "
-             "(%s records per size, 4 partitions, RF 1, partitions assigned so rebalance.time.ms is 0); "
-             "its start/end times bracket the timed reads. The seed's consumer used ZooKeeper and "
-             "`--threads 1`." % (consumers[0]["nmsg"] if consumers else "no"))
+    if env.get("tools") == "1":
+        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
+                 "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
+                 "kafka-producer-perf-test wrote, with fetch.max.wait.ms=10 on both; the tool's "
+                 "fetch.nMsg.sec (which leaves out its group rebalance) is compared. The seed's "
+                 "consumer used ZooKeeper and `--threads 1`.")
+    else:
+        s.append("- Kafka's tools did not run (--no-kafka-tools, or --tiny): kbench's Consume "
+                 "family read its own topic of each case's layout and size.")
     s.append("")
     s.append("## Results\n")
-    s.append("One run per case and client (the seed's shape), on a shared machine: see the load "
-             "averages above. For a fair kbench-vs-tool comparison use `scripts/vs-perf-test`, which "
-             "interleaves rounds and reports medians.\n")
-    s.append("| case | client | records | records/sec | MB/sec | avg ms | max ms | p50 | p95 | p99 | p99.9 |")
-    s.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    s.append("Medians over rounds, with the slowest and fastest round in parentheses; interval "
+             "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
+             "of variation). On a shared machine: see the load averages above.\n")
+    s.append("| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 | intervals: median records/sec, cv |")
+    s.append("|---|---|---|---|---|---|---|---|---|---|")
     for c in cases:
-        for who, r in [("kbench", c["kbench"]), ("kafka-producer-perf-test", c.get("tool"))]:
+        for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
+                           ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
             if r is None:
                 continue
-            lag = " (schedule lag)" if who == "kbench" and schedule_lag(c) else ""
-            s.append("| %s | %s | %d | %.1f | %.2f | %.2f | %.2f | %d | %d | %d | %d |" % (
-                c["case"], who + lag, r["records"], r["rps"], r["mbps"], r["avg_ms"], r["max_ms"],
-                r["p50_ms"], r["p95_ms"], r["p99_ms"], r["p999_ms"]))
+            lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
+            ivs = "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"
+            s.append("| %s | %s | %d | %s | %.2f | %.2f | %d | %d | %d | %s |" % (
+                c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), r["mbps"],
+                r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"], ivs))
     s.append("")
-    if any(schedule_lag(c) for c in cases):
+    if any(schedule_lag(c, c["kbench"]) for c in cases):
         s.append("*(schedule lag)*: the cap was not reached, so kbench's latencies include the lag behind "
                  "the rate schedule (records/sec is unaffected); the tool's throttle only sleeps when ahead "
                  "and measures from the actual send, so its latencies are not comparable there.\n")
-    if consumers:
-        s.append("| consumer (kbench) | MB | MB.sec | nMsg | nMsg.sec |\n|---|---|---|---|---|")
-        for c in consumers:
-            s.append("| %s | %.4f | %.4f | %d | %.4f |" % (c["name"], c["mb"], c["mbps"], c["nmsg"], c["nmsgps"]))
+    if any("kbench_consumer" in c for c in cases):
+        s.append("| case | consumer | rounds | nMsg.sec | MB.sec |\n|---|---|---|---|---|")
+        for c in cases:
+            for who, r in [("kbench Consume", c.get("kbench_consumer")),
+                           ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))]:
+                if r:
+                    s.append("| %s | %s | %d | %s | %.4f |" % (c["case"], who, len(r["nmsgps_rounds"]),
+                                                             spread(r["nmsgps_rounds"]), r["mbps"]))
         s.append("")
     if chart:
         s.append("![throughput and latency](%s)\n" % chart)
     s.append("## Output, in the tools' format\n")
     s.append("```\n" + console + "```\n")
-    s.append("Files: `kbench-produce-*.json` (Google Benchmark JSON, full run context), "
-             "`kbench-produce-*.err` (progress lines), `kafka-*-perf-*.txt` (Kafka's tools), "
-             "`summary.json`.\n")
+    s.append("Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
+             "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
+             "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n")
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(s))
 
@@ -466,6 +681,7 @@ def main(argv):
     p.add_argument("--match", default=r"^Consume/")
     p = sub.add_parser("vs")
     p.add_argument("dir")
+    p.add_argument("--warmup", type=int, default=0, help="warm-up records both tools had")
     p = sub.add_parser("scenario")
     p.add_argument("dir")
     a = ap.parse_args(argv)
@@ -480,7 +696,7 @@ def main(argv):
             for c in kbench_consumers(a.json, a.end_ms, a.match):
                 print(consumer_line(c))
         elif a.cmd == "vs":
-            vs_summary(a.dir)
+            vs_summary(a.dir, a.warmup)
         else:
             scenario(a.dir)
     except InputError as e:

@@ -2,10 +2,14 @@
 # Tests of the seed-004 scenario (scripts/scenarios/perf-test), scripts/vs-perf-test and
 # their formatter (scripts/lib/perf_test_format.py):
 #   offline  the formatter turns kbench JSON into kafka-producer-perf-test's final line and
-#            kafka-consumer-perf-test's columns with the right numbers; bad flags exit 2;
-#   live     the scenario at --tiny (own 1-broker cluster) prints lines in the tools' formats
-#            and writes report.md, summary.json and the chart, and stops its cluster;
-#            vs-perf-test at a tiny size prints both final lines and the ratio line.
+#            kafka-consumer-perf-test's columns with the right numbers; the comparison takes
+#            the tool's steady-state line, leaves both tools' warm-up intervals out and
+#            compares their interval lines; bad flags exit 2;
+#   live     the scenario at --tiny with Kafka's tools, one case, 2 rounds (own 1-broker
+#            cluster): interleaved rounds, each round's raw output kept, both consumers on
+#            the same topic, lines in the tools' formats, report.md, summary.json, the chart,
+#            and its cluster stopped; vs-perf-test at a tiny size prints both final lines,
+#            the ratio line and the interval comparison, and keeps every round's output.
 # Needs kbench, Java and the cached Kafka jars (scripts/setup). About 1-2 minutes.
 set -uo pipefail
 
@@ -86,6 +90,46 @@ echo '{"benchmarks": [{"name": "Produce/send/x", "run_type": "iteration", "error
 rc=$?
 check "a failed benchmark is an error naming it" eval '[[ $rc -eq 1 ]] && grep -q boom "$WORK/err"'
 
+# ---------------------------------------------------------------- offline: vs comparison
+# Two rounds of each tool: the tool's output has 1000 warm-up records (two interval lines
+# hold some: both left out), a final line and the steady-state line; kbench's stderr has a
+# warm-up line (left out) and two measured lines.
+V="$WORK/vs-offline"
+mkdir -p "$V"
+printf '%s\n' \
+  "600 records sent, 120.0 records/sec (0.01 MB/sec), 5.0 ms avg latency, 9.0 ms max latency." \
+  "500 records sent, 100.0 records/sec (0.01 MB/sec), 5.0 ms avg latency, 9.0 ms max latency." \
+  "50000 records sent, 10000.0 records/sec (0.95 MB/sec), 2.0 ms avg latency, 9.0 ms max latency." \
+  "60000 records sent, 12000.0 records/sec (1.14 MB/sec), 2.0 ms avg latency, 9.0 ms max latency." \
+  "101000 records sent, 9000.000000 records/sec (0.86 MB/sec), 3.00 ms avg latency, 20.00 ms max latency, 2 ms 50th, 5 ms 95th, 9 ms 99th, 19 ms 99.9th." \
+  "100000 steady state records sent, 11000.000000 records/sec (1.05 MB/sec), 2.50 ms avg latency, 20.00 ms max latency, 2 ms 50th, 5 ms 95th, 8 ms 99th, 19 ms 99.9th." \
+  >"$V/tool.txt"
+printf '%s\n' \
+  "Produce/send/acks:1/real_time: 250000 records sent, 50000.0 records/sec (4.77 MB/sec), 1.0 ms avg latency, 2.0 ms max latency. (warm-up)" \
+  "Produce/send/acks:1/real_time: 245000 records sent, 49000.0 records/sec (4.67 MB/sec), 1.0 ms avg latency, 2.0 ms max latency." \
+  "Produce/send/acks:1/real_time: 255000 records sent, 51000.0 records/sec (4.86 MB/sec), 1.0 ms avg latency, 2.0 ms max latency." \
+  >"$V/kbench.err"
+printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t%s\nkbench\t2\t%s\t%s\nperf-test\t2\t%s\t-\n' \
+  "$V/tool.txt" "$WORK/produce.json" "$V/kbench.err" "$WORK/produce.json" "$V/kbench.err" "$V/tool.txt" >"$V/rounds.tsv"
+out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+check "vs: the tool's steady-state line, not its whole-run line" \
+  grep -qxF "kafka-producer-perf-test  100000 records sent, 11000.000000 records/sec (1.05 MB/sec), 2.50 ms avg latency, 20.00 ms max latency, 2 ms 50th, 5 ms 95th, 8 ms 99th, 19 ms 99.9th." <<<"$out"
+check "vs: interval lines of both, warm-up left out, medians compared" \
+  grep -qF "perf-test: 4 intervals, median 11000.0 records/sec (10000.0..12000.0), cv 9.1 %; kbench: 4 intervals, median 50000.0 records/sec (49000.0..51000.0), cv 2.0 %; medians x4.55" <<<"$out"
+check "vs: fewer than 3 rounds is no verdict" grep -q "fewer than 3 rounds" <<<"$out"
+check "vs: summary.json has both tools' intervals" /usr/bin/python3 -c \
+  'import json,sys; d=json.load(open(sys.argv[1])); assert d["perf_test"]["intervals"]["n"] == 4 and d["kbench"]["intervals"]["n"] == 4 and d["warmup_records"] == 1000' "$V/summary.json"
+printf 'perf-test\t3\t%s\t-\nkbench\t3\t%s\t-\n' "$V/tool.txt" "$WORK/produce.json" >>"$V/rounds.tsv"
+out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+check "vs: three rounds, no 'no verdict' note" eval '! grep -q "fewer than 3 rounds" <<<"$out" && grep -q "^median of 3 rounds" <<<"$out"'
+mkdir -p "$V/cold"
+head -5 "$V/tool.txt" >"$V/cold/tool.txt"  # no steady-state line: the tool had no warm-up
+printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t-\n' "$V/cold/tool.txt" "$WORK/produce.json" >"$V/cold/rounds.tsv"
+/usr/bin/python3 "$FORMAT" vs "$V/cold" --warmup 1000 >/dev/null 2>"$WORK/err"
+rc=$?
+check "vs: a tool output without the steady-state line of its warm-up is an error" \
+  eval '[[ $rc -eq 1 ]] && grep -q "no steady-state line although the tool had 1000 warm-up records" "$WORK/err"'
+
 # ---------------------------------------------------------------- offline: bad usage -> 2
 expect2() { # expect2 DESCRIPTION COMMAND...
   local d=$1 rc
@@ -104,9 +148,12 @@ expect2 "vs-perf-test --acks 2" "$VS" --acks 2
 expect2 "vs-perf-test --producer-props without k=v" "$VS" --producer-props linger.ms
 expect2 "vs-perf-test unknown librdkafka setting" "$VS" --producer-props no.such.setting=1
 expect2 "vs-perf-test compression.type bogus" "$VS" --producer-props compression.type=brotli
+expect2 "vs-perf-test --warmup-records 0" "$VS" --warmup-records 0
 expect2 "perf-test unknown flag" "$SC" --out "$WORK/x" --bogus
 expect2 "perf-test --scale huge" "$SC" --out "$WORK/x" --scale huge
 expect2 "perf-test without --out" "$SC" --tiny
+expect2 "perf-test --rounds 0" "$SC" --out "$WORK/x" --rounds 0
+expect2 "perf-test --cases unknown" "$SC" --out "$WORK/x" --cases 1k-1B
 check "--help exits 0" eval '"$VS" --help >/dev/null && "$SC" --help >/dev/null'
 
 if ((offline)); then
@@ -119,30 +166,41 @@ fi
 [[ -x $KBENCH_BIN ]] || { bad "no kbench binary at $KBENCH_BIN"; echo "$passed passed, $failed failed"; exit 1; }
 SOUT="$WORK/scenario"
 export KBENCH_SCENARIO_PORT_BASE=$PORT_BASE
-if [[ -x $ROOT/scripts/scenario ]]; then
-  run=("$ROOT/scripts/scenario" perf-test --tiny --out "$SOUT")
-else
-  run=("$SC" --tiny --out "$SOUT")
-fi
+# One case, two rounds, with Kafka's tools: the comparison's whole pipeline in under a
+# minute (the three cases without the tools run in tests/scenarios/scenario_test.sh).
+run=("$SC" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
 start=$SECONDS
 "${run[@]}" >"$WORK/scenario.out" 2>"$WORK/scenario.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
-  bad "scenario --tiny exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
+  bad "scenario --tiny --kafka-tools exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
 else
-  ok "scenario --tiny exits 0 ($((SECONDS - start)) s)"
+  ok "scenario --tiny --kafka-tools --rounds 2 exits 0 ($((SECONDS - start)) s)"
   C="$SOUT/console.txt"
-  check "three kbench final lines in the tool's format" test "$(grep -Ec "$FINAL_RE" "$C")" -eq 3
-  check "record counts of the tiny cases" eval 'grep -Eq "^2000 records sent" "$C" && grep -Eq "^20000 records sent" "$C" && grep -Eq "^5000 records sent" "$C"'
+  check "rounds interleaved: the tools first in round 1, kbench in round 2" \
+    eval 'grep -qx -- "-- round 1 (Kafka.s tools first)" "$C" && grep -qx -- "-- round 2 (kbench first)" "$C"'
+  check "four per-round final lines and two median lines in the tool's format" \
+    test "$(grep -Ec "$FINAL_RE" "$C") $(grep -Ec "^(kafka-producer-perf-test|kbench Produce) +[0-9]+ records sent" "$C")" = "4 2"
+  check "record counts: 2000 measured after 200 warm-up records, on both" \
+    eval 'test "$(grep -Ec "^2000 records sent" "$C")" -eq 4 && grep -q "after 200 warm-up" "$C"'
   check "every 'records sent' line is an interval or a final line" \
-    eval '! grep "records sent" "$C" | grep -Ev "$FINAL_RE" | grep -Evq "$WINDOW_RE"'
-  check "consumer header and line" eval 'grep -qxF "$CONSUMER_HEADER" "$C" && grep -Eq "$CONSUMER_RE" "$C"'
-  check "report.md states machine, versions and differences" \
-    eval 'grep -q "## Machine and versions" "$SOUT/report.md" && grep -q "librdkafka" "$SOUT/report.md" && grep -q "What differs" "$SOUT/report.md" && grep -q loopback "$SOUT/report.md"'
-  check "summary.json has the three cases" \
-    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d["cases"]) == 3 and d["consumer"]' "$SOUT/summary.json"
+    eval '! grep "records sent" "$C" | sed -E "s/^(kafka-producer-perf-test|kbench Produce) +//" | grep -Ev "$FINAL_RE" | grep -Evq "$WINDOW_RE"'
+  check "interval comparison and the 'no verdict' note" \
+    eval 'grep -Eq "^interval records/sec +perf-test: " "$C" && grep -q "fewer than 3 rounds" "$C"'
+  check "both consumers read the same topic, two lines each" \
+    eval 'grep -q "both read the topic kafka-producer-perf-test wrote (2200 records)" "$C" && test "$(grep -Ec "$CONSUMER_RE" "$C")" -eq 4 && grep -Eq "^round [12] kbench Consume \(Consume/read/topic:perf-test-10k-2000B-[0-9]+-r[12]/" "$C"'
+  check "median nMsg.sec of both consumers" grep -Eq "^median nMsg.sec +kafka-consumer-perf-test $NUM" "$C"
+  check "each round's raw output kept under rounds/" \
+    eval 'for r in 1 2; do for f in kbench-produce.json kbench-produce.err tool-produce.txt tool-consume.txt kbench-consume.json; do test -s "$SOUT/rounds/10k-2000B-r$r-$f" || exit 1; done; done'
+  check "queue caps in messages and bytes on kbench's command line" \
+    eval 'grep -q "queue.buffering.max.kbytes=32768" "$SOUT/commands.txt" && grep -q "queue.buffering.max.messages=16778" "$SOUT/commands.txt"'
+  check "the same warm-up on both command lines" \
+    eval 'grep -q "warmup=200" "$SOUT/commands.txt" && grep -q -- "--warmup-records 200 " "$SOUT/commands.txt"'
+  check "report.md states machine, versions, differences and the spread" \
+    eval 'grep -q "## Machine and versions" "$SOUT/report.md" && grep -q "librdkafka" "$SOUT/report.md" && grep -q "What differs" "$SOUT/report.md" && grep -q loopback "$SOUT/report.md" && grep -q "read the same topic" "$SOUT/report.md" && grep -Eq "^\| 10k-2000B \| kafka-producer-perf-test \| 2 \| [0-9.]+ \([0-9.]+–[0-9.]+\)" "$SOUT/report.md"'
+  check "summary.json has the case, both medians and two rounds" \
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
   check "chart is a PNG" eval '[[ $(head -c 4 "$SOUT/perf-test.png" | od -An -c | tr -d " ") == 211PNG ]]'
-  check "kbench JSON per case" test "$(ls "$SOUT"/kbench-produce-*.json | wc -l)" -eq 3
   "$ROOT/scripts/kafka" status --dir "$SOUT/kafka" >/dev/null 2>&1
   check "the scenario stopped its cluster" test $? -eq 3
 fi
@@ -161,6 +219,13 @@ else
   check "kbench line" eval 'sed -n "s/^kbench Produce  *//p" "$WORK/vs.out" | grep -Eq "$FINAL_RE"'
   check "both sent 3000 records" test "$(grep -Ec '  3000 records sent' "$WORK/vs.out")" -eq 2
   check "ratio line" grep -Eq "^ratio +records/sec x$NUM" "$WORK/vs.out"
+  check "interval line and the 'no verdict' note (one round)" \
+    eval 'grep -Eq "^interval records/sec +perf-test: " "$WORK/vs.out" && grep -q "fewer than 3 rounds" "$WORK/vs.out"'
+  check "the same warm-up (300 = N/10) on both, queue caps in messages and bytes" \
+    eval 'grep -q "after 300 warm-up records on both" "$WORK/vs.out" && grep -q -- "--warmup-records 300 " "$VOUT/commands.txt" && grep -q "warmup=300" "$VOUT/commands.txt" && grep -q "queue.buffering.max.messages=335545" "$VOUT/commands.txt"'
+  check "the round's raw output kept" \
+    eval 'test -s "$VOUT/round-1-perf-test.txt" -a -s "$VOUT/round-1-kbench.json" -a -s "$VOUT/round-1-kbench.err" -a -s "$VOUT/summary.json"'
+
   "$ROOT/scripts/kafka" status --dir "$VOUT/kafka" >/dev/null 2>&1
   check "vs-perf-test stopped its cluster" test $? -eq 3
 fi
