@@ -356,7 +356,7 @@ class BareProducevWork {
         ++self->failed_;
       } else {
         ++self->delivered_;
-        // Per partition, for the end-offset check (not part of what is compared against).
+        // Counted per partition for the end-offset check, as a careful user would count.
         auto part = static_cast<std::size_t>(m->partition);
         if (part >= self->delivered_per_partition_.size())
           self->delivered_per_partition_.resize(part + 1, 0);

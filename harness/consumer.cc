@@ -70,12 +70,13 @@ Status ConsumerDriver::ReadAll(const ExpectedRecords& expected,
   r.records_per_partition.assign(static_cast<std::size_t>(partitions_), 0);
   const bool digest = !expected.digests.empty();
   std::vector<std::uint64_t> digests(digest ? r.records_per_partition.size() : 0, 0);
-  // Records still to come; the expected offsets of partition p are 0..want[p]-1 and the
-  // next one to arrive is r.records_per_partition[p].
   if (expected.counts.size() > r.records_per_partition.size()) {
     return Status::Error("expected records in " + std::to_string(expected.counts.size()) +
                          " partitions; the topic has " + std::to_string(partitions_));
   }
+  // The expected offsets of partition p are 0..want[p]-1, and the next one due is
+  // r.records_per_partition[p]: one compare per record tells a record read twice, skipped
+  // or extra.
   PartitionCounts want = expected.counts;
   want.resize(r.records_per_partition.size(), 0);
   std::int64_t remaining = TotalCount(want);
