@@ -8,6 +8,8 @@ Formats (Kafka's ProducerPerformance / ConsumerPerformance):
   interval  "N records sent, R.r records/sec (M.mm MB/sec), A.a ms avg latency, X.x ms max latency."
   final     "N records sent, R.rrrrrr records/sec (M.mm MB/sec), A.aa ms avg latency,
              X.xx ms max latency, P50 ms 50th, P95 ms 95th, P99 ms 99th, P999 ms 99.9th."
+  steady    the same as final, "N steady state records sent, ...": printed after it when the
+            tool had --warmup-records, covering only the records after the warm-up
   consumer  "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
              rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"
 MB is MiB of record values, as the tools count it. The tools' percentiles are whole
