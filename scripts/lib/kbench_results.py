@@ -48,7 +48,7 @@ METRICS = {
                       "queue cap by design; more of them can mean a faster producer"),
     "errors": (-1, "failed deliveries and rejected records"),
     "retries": (-1, "records or requests the client had to send again"),
-    "lost_records": (-1, "records acknowledged but missing from the log"),
+    "lost_records": (-1, "records delivered (sent, at acks=0) but missing from the log"),
     "duplicate_records": (-1, "records in the log more often than they were produced"),
     "rate_shortfall": (-1, "1 when an open-loop row fell more than 1 % short of its target"),
     "instructions": (-1, "callgrind instructions per iteration (deterministic)"),
