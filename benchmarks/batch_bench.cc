@@ -214,7 +214,7 @@ BenchName Name(std::string_view variant, const BatchParams& p, bool with_format 
   return name;
 }
 
-void RegisterBatchFamily(const Options& options) {
+void RegisterBatchFamily(const Options& options, BenchSession& session) {
   std::vector<CodecSpec> codecs;
   if (options.codecs.empty()) {
     for (std::string_view c : kCodecs) codecs.push_back(ParseCodecSpec(c));
@@ -236,8 +236,8 @@ void RegisterBatchFamily(const Options& options) {
       for (std::size_t batch : kBatchBytes) {
         BatchParams base{2, CodecSpec{}, payload, size, batch, options.payload_seed};
         if (size.fixed() && size.min == kMemcpyRecordBytes) {
-          RegisterWork<MemcpyWork>(Name("memcpy", base, false), base);
-          RegisterWork<Crc32cWork>(Name("crc32c", base, false), base);
+          RegisterWork<MemcpyWork>(session, Name("memcpy", base, false), base);
+          RegisterWork<Crc32cWork>(session, Name("crc32c", base, false), base);
         }
         for (int magic : kMagics) {
           for (const auto& codec : codecs) {
@@ -245,8 +245,8 @@ void RegisterBatchFamily(const Options& options) {
             BatchParams p = base;
             p.magic = magic;
             p.codec = codec;
-            RegisterWork<BuildWork>(Name("build", p), p);
-            RegisterWork<ReadWork>(Name("read", p), p);
+            RegisterWork<BuildWork>(session, Name("build", p), p);
+            RegisterWork<ReadWork>(session, Name("read", p), p);
           }
         }
       }

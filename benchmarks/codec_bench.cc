@@ -348,7 +348,7 @@ auto FromDefaults(const std::array<T, N>& defaults, Parse parse) {
   return out;
 }
 
-void RegisterCodecFamily(const Options& options) {
+void RegisterCodecFamily(const Options& options, BenchSession& session) {
   std::vector<CodecSpec> codecs = options.codecs.empty() ? DefaultCodecs() : options.codecs;
   std::vector<PayloadSpec> payloads =
       options.payloads.empty() ? FromDefaults(kPayloads, ParsePayloadSpec) : options.payloads;
@@ -363,12 +363,12 @@ void RegisterCodecFamily(const Options& options) {
     for (const auto& size : sizes) {
       for (std::size_t batch : kBatchBytes) {
         CodecParams base{CodecSpec{}, payload, size, batch, options.payload_seed};
-        RegisterWork<MemcpyWork>(Name("memcpy", base, false), base);
+        RegisterWork<MemcpyWork>(session, Name("memcpy", base, false), base);
         for (const auto& codec : codecs) {
           CodecParams p = base;
           p.codec = codec;
-          RegisterWork<CompressWork>(Name("compress", p), p);
-          RegisterWork<DecompressWork>(Name("decompress", p), p);
+          RegisterWork<CompressWork>(session, Name("compress", p), p);
+          RegisterWork<DecompressWork>(session, Name("decompress", p), p);
         }
       }
     }
@@ -383,15 +383,15 @@ void RegisterCodecFamily(const Options& options) {
       CodecParams p = slice;
       p.codec = codec;
       p.codec.reuse_context = false;
-      RegisterWork<CompressWork>(Name("compress_fresh", p), p);
-      RegisterWork<DecompressWork>(Name("decompress_fresh", p), p);
+      RegisterWork<CompressWork>(session, Name("compress_fresh", p), p);
+      RegisterWork<DecompressWork>(session, Name("decompress_fresh", p), p);
     }
     for (const auto& [codec, level] : kDirectCodecs) {
       CodecParams p = slice;
       p.codec = ParseCodecSpec(codec);
       p.codec.level = level;
-      RegisterWork<DirectCompressWork>(Name("direct_compress", p), p);
-      RegisterWork<DirectDecompressWork>(Name("direct_decompress", p), p);
+      RegisterWork<DirectCompressWork>(session, Name("direct_compress", p), p);
+      RegisterWork<DirectDecompressWork>(session, Name("direct_decompress", p), p);
     }
   }
 }

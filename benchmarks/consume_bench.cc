@@ -4,21 +4,26 @@
 // payload, partitions, replication and record count instead, or reads an existing topic
 // (topic=NAME, live clusters only: what another tool wrote, so both read the same records).
 //
-// Timed (real time, UseRealTime): one iteration assigns every partition at offset 0 and
-// reads until every record written has arrived. There is no group rebalance (manual
-// assignment), so this is perf-test's fetch.nMsg.sec with rebalance.time.ms = 0.
+// Timed (real time, UseRealTime): one iteration is a steady-state window of --window-seconds
+// (after --warmup-seconds of the same reading, untimed), in which the consumer reads the
+// topic from offset 0 to its end and again, pass after pass (each pass seeks every partition
+// back to 0); records/s counts what was read within the window, and the JSON holds its
+// per-second interval samples. There is no group rebalance (manual assignment), so this is
+// perf-test's fetch.nMsg.sec with rebalance.time.ms = 0.
 // Not timed: cluster and topic setup, filling the topic (acks=all, one producer),
 // creating and connecting the consumer.
 // Verified, per partition (sums would let a loss in one partition and a duplicate in
 // another cancel out): the fill was delivered in full; each partition's end offset equals
 // the records delivered to it; an untimed first read (which also opens the connections)
 // returns exactly those records, each key and value at its offset (a digest of (offset,
-// key, value) against the one summed from the fill's delivery reports); each timed read
-// returns offsets 0..n-1 of every partition once and in order, and nothing beyond. The
-// benchmark fails otherwise, naming the partition and the expected and read counts.
+// key, value) against the one summed from the fill's delivery reports); each pass of a
+// window returns offsets 0..n-1 of every partition once and in order, and nothing beyond. The
+// benchmark fails otherwise, naming the partition and the expected and read counts. The
+// timed windows make the same per-record offset check in every pass (no digest there).
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -29,6 +34,7 @@
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
+#include "fixtures/window.h"
 #include "harness/consumer.h"
 #include "harness/partition_check.h"
 #include "harness/payload.h"
@@ -88,10 +94,9 @@ class ConsumeWork {
                      : std::make_unique<BenchCluster>(GlobalOptions(), ExistingTopic{p.topic})) {
     if (p.topic.empty()) Fill(p);
     std::string error;
-    consumer_ = ConsumerDriver::Create(
-        MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}},
-                      GlobalOptions().client_settings, {}),
-        cluster_->topic(), cluster_->layout().partitions, &error);
+    consumer_ = ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}},
+                                                     GlobalOptions().client_settings, {}),
+                                       cluster_->topic(), cluster_->layout().partitions, &error);
     if (!consumer_) throw std::runtime_error(error);
   }
 
@@ -105,8 +110,8 @@ class ConsumeWork {
       expected_.counts = ends;
       count_ = TotalCount(ends);
       if (count_ == 0) return "topic " + cluster_->topic() + " is empty";
-    } else if (PartitionComparison c = ComparePartitionCounts(expected_.counts, ends,
-                                                              "delivered", "end offset");
+    } else if (PartitionComparison c =
+                   ComparePartitionCounts(expected_.counts, ends, "delivered", "end offset");
                !c.equal()) {
       return "fill: topic end offsets differ from the records delivered, per partition: " +
              c.detail;
@@ -122,18 +127,58 @@ class ConsumeWork {
     return "";
   }
 
+  // Reading starts and runs through warmup_seconds before the window opens.
+  std::string BeginRun() {
+    cursor_ = {};
+    read_window_ = {};
+    window_.Reset();
+    const auto warm_end = WindowSchedule::Clock::now() +
+                          std::chrono::duration_cast<WindowSchedule::Clock::duration>(
+                              std::chrono::duration<double>(GlobalOptions().warmup_seconds));
+    Status s =
+        consumer_->ReadUntil(expected_.counts, warm_end, kReadIdleTimeout, &cursor_, nullptr);
+    return s.ok() ? "" : "warm-up read: " + s.message();
+  }
+
   void Iterate() {
     if (!error_.empty()) return;
-    ConsumeResult r;
-    if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) error_ = s.message();
+    if (window_.Open()) {
+      read_window_.origin = window_.origin();
+      read_window_.interval = window_.interval();
+    }
+    Status s = consumer_->ReadUntil(expected_.counts, window_.Next(), kReadIdleTimeout, &cursor_,
+                                    &read_window_);
+    if (!s) error_ = s.message();
   }
 
-  std::int64_t items_per_iteration() const { return count_; }
-  std::int64_t bytes_per_iteration() const { return value_bytes_; }
+  // Set in Report from what was read within the window.
+  std::int64_t items_per_iteration() const { return 0; }
+  std::int64_t bytes_per_iteration() const { return 0; }
 
   void Report(benchmark::State& state) {
-    if (!error_.empty()) state.SkipWithError(error_.c_str());
+    if (!error_.empty()) {
+      state.SkipWithError(error_.c_str());
+      return;
+    }
+    const double width = std::chrono::duration<double>(window_.interval()).count();
+    const auto n = static_cast<std::size_t>(std::max(1L, std::lround(window_.seconds() / width)));
+    std::int64_t records = 0, bytes = 0;
+    intervals_ = IntervalSeries{};
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t r = i < read_window_.records.size() ? read_window_.records[i] : 0;
+      const std::int64_t b = i < read_window_.value_bytes.size() ? read_window_.value_bytes[i] : 0;
+      records += r;
+      bytes += b;
+      intervals_.seconds.push_back(width);
+      intervals_.records_per_second.push_back(static_cast<double>(r) / width);
+      intervals_.mb_per_second.push_back(static_cast<double>(b) / width / (1024.0 * 1024.0));
+    }
+    state.SetItemsProcessed(records);
+    state.SetBytesProcessed(bytes);
+    state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
+    state.counters[counters::kWindowSeconds] = counters::Value(window_.seconds());
   }
+  const IntervalSeries& intervals() const { return intervals_; }
 
  private:
   // Writes the topic once (acks=all, one producer), summing each partition's digest.
@@ -177,14 +222,18 @@ class ConsumeWork {
   std::string fill_error_;
   std::string error_;
   std::unique_ptr<ConsumerDriver> consumer_;
+  WindowSchedule window_{GlobalOptions().window_seconds};
+  ConsumerDriver::Cursor cursor_;
+  ConsumerDriver::Window read_window_;
+  IntervalSeries intervals_;
 };
 
 // ------------------------------------------------------------------ registration
 
 // ------------------------------------------------------------------ registration
 
-void Register(const ConsumeParams& p) {
-  RegisterWork<ConsumeWork>(Name(p), p)->UseRealTime();
+void Register(BenchSession& session, const ConsumeParams& p) {
+  RegisterWork<ConsumeWork>(session, Name(p), p)->UseRealTime();
   NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
 }
 
@@ -232,7 +281,7 @@ void CheckMockFill(const ConsumeParams& p) {
   }
 }
 
-void RegisterConsumeFamily(const Options& options) {
+void RegisterConsumeFamily(const Options& options, BenchSession& session) {
   if (!options.consume_specs.empty()) {
     ConsumeParams base;
     base.record_bytes = SizeSpec{kRecordBytes[0], kRecordBytes[0]};
@@ -253,7 +302,7 @@ void RegisterConsumeFamily(const Options& options) {
                            "replication and records describe a topic kbench writes");
         }
         if (options.bootstrap.empty()) CheckMockFill(p);
-        Register(p);
+        Register(session, p);
       }
     }
     return;
@@ -271,7 +320,7 @@ void RegisterConsumeFamily(const Options& options) {
     p.record_bytes = size;
     p.payload = payload;
     p.seed = options.payload_seed;
-    Register(p);
+    Register(session, p);
   }
 }
 

@@ -161,7 +161,7 @@ class ValidateWork : public BatchRecordsWork {
 
 // ------------------------------------------------------------------ registration
 
-void RegisterFormatFamily(const Options& options) {
+void RegisterFormatFamily(const Options& options, BenchSession& session) {
   PayloadSpec payload =
       options.payloads.empty() ? ParsePayloadSpec(kPayload) : options.payloads.front();
   for (int magic : kMagics) {
@@ -169,7 +169,8 @@ void RegisterFormatFamily(const Options& options) {
       FormatParams p = MakeParams(magic, CodecSpec{}, TimestampType::kCreateTime, payload, bytes,
                                   kOverheadBatchBytes, options.payload_seed);
       RegisterWork<OverheadWork>(
-          BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes), p);
+          session, BenchName("Format", "overhead").Add("magic", magic).Add("record_bytes", bytes),
+          p);
     }
   }
 
@@ -195,7 +196,7 @@ void RegisterFormatFamily(const Options& options) {
               .Add("payload", payload.Name())
               .Add("record_bytes", bytes)
               .Add("batch_bytes", kValidateBatchBytes);
-          RegisterWork<ValidateWork>(name, p);
+          RegisterWork<ValidateWork>(session, name, p);
         }
       }
     }

@@ -3,12 +3,18 @@
 // runs. Exit status: 0 all ran, 1 a benchmark failed its checks (the JSON is still
 // written), 2 bad usage.
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -16,18 +22,25 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
+#include "fixtures/session.h"
 #include "fixtures/target.h"
 #include "harness/status.h"
 
 namespace {
 
-// Forwards to Google Benchmark's own display reporter and remembers whether any benchmark
-// failed, so the exit status tells scripts what the JSON says.
-class FailureTrackingReporter : public benchmark::BenchmarkReporter {
+using kbench::bench::BenchSession;
+using kbench::bench::IntervalSeries;
+
+// Forwards to Google Benchmark's own display reporter, remembers whether any benchmark
+// failed (so the exit status tells scripts what the JSON says) and ends each benchmark's
+// Work: Google Benchmark reports a benchmark right after its last repetition.
+class KbenchDisplayReporter : public benchmark::BenchmarkReporter {
  public:
-  explicit FailureTrackingReporter(benchmark::BenchmarkReporter* inner) : inner_(inner) {}
+  KbenchDisplayReporter(benchmark::BenchmarkReporter* inner, BenchSession& session)
+      : inner_(inner), session_(session) {}
   bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
   void ReportRuns(const std::vector<Run>& runs) override {
+    session_.EndLastBenchmark();
     for (const auto& run : runs) {
       if (run.error_occurred) failures_.push_back(run.benchmark_name() + ": " + run.error_message);
     }
@@ -38,8 +51,74 @@ class FailureTrackingReporter : public benchmark::BenchmarkReporter {
 
  private:
   std::unique_ptr<benchmark::BenchmarkReporter> inner_;
+  BenchSession& session_;
   std::vector<std::string> failures_;
 };
+
+// Google Benchmark's JSON, plus the interval samples of every windowed run in a top-level
+// "kbench_intervals" object (benchmark entries hold numbers only):
+//   "kbench_intervals": {"<run_name>": [{"repetition_index": 0, "seconds": [...],
+//       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...]}, ...]}
+class KbenchJsonReporter : public benchmark::JSONReporter {
+ public:
+  explicit KbenchJsonReporter(BenchSession& session) : session_(session) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    JSONReporter::ReportRuns(runs);
+    std::vector<IntervalSeries> calls = session_.TakeSeries(session_.last_benchmark());
+    if (calls.empty() || runs.empty()) return;
+    // The last `repetitions` calls were the repetitions; earlier ones were trials.
+    const auto reps = static_cast<std::size_t>(std::max<std::int64_t>(1, runs.front().repetitions));
+    const std::size_t first = calls.size() > reps ? calls.size() - reps : 0;
+    auto& out = intervals_[runs.front().run_name.str()];
+    for (std::size_t i = first; i < calls.size(); ++i) out.emplace_back(i - first, calls[i]);
+  }
+  void Finalize() override {
+    std::ostream& out = GetOutputStream();
+    out << "\n  ],\n  \"kbench_intervals\": {";
+    bool first_name = true;
+    for (const auto& [name, reps] : intervals_) {
+      out << (first_name ? "\n" : ",\n") << "    \"" << name << "\": [";
+      first_name = false;
+      for (std::size_t r = 0; r < reps.size(); ++r) {
+        const auto& [index, series] = reps[r];
+        out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << index;
+        Array(out, "seconds", series.seconds);
+        Array(out, "records_per_second", series.records_per_second);
+        Array(out, "mb_per_second", series.mb_per_second);
+        if (!series.p99_us.empty()) Array(out, "p99_us", series.p99_us);
+        out << "}";
+      }
+      out << "\n    ]";
+    }
+    out << (intervals_.empty() ? "}\n}\n" : "\n  }\n}\n");
+  }
+
+ private:
+  static void Array(std::ostream& out, const char* key, const std::vector<double>& values) {
+    out << ", \"" << key << "\": [";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(values[i]) ? values[i] : 0.0);
+      out << (i ? ", " : "") << buf;
+    }
+    out << "]";
+  }
+  BenchSession& session_;
+  std::map<std::string, std::vector<std::pair<std::size_t, IntervalSeries>>> intervals_;
+};
+
+// Whether Google Benchmark will write a JSON file (--benchmark_out=F, format json, the
+// default): then kbench's JSON reporter writes it. Read before benchmark::Initialize
+// consumes the flags.
+bool WritesJsonFile(int argc, char** argv) {
+  bool out = false, json = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_out=")) out = arg.size() > std::strlen("--benchmark_out=");
+    if (arg.starts_with("--benchmark_out_format=")) json = arg == "--benchmark_out_format=json";
+  }
+  return out && json;
+}
 
 bool WantsHelp(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -65,12 +144,15 @@ int main(int argc, char** argv) {
     std::cerr << "kbench: error: " << e.what() << "\n(see kbench --help)\n";
     return 2;
   }
+  const bool json_file = WritesJsonFile(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   kbench::bench::SetGlobalOptions(options);
 
+  // Owns every benchmark's Work while it runs; outlives the registered benchmarks' runs.
+  BenchSession session;
   try {
-    kbench::bench::RegisterAllFamilies(options);
+    kbench::bench::RegisterAllFamilies(options, session);
     std::string target = kbench::bench::ResolveTarget(options, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
   } catch (const kbench::UsageError& e) {
@@ -78,8 +160,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  FailureTrackingReporter reporter(benchmark::CreateDefaultDisplayReporter());
-  benchmark::RunSpecifiedBenchmarks(&reporter);
+  KbenchDisplayReporter reporter(benchmark::CreateDefaultDisplayReporter(), session);
+  KbenchJsonReporter json(session);
+  benchmark::RunSpecifiedBenchmarks(&reporter, json_file ? &json : nullptr);
+  session.ReleaseAll();  // a benchmark that never reached its report (none expected)
   benchmark::Shutdown();
   if (!reporter.failures().empty()) {
     std::cerr << "kbench: " << reporter.failures().size() << " benchmark(s) failed:\n";

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "harness/admin.h"
 #include "harness/partition_check.h"
@@ -47,8 +48,30 @@ class ConsumerDriver {
   Status ReadAll(const ExpectedRecords& expected, std::chrono::milliseconds idle_timeout,
                  ConsumeResult* out);
 
+  // Steady-state reading: passes over the topic from offset 0, each pass reading every
+  // partition p's offsets 0..want[p]-1 once and in order (a record read twice, skipped or
+  // beyond them fails, naming the partition and offsets), back to back (a complete pass
+  // seeks every partition back to 0), until `deadline`. `cursor` carries the position
+  // across calls, so several calls read without a pause; a default cursor starts a new
+  // pass. With `window`, records are counted into its intervals by the time they were read
+  // (the clock read every 64 records).
+  struct Cursor {
+    bool started = false;
+    PartitionCounts next;        // per partition, the offset due next in this pass
+    std::int64_t remaining = 0;  // records left in this pass
+    std::int64_t passes = 0;     // completed passes
+  };
+  struct Window {
+    std::chrono::steady_clock::time_point origin;
+    std::chrono::steady_clock::duration interval{1};
+    std::vector<std::int64_t> records, value_bytes;  // per interval
+  };
+  Status ReadUntil(const PartitionCounts& want, std::chrono::steady_clock::time_point deadline,
+                   std::chrono::milliseconds idle_timeout, Cursor* cursor, Window* window);
+
  private:
   ConsumerDriver() = default;
+  Status StartPass();  // every partition from offset 0
   RdKafkaPtr rk_;
   std::string topic_;
   int partitions_ = 0;

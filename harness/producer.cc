@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 namespace kbench {
 
@@ -48,6 +50,38 @@ struct alignas(64) DriverThreadState {
   PartitionCounts delivered_per_partition;
   std::vector<std::uint64_t> digest_per_partition;
   bool digest = false;  // ProducerOptions::digest_records
+  // Measured window: its origin (0 = none) and interval width, set by the main thread
+  // while the workers run (OpenWindow), read by this thread's delivery callbacks.
+  std::atomic<std::uint64_t> window_origin_ns{0}, window_interval_ns{1};
+  // Owner thread only while producing; read by the main thread after Stop().
+  std::vector<IntervalSample> intervals;
+  // When the owner's current rd_kafka_poll(rk, 0) began (0 outside one): the delivery
+  // time of the reports it serves, read once per poll instead of once per report.
+  std::uint64_t poll_now_ns = 0;
+
+  // The interval a time at or after the window origin falls into; nullptr far beyond.
+  IntervalSample* Interval(std::uint64_t origin, std::uint64_t at) {
+    constexpr std::uint64_t kMaxIntervals = 100000;  // bounds memory on runaway windows
+    const std::uint64_t offset = at - origin;
+    // Times arrive nearly in order: most fall into the interval of the previous one.
+    if (offset - cached_begin < cached_width && cached_origin == origin) return cached;
+    const std::uint64_t width = window_interval_ns.load(std::memory_order_relaxed);
+    const std::uint64_t i = offset / width;
+    if (i >= kMaxIntervals) return nullptr;
+    if (i >= intervals.size()) {
+      intervals.resize(i + 1);  // about once per interval
+      cached_width = 0;         // the resize moved the samples
+    }
+    if (i + 1 == intervals.size()) {  // cache the newest interval only (older are rare)
+      cached = &intervals[i];
+      cached_origin = origin;
+      cached_begin = i * width;
+      cached_width = width;
+    }
+    return &intervals[i];
+  }
+  IntervalSample* cached = nullptr;
+  std::uint64_t cached_origin = 0, cached_begin = 0, cached_width = 0;
 
   void Reset() {
     latency.Reset();
@@ -92,9 +126,8 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
     return;
   }
   auto intended = reinterpret_cast<std::uintptr_t>(m->_private);
-  std::uint64_t now = NowNs();
+  const std::uint64_t now = s->poll_now_ns ? s->poll_now_ns : NowNs();
   std::uint64_t us = now > intended ? (now - intended) / 1000 : 0;
-  s->latency.Record(us);
   Bump(s->delivered);
   Bump(s->delivered_bytes, static_cast<std::int64_t>(m->len));
   if (m->partition >= 0) {
@@ -103,10 +136,25 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
     ++s->delivered_per_partition[p];
     if (s->digest) {
       if (p >= s->digest_per_partition.size()) s->digest_per_partition.resize(p + 1, 0);
-      s->digest_per_partition[p] += RecordDigest(
-          m->offset, std::string_view(static_cast<const char*>(m->key), m->key_len),
-          std::string_view(static_cast<const char*>(m->payload), m->len));
+      s->digest_per_partition[p] +=
+          RecordDigest(m->offset, std::string_view(static_cast<const char*>(m->key), m->key_len),
+                       std::string_view(static_cast<const char*>(m->payload), m->len));
     }
+  }
+  // Inside a measured window: counts by delivery time, latency by intended send time (the
+  // window's histograms replace the running one, which only rounds report).
+  if (const std::uint64_t origin = s->window_origin_ns.load(std::memory_order_acquire)) {
+    if (now >= origin) {
+      if (IntervalSample* at = s->Interval(origin, now)) {
+        ++at->records;
+        at->value_bytes += static_cast<std::int64_t>(m->len);
+      }
+    }
+    if (intended >= origin) {
+      if (IntervalSample* at = s->Interval(origin, intended)) at->latency.Record(us);
+    }
+  } else {
+    s->latency.Record(us);
   }
   Bump(s->window_sum_us, static_cast<std::int64_t>(us));
   Bump(s->window_count);
@@ -257,6 +305,7 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
 }
 
 ProducerDriver::~ProducerDriver() {
+  stop_producing_.store(true, std::memory_order_relaxed);  // ends a continuous run
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -301,7 +350,9 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
   ProducerInstance& inst = *instances_[static_cast<std::size_t>(index % options_.producers)];
   rd_kafka_t* rk = inst.rk.get();
   const auto threads = static_cast<std::int64_t>(options_.threads);
-  const std::int64_t mine = count / threads + (index < count % threads ? 1 : 0);
+  const bool continuous = count < 0;
+  const std::int64_t mine = continuous ? std::numeric_limits<std::int64_t>::max()
+                                       : count / threads + (index < count % threads ? 1 : 0);
   const std::uint64_t set_size = records_->size();
   const std::uint64_t start_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
@@ -312,7 +363,9 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
     base = round_base_;
   }
 
+  std::uint64_t clock_ns = NowNs();
   for (std::int64_t k = 0; k < mine; ++k) {
+    if (continuous && stop_producing_.load(std::memory_order_relaxed)) break;
     const auto g = static_cast<std::uint64_t>(k * threads + index);
     const std::size_t r = static_cast<std::size_t>((base + g) % set_size);
     std::string_view value = records_->value(r);
@@ -323,7 +376,9 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
       std::uint64_t now = NowNs();
       if (now < intended) std::this_thread::sleep_for(std::chrono::nanoseconds(intended - now));
     } else {
-      intended = NowNs();
+      // Unthrottled: the clock as of the last poll (at most 64 records ago), not a clock
+      // read per record, which alone cost a few % of the send path's throughput.
+      intended = clock_ns;
     }
     for (;;) {
       rd_kafka_resp_err_t err = rd_kafka_producev(
@@ -343,52 +398,174 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
         // (its intended time stays, so the wait shows up in its latency).
         Bump(s.queue_full);
         rd_kafka_poll(rk, 1);
+        clock_ns = NowNs();
         continue;
       }
       Bump(s.rejected);
       ++s.errors[err];
       break;
     }
-    if ((k & 63) == 63) rd_kafka_poll(rk, 0);
+    if ((k & 63) == 63) {
+      // Delivery reports served by this poll are stamped with the time it began.
+      clock_ns = NowNs();
+      s.poll_now_ns = clock_ns;
+      rd_kafka_poll(rk, 0);
+      s.poll_now_ns = 0;
+    }
   }
   rd_kafka_poll(rk, 0);
   tls_state = nullptr;
 }
 
+std::int64_t ProducerDriver::Produced() const {
+  std::int64_t n = 0;
+  for (const auto& st : states_) n += st->produced.load(std::memory_order_relaxed);
+  return n;
+}
+
+std::int64_t ProducerDriver::Failures() const {
+  std::int64_t n = 0;
+  for (const auto& st : states_) n += st->failed.load() + st->rejected.load();
+  return n;
+}
+
+void ProducerDriver::Dispatch(std::int64_t count) {
+  round_count_ = count;
+  round_start_ = Clock::now();
+  done_ = 0;
+  ++generation_;
+  cv_.notify_all();
+}
+
+void ProducerDriver::WaitForWorkers(std::unique_lock<std::mutex>& lock) {
+  while (done_ < options_.threads) {
+    if (options_.progress_interval.count() > 0) {
+      cv_.wait_until(lock, last_progress_ + options_.progress_interval);
+      if (Clock::now() >= last_progress_ + options_.progress_interval) PrintProgress(false);
+    } else {
+      cv_.wait(lock);
+    }
+  }
+}
+
 Status ProducerDriver::RunRound(std::int64_t count) {
-  auto failures = [this] {
-    std::int64_t n = 0;
-    for (auto& st : states_) n += st->failed.load() + st->rejected.load();
-    return n;
-  };
-  const std::int64_t failed_before = failures();
+  const std::int64_t failed_before = Failures();
   {
     std::unique_lock<std::mutex> lock(mu_);
-    round_count_ = count;
-    round_start_ = Clock::now();
-    done_ = 0;
-    ++generation_;
-    cv_.notify_all();
-    const int threads = options_.threads;
-    while (done_ < threads) {
-      if (options_.progress_interval.count() > 0) {
-        cv_.wait_until(lock, last_progress_ + options_.progress_interval);
-        if (Clock::now() >= last_progress_ + options_.progress_interval) PrintProgress(false);
-      } else {
-        cv_.wait(lock);
-      }
-    }
+    Dispatch(count);
+    WaitForWorkers(lock);
     round_base_ += static_cast<std::uint64_t>(count);
   }
   Status flushed = FlushAll();
   if (!flushed) return flushed;
   // A round in which records failed is a failed round: callers stop rather than keep
   // feeding a broken cluster (each further round would wait out message.timeout.ms).
-  if (std::int64_t failed = failures() - failed_before; failed > 0) {
+  if (std::int64_t failed = Failures() - failed_before; failed > 0) {
     return Status::Error(std::to_string(failed) + " records of a round of " +
                          std::to_string(count) + " failed");
   }
   return flushed;
+}
+
+void ProducerDriver::Start() {
+  // The workers are idle here: their window state can be cleared without a race.
+  for (auto& s : states_) {
+    s->window_origin_ns.store(0, std::memory_order_relaxed);
+    s->intervals.clear();
+    s->cached_width = 0;
+  }
+  failures_before_ = Failures();
+  stop_producing_.store(false, std::memory_order_relaxed);
+  measuring_ = false;  // progress lines say "(warm-up)" until the window opens
+  std::lock_guard<std::mutex> lock(mu_);
+  Dispatch(-1);
+  running_ = true;
+}
+
+void ProducerDriver::OpenWindow(Clock::time_point origin, std::chrono::nanoseconds interval) {
+  window_origin_ = origin;
+  window_interval_ = std::max(interval, std::chrono::nanoseconds(1));
+  window_stats_begin_ = Snapshots();
+  sent_at_open_ = Produced();
+  measuring_ = true;
+  const auto origin_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(origin.time_since_epoch()).count());
+  for (auto& s : states_) {
+    s->window_interval_ns.store(static_cast<std::uint64_t>(window_interval_.count()),
+                                std::memory_order_relaxed);
+    s->window_origin_ns.store(origin_ns, std::memory_order_release);
+  }
+}
+
+void ProducerDriver::WaitUntil(Clock::time_point deadline) {
+  for (;;) {
+    auto now = Clock::now();
+    if (now >= deadline) return;
+    auto wake = deadline;
+    if (options_.progress_interval.count() > 0) {
+      if (now >= last_progress_ + options_.progress_interval) {
+        PrintProgress(false);
+        continue;
+      }
+      wake = std::min(wake, last_progress_ + options_.progress_interval);
+    }
+    std::this_thread::sleep_until(wake);
+  }
+}
+
+Status ProducerDriver::Stop() {
+  if (!running_) return Status::Error("Stop() without Start()");
+  window_stats_end_ = Snapshots();  // the window's end, before the drain
+  sent_at_end_ = Produced();
+  stop_producing_.store(true, std::memory_order_relaxed);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    WaitForWorkers(lock);
+    running_ = false;
+  }
+  std::int64_t produced = 0;
+  for (auto& st : states_) produced += st->produced.load();
+  round_base_ += static_cast<std::uint64_t>(produced);
+  Status flushed = FlushAll();
+  if (!flushed) return flushed;
+  if (std::int64_t failed = Failures() - failures_before_; failed > 0) {
+    return Status::Error(std::to_string(failed) + " records failed while producing continuously");
+  }
+  return flushed;
+}
+
+MeasuredWindow ProducerDriver::CloseWindow(Clock::time_point end) {
+  MeasuredWindow w;
+  w.sent = sent_at_end_ - sent_at_open_;
+  const double width = std::chrono::duration<double>(window_interval_).count();
+  w.seconds = std::chrono::duration<double>(end - window_origin_).count();
+  const auto n = static_cast<std::size_t>(std::max<long>(1, std::lround(w.seconds / width)));
+  w.intervals.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    w.intervals[i].seconds = i + 1 < n ? width : w.seconds - width * static_cast<double>(n - 1);
+  }
+  // The workers are idle (Stop) and the drain ran on this thread: nothing writes now.
+  for (auto& s : states_) {
+    s->window_origin_ns.store(0, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < std::min(n, s->intervals.size()); ++i) {
+      w.intervals[i].records += s->intervals[i].records;
+      w.intervals[i].value_bytes += s->intervals[i].value_bytes;
+      w.intervals[i].latency.Merge(s->intervals[i].latency);
+    }
+    s->intervals.clear();
+    s->cached_width = 0;
+  }
+  for (const auto& iv : w.intervals) {
+    w.records += iv.records;
+    w.value_bytes += iv.value_bytes;
+    w.latency.Merge(iv.latency);
+  }
+  for (std::size_t i = 0;
+       i < instances_.size() && i < window_stats_begin_.size() && i < window_stats_end_.size();
+       ++i) {
+    w.stats.Add(Difference(window_stats_begin_[i], window_stats_end_[i]));
+  }
+  return w;
 }
 
 Status ProducerDriver::FlushAll() {

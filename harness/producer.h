@@ -1,18 +1,26 @@
 #pragma once
 
 // librdkafka producer driver: N application threads share M producer instances
-// round-robin (thread t uses producer t % M), produce a fixed number of records per
-// round and wait for every delivery report. No Google Benchmark types: benchmarks and
-// tests drive it the same way.
+// round-robin (thread t uses producer t % M). Two ways to drive it, no Google Benchmark
+// types in either (benchmarks and tests drive it the same way):
+//   - rounds: produce a fixed number of records, then wait for every delivery report
+//     (warm-up, topic fills, fixed-count runs);
+//   - continuous: Start() produces without pause until Stop(); OpenWindow() marks the
+//     start of a measured window, whose deliveries are bucketed per interval by delivery
+//     time (counts) and by intended send time (latency), so a window never includes the
+//     drain that a flush causes, and the pipeline stays full through it.
 //
 // Latency: every record carries its INTENDED send time in the delivery report opaque
 // (nanoseconds on the steady clock, stored in the pointer value, no allocation). With a
 // target rate the schedule fixes that time in advance (thread t's k-th record is due at
-// start + (k*threads + t)/rate), so a stalled producer is charged for every record it
-// delayed (no coordinated omission); unthrottled, it is the time just before
-// rd_kafka_producev(), including any queue-full retries. The delivery report callback
-// records now - intended into a histogram owned by the thread serving the callback
-// (rd_kafka_poll/flush), so histograms are per thread and merged after the round.
+// start + (k*threads + t)/rate, one schedule from Start() to Stop()), so a stalled
+// producer is charged for every record it delayed, pauses included (no coordinated
+// omission); unthrottled, it is the time the thread last polled (at most 64 records before
+// rd_kafka_producev(); a clock read per record cost a few % of throughput), including any
+// queue-full retries: queueing, not latency. The delivery report callback records
+// now - intended (now: when the serving poll began) into a histogram owned by the thread
+// serving the callback (rd_kafka_poll/flush), so histograms are per thread and merged
+// after the round or window.
 // rd_kafka_message_latency() is not used: it starts at enqueue and cannot see the
 // schedule.
 
@@ -58,6 +66,28 @@ struct ProducerOptions {
   bool digest_records = false;
 };
 
+// One interval of a measured window: records delivered in it (by delivery time) and the
+// latency of records intended to be sent in it.
+struct IntervalSample {
+  double seconds = 0;  // width (the last interval of a window may be shorter)
+  std::int64_t records = 0;
+  std::int64_t value_bytes = 0;
+  LatencyHistogram latency;
+};
+
+// A measured window (OpenWindow .. CloseWindow).
+struct MeasuredWindow {
+  double seconds = 0;
+  std::int64_t records = 0;      // delivered within the window
+  std::int64_t value_bytes = 0;  // their value bytes
+  std::int64_t sent = 0;         // accepted by rd_kafka_producev within the window
+  LatencyHistogram latency;      // records intended within the window
+  std::vector<IntervalSample> intervals;
+  // librdkafka statistics from the last emit before OpenWindow to the last before Stop
+  // (emits come every statistics.interval.ms, so both ends lag alike).
+  StatsDelta stats;
+};
+
 // Everything measured since BeginMeasurement().
 struct ProduceTotals {
   std::int64_t produced = 0;         // accepted by rd_kafka_producev
@@ -73,8 +103,8 @@ struct ProduceTotals {
   PartitionCounts delivered_per_partition;
   // Per partition, the sum of RecordDigest over delivered records (digest_records only).
   std::vector<std::uint64_t> digest_per_partition;
-  LatencyHistogram latency;                    // µs, delivered records only
-  StatsDelta stats;                            // summed over producer instances
+  LatencyHistogram latency;  // µs, delivered records only
+  StatsDelta stats;          // summed over producer instances
   // Retries: librdkafka retries Produce at message level (records go back to the
   // partition queue and into a new batch), which its request counter `txretries` does
   // not count; records batched more than once (txmsgs beyond produced) do show them.
@@ -102,6 +132,22 @@ class ProducerDriver {
   // flush_grace (the rest is then purged and counted as failed, so totals stay complete).
   Status RunRound(std::int64_t count);
 
+  // Continuous production: every thread produces until Stop(), at the target rate (one
+  // schedule from Start on) or unthrottled. Not timed by the driver.
+  void Start();
+  // Marks the start of the measured window at `origin` (now or just before): deliveries
+  // from then on are bucketed into intervals of `interval` (choose one that divides the
+  // window, so that no interval reaches into the drain).
+  void OpenWindow(std::chrono::steady_clock::time_point origin, std::chrono::nanoseconds interval);
+  // Waits (printing progress lines) until `deadline`. Production goes on meanwhile.
+  void WaitUntil(std::chrono::steady_clock::time_point deadline);
+  // Stops the threads and flushes every producer (the drain, after the window). Fails like
+  // RunRound when records failed or the flush timed out.
+  Status Stop();
+  // After Stop: the window from its origin to `end` (deliveries after `end`, i.e. during
+  // the drain, count only in the totals; records intended before `end` keep their latency).
+  MeasuredWindow CloseWindow(std::chrono::steady_clock::time_point end);
+
   // Zeroes the totals and snapshots statistics (waits for a fresh statistics emit).
   void BeginMeasurement();
   // Totals since BeginMeasurement (waits for a statistics emit that covers the last round).
@@ -114,11 +160,16 @@ class ProducerDriver {
  private:
   ProducerDriver() = default;
   void WorkerLoop(int index);
+  // count < 0: until stop_producing_.
   void ProduceShare(int index, std::int64_t count, std::chrono::steady_clock::time_point start);
+  void Dispatch(std::int64_t count);  // under mu_: starts a round (or continuous production)
+  void WaitForWorkers(std::unique_lock<std::mutex>& lock);
   Status FlushAll();
   void WaitForStatsEmit();
   void PrintProgress(bool final_line);
   std::vector<StatsAccumulator::Snapshot> Snapshots() const;
+  std::int64_t Failures() const;  // failed + rejected over every thread
+  std::int64_t Produced() const;  // accepted by rd_kafka_producev over every thread
 
   ProducerOptions options_;
   const RecordSet* records_ = nullptr;
@@ -138,6 +189,13 @@ class ProducerDriver {
   std::int64_t round_count_ = 0;
   std::uint64_t round_base_ = 0;  // record index the round starts at (cycles the set)
   std::chrono::steady_clock::time_point round_start_;
+  std::atomic<bool> stop_producing_{false};  // ends continuous production
+  bool running_ = false;                     // Start() without Stop()
+  std::chrono::steady_clock::time_point window_origin_;
+  std::chrono::nanoseconds window_interval_{0};
+  std::vector<StatsAccumulator::Snapshot> window_stats_begin_, window_stats_end_;
+  std::int64_t failures_before_ = 0;                 // failed + rejected when Start() was called
+  std::int64_t sent_at_open_ = 0, sent_at_end_ = 0;  // produced, at the window's two ends
 
   std::vector<StatsAccumulator::Snapshot> baseline_;
   // Progress line state.

@@ -1,8 +1,13 @@
 #!/usr/bin/python3
 """Prints a compact table of a kbench JSON result: the median of each benchmark's
-repetitions, with throughput and the counters that matter for its family."""
+repetitions, with throughput and the counters that matter for its family; the spread of
+windowed rows across their per-second intervals; open-loop rows that missed their target
+rate; and each row's ratio to its reference row (send / bare_producev, kbench / direct)."""
 
+import glob
 import json
+import os
+import re
 import statistics
 import sys
 
@@ -12,6 +17,69 @@ def human(value, unit=""):
         if abs(value) >= scale:
             return f"{value / scale:.2f}{suffix}{unit}"
     return f"{value:.3g}{unit}"
+
+
+# (row variant, reference variant) pairs whose names differ only in that segment.
+REFERENCES = [
+    ("Produce/send/", "Produce/bare_producev/", "send / bare_producev"),
+    ("Codec/compress/", "Codec/direct_compress/", "kbench / direct"),
+    ("Codec/decompress/", "Codec/direct_decompress/", "kbench / direct"),
+]
+
+
+def by_repetition(reps, key="items_per_second"):
+    return {r.get("repetition_index", i): r[key] for i, r in enumerate(reps) if key in r}
+
+
+def ratio_lines(groups):
+    """Median ratio of a row's records/s to its reference's, with the range of the
+    per-repetition ratios (repetition i against repetition i)."""
+    lines = []
+    for name, reps in groups.items():
+        for variant, reference, label in REFERENCES:
+            if not name.startswith(variant):
+                continue
+            ref_reps = groups.get(reference + name[len(variant):])
+            if not ref_reps:
+                continue
+            a, b = by_repetition(reps), by_repetition(ref_reps)
+            pairs = [a[i] / b[i] for i in sorted(set(a) & set(b)) if b[i] > 0]
+            if not pairs or not a or not b:
+                continue
+            med = statistics.median(a.values()) / statistics.median(b.values())
+            lines.append(f"  {label:<20} {med:6.3f}  (per repetition {min(pairs):.3f}-"
+                         f"{max(pairs):.3f}, n={len(pairs)})  {name}")
+    return lines
+
+
+def interval_spread(series_list):
+    """(median CV of records/s across each repetition's intervals, min, max records/s over
+    every interval of every repetition)."""
+    cvs, rates = [], []
+    for s in series_list:
+        full = s["seconds"][0] if s.get("seconds") else 0
+        values = [r for r, w in zip(s["records_per_second"], s["seconds"]) if w >= full * 0.999]
+        rates += values
+        if len(values) >= 2 and statistics.mean(values) > 0:
+            cvs.append(statistics.stdev(values) / statistics.mean(values))
+    if not rates:
+        return None
+    return (statistics.median(cvs) if cvs else 0.0), min(rates), max(rates)
+
+
+def sibling_intervals(path):
+    """Interval samples of a merged file (scripts/bench --processes), whose merge keeps the
+    benchmark entries only: from the per-process files beside it, in process order."""
+    merged = {}
+    files = glob.glob(os.path.join(os.path.dirname(os.path.abspath(path)), "processes", "p*.json"))
+    for f in sorted(files, key=lambda f: int(re.sub(r"\D", "", os.path.basename(f)) or 0)):
+        try:
+            with open(f) as fh:
+                for name, reps in json.load(fh).get("kbench_intervals", {}).items():
+                    merged.setdefault(name, []).extend(reps)
+        except (OSError, ValueError):
+            continue
+    return merged
 
 
 def main(path):
@@ -30,22 +98,47 @@ def main(path):
         if run.get("run_type") == "aggregate":
             continue
         groups.setdefault(run.get("run_name", run["name"]), []).append(run)
+    intervals = data.get("kbench_intervals") or sibling_intervals(path)
     ctx = data.get("context", {})
     print(f"kbench {ctx.get('kbench_version', '?')} @ {ctx.get('git_sha', '?')[:10]}"
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
           f", librdkafka {ctx.get('librdkafka_version', '?')}"
           f"{', broker ' + ctx['broker_version'] if ctx.get('broker_version') else ''}")
     width = max((len(n) for n in groups), default=10)
+    # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
+    # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
+    # (median over repetitions) and the slowest-fastest interval.
     print(f"{'benchmark (median of repetitions)':<{width}}  {'reps':>4}  {'records/s':>10}  "
-          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>8}")
+          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'interval CV, min-max records/s':>30}")
+    shortfalls = []
     for name, reps in groups.items():
         def med(key):
             values = [r[key] for r in reps if key in r]
             return statistics.median(values) if values else None
-        items, bps, ratio, p99 = med("items_per_second"), med("bytes_per_second"), med("ratio"), med("p99_us")
+        items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")
+        p99, queue = med("p99_us"), False
+        if p99 is None and med("queue_p99_us") is not None:
+            p99, queue = med("queue_p99_us"), True
+        p99_text = "-" if p99 is None else ("q" if queue else "") + human(p99)
+        spread = interval_spread(intervals.get(name, []))
+        spread_text = "-" if spread is None else \
+            f"{spread[0] * 100:5.1f} %  {human(spread[1])}-{human(spread[2])}"
         print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
               f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
-              f"{human(p99) if p99 is not None else '-':>8}")
+              f"{p99_text:>9}  {spread_text:>30}")
+        short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
+        if short:
+            achieved = statistics.median(r["achieved_rate"] for r in short)
+            shortfalls.append(f"  {name}: {len(short)} of {len(reps)} repetitions more than 1 % "
+                              f"short of {human(reps[0]['target_rate'])} records/s "
+                              f"(median achieved {human(achieved)})")
+    lines = ratio_lines(groups)
+    if lines:
+        print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
+        print("\n".join(lines))
+    if shortfalls:
+        print("\nopen-loop rows short of their target rate (their latency is at a lower load):")
+        print("\n".join(shortfalls))
     if failures:
         print(f"\n{len(failures)} benchmark run(s) FAILED:")
         for f in failures:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Integration test of the Produce family against a real Kafka broker (scripts/kafka):
-#   1. acks=all, zstd, 2 partitions, >= 50,000 records: JSON counters and end offsets;
+#   1. acks=all, zstd, 2 partitions, a 1.5 s window: JSON counters, interval samples and end
+#      offsets;
 #   2. --bootstrap=127.0.0.1:1 (nothing listening) fails with exit 2 within 30 s, naming it;
 #   3. records written to an acks=0 row's topic behind its back: the row fails, its message
 #      naming the partition with delivered and end-offset counts (the end-offset check runs
@@ -51,7 +52,7 @@ echo "broker $VERSION at $BOOTSTRAP"
 # ---------------------------------------------------------------- 1. a full produce run
 NAME='Produce/send/acks:all/codec:zstd/record_bytes:500/threads:1/producers:1/real_time'
 "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^${NAME}\$" --benchmark_min_time=0.01 \
-  --benchmark_out="$WORK/run.json" --benchmark_out_format=json >"$WORK/run.out" 2>"$WORK/run.err" \
+  --window-seconds=1.5 --warmup-seconds=0.5 --benchmark_out="$WORK/run.json" --benchmark_out_format=json >"$WORK/run.out" 2>"$WORK/run.err" \
   || { cat "$WORK/run.err" >&2; fail "produce run exited $?"; }
 "$PY" - "$WORK/run.json" "$NAME" "$VERSION" <<'PYEOF' || fail "JSON checks (above)"
 import json, sys
@@ -77,10 +78,17 @@ check(b["items_per_second"] > 0 and b["bytes_per_second"] > 0, "no throughput")
 check(b["errors"] == 0, f"errors = {b['errors']}")
 check(0 < b["ratio"] < 0.9, f"ratio {b['ratio']}: zstd on A-Z letters should be about 0.6")
 check(b["wire_bytes_per_second"] > 0 and b["requests_per_second"] > 0, "no wire statistics")
-check(0 < b["p50_us"] <= b["p99_us"] <= b["max_us"], "latency percentiles out of order")
+# Closed loop (no rate): queueing, not latency.
+check("p50_us" not in b, "a closed-loop row reports p50_us (latency names are for open loop)")
+check(0 < b["queue_p50_us"] <= b["queue_p99_us"] <= b["queue_max_us"], "queue percentiles out of order")
+check(abs(b["window_seconds"] - 1.5) < 1e-6, f"window_seconds {b['window_seconds']}")
+series = doc["kbench_intervals"][name]
+check(len(series) == 1 and len(series[0]["records_per_second"]) == 2, f"interval samples {series}")
+check(all(r > 0 for r in series[0]["records_per_second"]), f"an interval without records: {series}")
+check(0 <= b["interval_cv"] < 1, f"interval_cv {b['interval_cv']}")
 check(b["records_per_batch"] >= 1 and b["avg_batch_bytes"] > 0, "no batch statistics")
 print(f"  {delivered:.0f} records, end offsets {end:.0f}, {b['items_per_second']:.0f} records/s, "
-      f"ratio {b['ratio']:.3f}, p99 {b['p99_us']:.0f} us")
+      f"ratio {b['ratio']:.3f}, queue p99 {b['queue_p99_us']:.0f} us, interval CV {b['interval_cv']:.3f}")
 PYEOF
 pass "acks=all zstd run on $BOOTSTRAP: counters and end offsets"
 

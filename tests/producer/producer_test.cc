@@ -283,6 +283,61 @@ TEST(ProducerDriverMock, DeadBrokerFailsWithUndeliveredCount) {
       << error;
 }
 
+// A steady-state window: production never pauses between the warm-up and the window; the
+// window counts only deliveries inside it (the drain after it is in the totals only).
+TEST(ProducerDriverMock, ContinuousWindowCountsDeliveriesInsideItAndAccountsForEveryRecord) {
+  using Clock = std::chrono::steady_clock;
+  MockRun run;
+  auto d = MakeDriver(run, run.Options(2, 1));
+  ASSERT_TRUE(d);
+  d->BeginMeasurement();
+  d->Start();
+  d->WaitUntil(Clock::now() + std::chrono::milliseconds(200));  // warm-up
+  const auto origin = Clock::now();
+  d->OpenWindow(origin, std::chrono::milliseconds(100));
+  d->WaitUntil(origin + std::chrono::milliseconds(500));
+  ASSERT_TRUE(d->Stop().ok());
+  MeasuredWindow w = d->CloseWindow(origin + std::chrono::milliseconds(500));
+  ProduceTotals t = d->Collect();
+  EXPECT_EQ(t.AccountingError(), "");
+  ASSERT_EQ(w.intervals.size(), 5u);
+  std::int64_t sum = 0;
+  for (const auto& iv : w.intervals) {
+    EXPECT_NEAR(iv.seconds, 0.1, 1e-9);
+    EXPECT_GT(iv.records, 0);  // production never paused
+    sum += iv.records;
+  }
+  EXPECT_EQ(sum, w.records);
+  EXPECT_GT(w.sent, 0);
+  // The warm-up's and the drain's deliveries are outside the window, never inside it.
+  EXPECT_LT(w.records, t.delivered);
+  EXPECT_EQ(run.EndOffsets(), t.delivered);
+  EXPECT_GT(w.latency.count(), 0u);
+  EXPECT_GT(w.stats.produce_requests, 0);
+}
+
+// Open loop: one schedule from Start on, so the records handed to librdkafka within the
+// window are the target rate times its length, and every one of them has a latency.
+TEST(ProducerDriverMock, OpenLoopWindowSendsAtTheTargetRate) {
+  using Clock = std::chrono::steady_clock;
+  MockRun run;
+  ProducerOptions o = run.Options(1, 1);
+  o.rate = 5000;
+  auto d = MakeDriver(run, o);
+  ASSERT_TRUE(d);
+  d->BeginMeasurement();
+  d->Start();
+  d->WaitUntil(Clock::now() + std::chrono::milliseconds(200));
+  const auto origin = Clock::now();
+  d->OpenWindow(origin, std::chrono::milliseconds(250));
+  d->WaitUntil(origin + std::chrono::seconds(1));
+  ASSERT_TRUE(d->Stop().ok());
+  MeasuredWindow w = d->CloseWindow(origin + std::chrono::seconds(1));
+  EXPECT_NEAR(static_cast<double>(w.sent), 5000.0, 5000.0 * 0.02);
+  EXPECT_NEAR(static_cast<double>(w.latency.count()), 5000.0, 5000.0 * 0.02);
+  EXPECT_EQ(d->Collect().AccountingError(), "");
+}
+
 // End offsets with every broker down: an error within the query's timeout plus the grace
 // period, never a hang (librdkafka 2.0.2's watermark query alone can retry for minutes).
 TEST(AdminClientMock, EndOffsetsWithEveryBrokerDownReturnInBoundedTime) {
