@@ -90,6 +90,8 @@ UNITS = {
 # Which kbench process an entry came from, in files that merge several processes
 # (scripts/bench --processes, scripts/bench-commits): compare uses one value per process.
 PROCESS_KEY = "kbench_process"
+# Per-second interval samples of windowed rows, a top-level object next to "benchmarks".
+INTERVALS_KEY = "kbench_intervals"
 
 # Keys of a benchmark entry that Google Benchmark itself writes; every other
 # numeric top-level key is a user counter.
@@ -340,7 +342,33 @@ def merge_runs(datas, sources=None):
     ctx["kbench_merged_runs"] = next_pid
     if sources:
         ctx["kbench_merged_from"] = ",".join(os.path.basename(s) for s in sources)
-    return {"context": ctx, "benchmarks": benches}
+    out = {"context": ctx, "benchmarks": benches}
+    intervals = _merge_intervals(datas)
+    if intervals:
+        out[INTERVALS_KEY] = intervals
+    return out
+
+
+def _merge_intervals(datas):
+    """Carries each process's per-second samples (kbench_intervals) into a merged file.
+
+    Each sample list keeps its process (PROCESS_KEY, numbered as merge_runs numbers the
+    processes) and its repetition within that process.
+    """
+    merged = {}
+    next_pid = 0
+    for data in datas:
+        ids = [pid for pid, _ in processes(data)]
+        intervals = data.get(INTERVALS_KEY) or {}
+        for name, reps in intervals.items():
+            for rep in reps:
+                # A file written by one process has no process key: its only process.
+                pid = rep.get(PROCESS_KEY, ids[0])
+                r = dict(rep)
+                r[PROCESS_KEY] = next_pid + (ids.index(pid) if pid in ids else 0)
+                merged.setdefault(name, []).append(r)
+        next_pid += len(ids)
+    return merged
 
 
 def parse_callgrind_total(path):

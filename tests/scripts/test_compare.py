@@ -371,6 +371,21 @@ class TestProcesses(CompareCase):
         self.assertEqual(v["regressions"][0]["samples"], "process")
         self.assertEqual(v["regressions"][0]["n_base"], 5)
 
+    def test_merge_keeps_interval_samples_per_process(self):
+        import kbench_results as kr
+        one = mj.make([(PRODUCE, produce_base())], reps=1, with_aggregates=False)
+        one["kbench_intervals"] = {PRODUCE: [{"repetition_index": 0,
+                                              "records_per_second": [1.0, 2.0]}]}
+        two = json.loads(json.dumps(one))
+        two["kbench_intervals"][PRODUCE][0]["records_per_second"] = [3.0, 4.0]
+        merged = kr.merge_runs([one, two])
+        got = [(r["kbench_process"], r["records_per_second"])
+               for r in merged["kbench_intervals"][PRODUCE]]
+        self.assertEqual(got, [(0, [1.0, 2.0]), (1, [3.0, 4.0])])
+        again = kr.merge_runs([merged, one])  # merging a merged file renumbers after it
+        self.assertEqual([r["kbench_process"] for r in again["kbench_intervals"][PRODUCE]],
+                         [0, 1, 2])
+
     def test_one_process_a_side_uses_repetitions_and_says_so(self):
         b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
         proc, v = self.run_compare(b, n, "--metric", "cpu_time")
