@@ -180,7 +180,7 @@ for c in "${case_list[@]}"; do
       mode=(--runs "$runs" -- --benchmark_min_time="$min_time")
       env_args+=(KBENCH_DETECTOR_SPIN="$spin") ;;
     produce-*)
-      filter=$produce_filter slowed=$produce_slowed other=$produce_other metric=real_time
+      filter=$produce_filter slowed=$produce_slowed other=$produce_other metric=items_per_second
       mode=(--runs "$runs" -- --benchmark_min_time="$min_time")
       env_args+=(KBENCH_DETECTOR_SPIN="$spin") ;;
   esac

@@ -232,6 +232,18 @@ class TestVerdicts(CompareCase):
         self.assertEqual(proc.returncode, 1, proc.stdout)
         self.assertEqual(rows(v, "regressions"), [(PRODUCE, "p99_us")])
 
+    def test_windowed_rows_are_judged_on_throughput_not_time(self):
+        # A steady-state window has a fixed length: real_time is that length.
+        base = dict(produce_base(), window_seconds=2.0, real_time=2e9)
+        b, n = self.pair([(PRODUCE, base)],
+                         [(PRODUCE, base, {"items_per_second": -0.2, "real_time": 0.0})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        judged = {r["metric"] for r in v["rows"]} if "rows" in v else \
+            {r["metric"] for k in ("regressions", "unchanged") for r in v[k]}
+        self.assertNotIn("real_time", judged)
+        self.assertIn((PRODUCE, "items_per_second"), rows(v, "regressions"))
+
     def test_higher_rate_and_lower_latency_are_improvements_exit_0(self):
         rate = mj.PRODUCE_RATE % (8, 2)
         b, n = self.pair([(rate, produce_base())],
