@@ -51,7 +51,6 @@ VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version
 IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
                    "kbench_merged_from"}
 
-VERDICTS = ("regression", "improvement", "unchanged", "inconclusive")
 VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
                 "unchanged": "unchanged", "inconclusive": "inconclusive"}
 
@@ -360,12 +359,6 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
             result["rows"].append(row)
             result[VERDICT_KEYS[row["verdict"]]].append(row)
     return result
-
-
-def compare(base_data, new_data, alpha=0.01, threshold=5.0, name_filter=None, metrics=None):
-    """Compare two loaded JSON documents (each one file)."""
-    return compare_sides(Side("base", [base_data]), Side("new", [new_data]), alpha,
-                         threshold, name_filter, metrics)
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics):

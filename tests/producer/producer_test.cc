@@ -477,8 +477,8 @@ TEST(ProducerDriverMock, Acks0LossShowsInEndOffsetsPerPartitionEvenWhenSumsAgree
   EXPECT_EQ(t.delivered, 5000);
   ASSERT_EQ(TotalCount(t.delivered_per_partition), 5000);
   std::vector<std::int64_t> ends = EndOffsetsOf(run);
-  PartitionComparison c = ComparePartitionCounts(t.delivered_per_partition, ends, "delivered",
-                                                 "end offset");
+  PartitionComparison c =
+      ComparePartitionCounts(t.delivered_per_partition, ends, "delivered", "end offset");
   std::printf("acks=0, two Produce requests dropped: %s\n", c.detail.c_str());
   ASSERT_GT(c.lost, 0) << "the mock kept every record";
   EXPECT_EQ(c.duplicated, 0);
