@@ -59,18 +59,19 @@ class KbenchDisplayReporter : public benchmark::BenchmarkReporter {
 // "kbench_intervals" object (benchmark entries hold numbers only):
 //   "kbench_intervals": {"<run_name>": [{"repetition_index": 0, "seconds": [...],
 //       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...]}, ...]}
+// and, when a maximum-rate search ran, its probes in the order they ran (the latency curve):
+//   "kbench_rate_curves": {"<run_name>": [{"repetition_index": 0, "target_rate": [...],
+//       "sent_rate": [...], "delivered_rate": [...], "p50_us": [...], "p99_us": [...],
+//       "p999_us": [...], "sustained": [1, 0, ...]}, ...]}
 class KbenchJsonReporter : public benchmark::JSONReporter {
  public:
   explicit KbenchJsonReporter(BenchSession& session) : session_(session) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     JSONReporter::ReportRuns(runs);
-    std::vector<IntervalSeries> calls = session_.TakeSeries(session_.last_benchmark());
-    if (calls.empty() || runs.empty()) return;
-    // The last `repetitions` calls were the repetitions; earlier ones were trials.
-    const auto reps = static_cast<std::size_t>(std::max<std::int64_t>(1, runs.front().repetitions));
-    const std::size_t first = calls.size() > reps ? calls.size() - reps : 0;
-    auto& out = intervals_[runs.front().run_name.str()];
-    for (std::size_t i = first; i < calls.size(); ++i) out.emplace_back(i - first, calls[i]);
+    if (runs.empty()) return;
+    const std::string& name = session_.last_benchmark();
+    KeepRepetitions(runs, session_.TakeSeries(name), intervals_);
+    KeepRepetitions(runs, session_.TakeCurves(name), curves_);
   }
   void Finalize() override {
     std::ostream& out = GetOutputStream();
@@ -90,21 +91,67 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
       }
       out << "\n    ]";
     }
-    out << (intervals_.empty() ? "}\n}\n" : "\n  }\n}\n");
+    out << (intervals_.empty() ? "}" : "\n  }");
+    if (!curves_.empty()) {
+      out << ",\n  \"kbench_rate_curves\": {";
+      bool first_curve = true;
+      for (const auto& [name, reps] : curves_) {
+        out << (first_curve ? "\n" : ",\n") << "    \"" << name << "\": [";
+        first_curve = false;
+        for (std::size_t r = 0; r < reps.size(); ++r) {
+          const auto& [index, probes] = reps[r];
+          out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << index;
+          auto field = [&](const char* key, auto get) {
+            std::vector<double> values;
+            for (const auto& p : probes) values.push_back(get(p));
+            Array(out, key, values);
+          };
+          using kbench::bench::RateProbe;
+          field("target_rate", [](const RateProbe& p) { return p.target_rate; });
+          field("sent_rate", [](const RateProbe& p) { return p.sent_rate; });
+          field("delivered_rate", [](const RateProbe& p) { return p.delivered_rate; });
+          field("p50_us", [](const RateProbe& p) { return p.p50_us; });
+          field("p99_us", [](const RateProbe& p) { return p.p99_us; });
+          field("p999_us", [](const RateProbe& p) { return p.p999_us; });
+          field("sustained", [](const RateProbe& p) { return p.sustained ? 1.0 : 0.0; });
+          out << "}";
+        }
+        out << "\n    ]";
+      }
+      out << "\n  }";
+    }
+    out << "\n}\n";
   }
 
  private:
+  // The last `repetitions` calls were the repetitions; earlier ones were trials.
+  template <typename T>
+  static void KeepRepetitions(const std::vector<Run>& runs, std::vector<T> calls,
+                              std::map<std::string, std::vector<std::pair<std::size_t, T>>>& into) {
+    if (calls.empty()) return;
+    const auto reps = static_cast<std::size_t>(std::max<std::int64_t>(1, runs.front().repetitions));
+    const std::size_t first = calls.size() > reps ? calls.size() - reps : 0;
+    auto& out = into[runs.front().run_name.str()];
+    for (std::size_t i = first; i < calls.size(); ++i) out.emplace_back(i - first, calls[i]);
+  }
+  // Non-finite values (no measurement) are written as null.
   static void Array(std::ostream& out, const char* key, const std::vector<double>& values) {
     out << ", \"" << key << "\": [";
     for (std::size_t i = 0; i < values.size(); ++i) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.6g", std::isfinite(values[i]) ? values[i] : 0.0);
+      if (std::isfinite(values[i])) {
+        std::snprintf(buf, sizeof buf, "%.6g", values[i]);
+      } else {
+        std::snprintf(buf, sizeof buf, "null");
+      }
       out << (i ? ", " : "") << buf;
     }
     out << "]";
   }
   BenchSession& session_;
   std::map<std::string, std::vector<std::pair<std::size_t, IntervalSeries>>> intervals_;
+  std::map<std::string, std::vector<std::pair<std::size_t, std::vector<kbench::bench::RateProbe>>>>
+      curves_;
 };
 
 // Whether Google Benchmark will write a JSON file (--benchmark_out=F, format json, the

@@ -32,6 +32,16 @@
 // harness/rdkafka_stats.h); ratio = bytes of produced batches (after compression, with batch
 // overhead) / key+value bytes in them.
 //
+// Maximum sustainable rate (`Produce/max_rate/...`, one iteration = one search; its time is
+// the search's, not judged): a closed-loop window gives the seed, then open-loop windows at
+// grid rates (fixtures/rate_search.h), each with its own warm-up on the same producers,
+// until the highest rate sent and delivered within 1 % of the target (and within
+// --max-rate-p99-us) is bracketed to one grid step and confirmed by a second window. Every
+// probe is checked like a window (all records delivered, codec, end offsets at the end);
+// a failed check or an unconfirmed maximum fails the row. Then one window each at 25, 50, 75
+// and 90 % of the maximum; all probes together are the latency curve (kbench_rate_curves in
+// the JSON, drawn by scripts/plot).
+//
 // Reference row in the same run: `Produce/bare_producev/...` is a plain rd_kafka_producev
 // loop with the same settings, warm-up and window and no kbench driver code; `Produce/send`
 // with the same parameters should reach at least 95 % of its records/s.
@@ -53,6 +63,7 @@
 #include "fixtures/family.h"
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
+#include "fixtures/rate_search.h"
 #include "fixtures/runner.h"
 #include "fixtures/window.h"
 #include "harness/partition_check.h"
@@ -402,6 +413,52 @@ class ProduceWork {
 
   const IntervalSeries& intervals() const { return intervals_; }
 
+  // One window at `rate` (0: unthrottled) outside Google Benchmark's loop, for the
+  // maximum-rate search: warm-up at the same rate, window, drain. Every record of it is
+  // accounted for (delivered, right codec) before its figures count.
+  Status Probe(double rate, RateProbe* out) {
+    if (Status s = driver_->SetRate(rate); !s) return s;
+    WindowSchedule window(GlobalOptions().window_seconds);
+    driver_->BeginMeasurement();
+    driver_->Start();
+    driver_->WaitUntil(WindowSchedule::Clock::now() +
+                       std::chrono::duration_cast<WindowSchedule::Clock::duration>(
+                           std::chrono::duration<double>(GlobalOptions().warmup_seconds)));
+    window.Open();
+    driver_->OpenWindow(window.origin(), window.interval());
+    driver_->WaitUntil(window.Next());
+    Status stopped = driver_->Stop();
+    MeasuredWindow w = driver_->CloseWindow(window.end());
+    ProduceTotals t = driver_->Collect();
+    delivered_total_ += t.delivered;
+    AddCounts(delivered_, t.delivered_per_partition);
+    std::string error = t.AccountingError();
+    if (!stopped) error = stopped.message() + (error.empty() ? "" : "; " + error);
+    if (error.empty()) error = CodecError(t);
+    if (!error.empty()) return Status::Error(error);
+    const double secs = w.seconds > 0 ? w.seconds : 1;
+    out->sent_rate = static_cast<double>(w.sent) / secs;
+    out->delivered_rate = static_cast<double>(w.records) / secs;
+    // Far above capacity no record intended in the window is delivered in it: no latency
+    // was measured (not a latency of 0).
+    auto percentile = [&](double q) {
+      return w.latency.count() > 0 ? static_cast<double>(w.latency.Percentile(q))
+                                   : std::numeric_limits<double>::quiet_NaN();
+    };
+    out->p50_us = percentile(0.50);
+    out->p99_us = percentile(0.99);
+    out->p999_us = percentile(0.999);
+    return Status::Ok();
+  }
+  // After probes: the end offsets against everything delivered, and their counters.
+  std::string CheckEndOffsets() { return setup_.CheckEndOffsets(delivered_); }
+  void ReportEndOffsets(benchmark::State& state) const {
+    setup_.ReportEndOffsets(state, delivered_total_);
+  }
+  double AverageValueBytes() const {
+    return static_cast<double>(setup_.AverageValueBytes(1000000)) / 1e6;
+  }
+
   static void ReportStats(benchmark::State& state, const StatsDelta& s, std::int64_t errors,
                           std::int64_t retries) {
     state.counters[counters::kWireBytesPerSecond] =
@@ -450,6 +507,62 @@ class ProduceWork {
   std::string round_error_;
   std::int64_t delivered_total_ = 0;
   PartitionCounts delivered_;  // per partition, over the benchmark's life
+};
+
+// The maximum sustainable rate of a send row's shape (fixtures/rate_search.h): the search
+// is the measured work, on one set of producers and one topic (warm after Verify).
+class MaxRateWork {
+ public:
+  explicit MaxRateWork(const ProduceParams& p) : produce_(p) {}
+
+  std::string Verify() { return produce_.Verify(); }
+
+  void Iterate() {
+    if (!error_.empty()) return;
+    RateProbe seed;
+    if (Status s = produce_.Probe(0, &seed); !s) {
+      error_ = "closed-loop window: " + s.message();
+      return;
+    }
+    closed_loop_rate_ = seed.delivered_rate;
+    RateSearchOptions options;
+    options.slo_p99_us = GlobalOptions().max_rate_p99_us;
+    result_ = FindMaxRate(closed_loop_rate_, options, [this](double rate, RateProbe* out) {
+      return produce_.Probe(rate, out);
+    });
+    error_ = result_.error;
+  }
+
+  std::int64_t items_per_iteration() const { return 0; }
+  std::int64_t bytes_per_iteration() const { return 0; }
+
+  void Report(benchmark::State& state) {
+    std::string error = error_;
+    if (error.empty()) error = produce_.CheckEndOffsets();
+    if (!error.empty()) {
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    const RateProbe& best = result_.probes[result_.best];
+    state.counters[counters::kMaxRate] = counters::Value(result_.max_rate);
+    state.counters[counters::kMaxRateMbPerSecond] =
+        counters::Value(result_.max_rate * produce_.AverageValueBytes() / (1024.0 * 1024.0));
+    state.counters[counters::kClosedLoopRate] = counters::Value(closed_loop_rate_);
+    state.counters[counters::kRateProbes] =
+        counters::Value(static_cast<double>(result_.probes.size()));
+    state.counters[counters::kMaxRateP50Us] = counters::Value(best.p50_us);
+    state.counters[counters::kMaxRateP99Us] = counters::Value(best.p99_us);
+    state.counters[counters::kMaxRateP999Us] = counters::Value(best.p999_us);
+    produce_.ReportEndOffsets(state);
+  }
+
+  const std::vector<RateProbe>& rate_curve() const { return result_.probes; }
+
+ private:
+  ProduceWork produce_;
+  RateSearchResult result_;
+  double closed_loop_rate_ = 0;
+  std::string error_;
 };
 
 // The reference: what a user's own loop does, with nothing of kbench's driver in it. In a
@@ -633,9 +746,21 @@ class BareProducevWork {
 
 // ------------------------------------------------------------------ registration
 
-void Register(BenchSession& session, const ProduceParams& p) {
+// With `find_max_rate`, a closed-loop send row also gets its max_rate twin, right after it.
+void Register(BenchSession& session, const ProduceParams& p, bool find_max_rate) {
+  if (find_max_rate && p.variant == "send" && p.rate == 0) {
+    Register(session, p, false);
+    ProduceParams twin = p;
+    twin.variant = "max_rate";
+    Register(session, twin, false);
+    return;
+  }
   if (p.variant == "bare_producev") {
     RegisterWork<BareProducevWork>(session, Name(p), p)->UseRealTime();
+  } else if (p.variant == "max_rate") {
+    // A search takes many windows, so Google Benchmark's first trial (one iteration)
+    // already exceeds any usual --benchmark_min_time: one search per repetition.
+    RegisterWork<MaxRateWork>(session, Name(p), p)->UseRealTime();
   } else {
     RegisterWork<ProduceWork>(session, Name(p), p)->UseRealTime();
   }
@@ -648,10 +773,14 @@ void Register(BenchSession& session, const ProduceParams& p) {
 // with the same parameters: just before it, or just after it with `references_last` (runs
 // alternate it, e.g. scripts/bench on every other process, so neither is always first).
 void RegisterPaired(BenchSession& session, const std::vector<ProduceParams>& rows,
-                    bool references_last) {
+                    bool references_last, bool find_max_rate) {
   auto twin_name = [](ProduceParams p) {
     p.variant = "send";
     return Name(p).str();
+  };
+  auto pairable = [](const ProduceParams& a, const ProduceParams& b) {
+    return (a.variant == "send" && b.variant == "bare_producev") ||
+           (a.variant == "bare_producev" && b.variant == "send");
   };
   std::vector<bool> done(rows.size(), false);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -660,20 +789,19 @@ void RegisterPaired(BenchSession& session, const std::vector<ProduceParams>& row
     // The other member of this row's pair, if it is among the rows.
     std::size_t twin = rows.size();
     for (std::size_t j = i + 1; j < rows.size() && twin == rows.size(); ++j) {
-      if (!done[j] && rows[j].variant != rows[i].variant &&
-          twin_name(rows[j]) == twin_name(rows[i])) {
+      if (!done[j] && pairable(rows[i], rows[j]) && twin_name(rows[j]) == twin_name(rows[i])) {
         twin = j;
       }
     }
     if (twin == rows.size()) {
-      Register(session, rows[i]);
+      Register(session, rows[i], find_max_rate);
       continue;
     }
     done[twin] = true;
     const ProduceParams& bare = rows[i].variant == "bare_producev" ? rows[i] : rows[twin];
     const ProduceParams& send = rows[i].variant == "bare_producev" ? rows[twin] : rows[i];
-    Register(session, references_last ? send : bare);
-    Register(session, references_last ? bare : send);
+    Register(session, references_last ? send : bare, find_max_rate);
+    Register(session, references_last ? bare : send, find_max_rate);
   }
 }
 
@@ -718,8 +846,10 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
       p.variant = "send";
     else if (value == "bare_producev")
       p.variant = "bare_producev";
+    else if (value == "max_rate")
+      p.variant = "max_rate";
     else
-      throw UsageError("--produce: variant must be send or bare_producev");
+      throw UsageError("--produce: variant must be send, bare_producev or max_rate");
   } else if (key == "codec") {
     int level = p.codec.level;
     p.codec = ProduceCodec(ParseCodecSpec(value));
@@ -771,6 +901,9 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
           "--produce: variant=bare_producev is a single-threaded loop with one "
           "producer and no rate");
     }
+    if (p.variant == "max_rate" && p.rate != 0) {
+      throw UsageError("--produce: variant=max_rate searches the rate itself: drop rate=");
+    }
     if (p.producers > p.threads) {
       throw UsageError("--produce: producers (" + std::to_string(p.producers) +
                        ") cannot exceed threads (" + std::to_string(p.threads) + ")");
@@ -802,7 +935,8 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
   // Explicit rows replace the default matrix (scenarios and side-by-side runs use this).
   if (!options.produce_specs.empty()) {
     for (const auto& spec : options.produce_specs) {
-      RegisterPaired(session, ExpandProduceSpec(spec, base), options.references_last);
+      RegisterPaired(session, ExpandProduceSpec(spec, base), options.references_last,
+                     options.find_max_rate);
     }
     return;
   }
@@ -817,7 +951,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
       p.record_bytes = size.value_or(SizeSpec{100, 100});
       pair.push_back(p);
     }
-    RegisterPaired(session, pair, options.references_last);
+    RegisterPaired(session, pair, options.references_last, options.find_max_rate);
   }
 
   // acks x codec (--codec replaces the codec list, keeping acks=all).
@@ -828,14 +962,14 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
       p.codec = ProduceCodec(ParseCodecSpec(codec));
       p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
       if (!(p.acks == "1" && p.codec.id == CodecId::kNone && p.record_bytes.max == 100))
-        Register(session, p);
+        Register(session, p, options.find_max_rate);
     }
   } else {
     for (const auto& codec : codecs) {
       ProduceParams p = base;
       p.codec = codec;
       p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-      Register(session, p);
+      Register(session, p, options.find_max_rate);
     }
   }
 
@@ -849,7 +983,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     p.batch_bytes = 64 * 1024;
     p.threads = threads;
     p.producers = producers;
-    Register(session, p);
+    Register(session, p, options.find_max_rate);
   }
   {  // ... and its "repeated bodies" variant.
     ProduceParams p = base;
@@ -860,7 +994,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     p.batch_bytes = 64 * 1024;
     p.threads = 8;
     p.producers = 2;
-    Register(session, p);
+    Register(session, p, options.find_max_rate);
   }
 
   // Seed 004's shape: 2000-byte records, batch.size 8196, 15 partitions.
@@ -870,14 +1004,14 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     p.record_bytes = size.value_or(SizeSpec{2000, 2000});
     p.batch_bytes = 8196;
     p.partitions = 15;
-    Register(session, p);
+    Register(session, p, options.find_max_rate);
   }
   // Idempotence (nothing lost, nothing duplicated, at the cost of ordering guarantees).
   {
     ProduceParams p = base;
     p.idempotence = true;
     p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-    Register(session, p);
+    Register(session, p, options.find_max_rate);
   }
   // Open loop: latency from each record's intended send time, at fixed fractions of what
   // the closed-loop row of the same shape (acks 1, 500 bytes) sustains.
@@ -886,7 +1020,16 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     p.acks = "1";
     p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
     p.rate = rate;
-    Register(session, p);
+    Register(session, p, options.find_max_rate);
+  }
+  // The rate the open-loop rows above are fractions of, searched (the full profile runs
+  // these; each is a search of several windows).
+  if (!options.find_max_rate) {
+    ProduceParams p = base;
+    p.variant = "max_rate";
+    p.acks = "1";
+    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
+    Register(session, p, false);
   }
 }
 

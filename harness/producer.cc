@@ -467,6 +467,13 @@ Status ProducerDriver::RunRound(std::int64_t count) {
   return flushed;
 }
 
+Status ProducerDriver::SetRate(double rate) {
+  if (running_) return Status::Error("SetRate() while producing");
+  if (!(rate >= 0)) return Status::Error("rate must be >= 0");
+  options_.rate = rate;
+  return Status::Ok();
+}
+
 void ProducerDriver::Start() {
   // The workers are idle here: their window state can be cleared without a race.
   for (auto& s : states_) {

@@ -135,6 +135,9 @@ class ProducerDriver {
   // Continuous production: every thread produces until Stop(), at the target rate (one
   // schedule from Start on) or unthrottled. Not timed by the driver.
   void Start();
+  // Changes the target rate (records/s over all threads; 0 = unthrottled) for the next
+  // Start() or round. Only between runs: fails while production is running.
+  Status SetRate(double rate);
   // Marks the start of the measured window at `origin` (now or just before): deliveries
   // from then on are bucketed into intervals of `interval` (choose one that divides the
   // window, so that no interval reaches into the drain).

@@ -371,9 +371,10 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics):
                 names.append(k)
     # Time first, then counters in the order the benchmark reports them. A windowed row
     # (window_seconds) times a fixed-length window: its real time is the window's length,
-    # so its throughput counters are what is judged, not its time.
-    windowed = any("window_seconds" in r for r in all_runs)
-    ordered = ([] if windowed else [tm]) + [k for k in names if k not in ("cpu_time", "real_time")]
+    # so its throughput counters are what is judged, not its time; likewise a maximum-rate
+    # search (max_rate), whose time is its search's.
+    untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
+    ordered = ([] if untimed else [tm]) + [k for k in names if k not in ("cpu_time", "real_time")]
     for metric in ordered:
         if metrics is not None and metric not in metrics:
             continue

@@ -57,6 +57,15 @@ METRICS = {
     "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
                        "measurement-quality figure"),
     "window_seconds": (0, "length of the measured window: a setting, not a result"),
+    "max_rate": (+1, "highest open-loop records/s sustained (Produce/max_rate), confirmed "
+                     "twice on a fixed 4.9 % grid"),
+    "max_rate_mb_per_second": (0, "max_rate in value MiB/s: follows max_rate"),
+    "closed_loop_rate": (0, "records/s of the closed-loop window a search starts from"),
+    "rate_probes": (0, "windows a maximum-rate search took"),
+    "max_rate_p50_us": (0, "latency at the maximum rate: base and new reach different rates, "
+                           "so these are latencies at different loads"),
+    "max_rate_p99_us": (0, "as max_rate_p50_us"),
+    "max_rate_p999_us": (0, "as max_rate_p50_us"),
     "delivered_records": (0, "records delivered since the topic was created: a check's "
                              "input (lost_records and duplicate_records judge it)"),
     "end_offsets": (0, "the topic's end offsets when checked: a check's input"),
@@ -92,6 +101,11 @@ UNITS = {
 PROCESS_KEY = "kbench_process"
 # Per-second interval samples of windowed rows, a top-level object next to "benchmarks".
 INTERVALS_KEY = "kbench_intervals"
+# The probes of each maximum-rate search (its latency curve), also top-level.
+RATE_CURVES_KEY = "kbench_rate_curves"
+# Counters of rows whose time is not their measure: a windowed row times a window of fixed
+# length, a maximum-rate search times its own search. Compare judges their counters.
+UNTIMED_ROW_COUNTERS = ("window_seconds", "max_rate")
 
 # Keys of a benchmark entry that Google Benchmark itself writes; every other
 # numeric top-level key is a user counter.
@@ -343,14 +357,16 @@ def merge_runs(datas, sources=None):
     if sources:
         ctx["kbench_merged_from"] = ",".join(os.path.basename(s) for s in sources)
     out = {"context": ctx, "benchmarks": benches}
-    intervals = _merge_intervals(datas)
-    if intervals:
-        out[INTERVALS_KEY] = intervals
+    for key in (INTERVALS_KEY, RATE_CURVES_KEY):
+        merged = _merge_per_run_samples(datas, key)
+        if merged:
+            out[key] = merged
     return out
 
 
-def _merge_intervals(datas):
-    """Carries each process's per-second samples (kbench_intervals) into a merged file.
+def _merge_per_run_samples(datas, key):
+    """Carries each process's per-run samples (kbench_intervals, kbench_rate_curves) into a
+    merged file.
 
     Each sample list keeps its process (PROCESS_KEY, numbered as merge_runs numbers the
     processes) and its repetition within that process.
@@ -359,7 +375,7 @@ def _merge_intervals(datas):
     next_pid = 0
     for data in datas:
         ids = [pid for pid, _ in processes(data)]
-        intervals = data.get(INTERVALS_KEY) or {}
+        intervals = data.get(key) or {}
         for name, reps in intervals.items():
             for rep in reps:
                 # A file written by one process has no process key: its only process.

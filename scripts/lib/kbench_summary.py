@@ -110,7 +110,7 @@ def main(path):
     # (median over repetitions) and the slowest-fastest interval.
     print(f"{'benchmark (median of repetitions)':<{width}}  {'reps':>4}  {'records/s':>10}  "
           f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'interval CV, min-max records/s':>30}")
-    shortfalls = []
+    shortfalls, searches = [], []
     for name, reps in groups.items():
         def med(key):
             values = [r[key] for r in reps if key in r]
@@ -126,6 +126,12 @@ def main(path):
         print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
               f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
               f"{p99_text:>9}  {spread_text:>30}")
+        if med("max_rate") is not None:
+            found = sorted(human(r["max_rate"]) for r in reps)
+            searches.append(f"  {name}: {human(med('max_rate'))} records/s "
+                            f"(repetitions: {', '.join(found)}; closed loop "
+                            f"{human(med('closed_loop_rate'))}; p99 at the maximum "
+                            f"{human(med('max_rate_p99_us'))} us)")
         short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
         if short:
             achieved = statistics.median(r["achieved_rate"] for r in short)
@@ -136,6 +142,9 @@ def main(path):
     if lines:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
         print("\n".join(lines))
+    if searches:
+        print("\nmaximum sustainable rate (median; sent and delivered within 1 % of the target):")
+        print("\n".join(searches))
     if shortfalls:
         print("\nopen-loop rows short of their target rate (their latency is at a lower load):")
         print("\n".join(shortfalls))

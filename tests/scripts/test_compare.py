@@ -244,6 +244,22 @@ class TestVerdicts(CompareCase):
         self.assertNotIn("real_time", judged)
         self.assertIn((PRODUCE, "items_per_second"), rows(v, "regressions"))
 
+    def test_max_rate_rows_are_judged_on_the_rate_found_not_time_or_latency(self):
+        # A search's time is its own (more probes, longer) and its latency is at whatever
+        # rate it found: only max_rate is judged.
+        name = "Produce/max_rate/acks:1/codec:none/record_bytes:500/threads:1/producers:1/real_time"
+        base = {"real_time": 2e10, "max_rate": 316e3, "closed_loop_rate": 5e5,
+                "rate_probes": 7.0, "max_rate_p99_us": 2e4, "max_rate_mb_per_second": 150.0}
+        b, n = self.pair([(name, base)],
+                         [(name, base, {"max_rate": -0.15, "real_time": 1.0,
+                                        "max_rate_p99_us": 1.0, "rate_probes": 1.0})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertEqual(rows(v, "regressions"), [(name, "max_rate")])
+        judged = {r["metric"] for k in ("regressions", "unchanged", "inconclusive",
+                                        "improvements") for r in v[k]}
+        self.assertEqual(judged, {"max_rate"})
+
     def test_higher_rate_and_lower_latency_are_improvements_exit_0(self):
         rate = mj.PRODUCE_RATE % (8, 2)
         b, n = self.pair([(rate, produce_base())],
@@ -397,6 +413,19 @@ class TestProcesses(CompareCase):
         again = kr.merge_runs([merged, one])  # merging a merged file renumbers after it
         self.assertEqual([r["kbench_process"] for r in again["kbench_intervals"][PRODUCE]],
                          [0, 1, 2])
+
+    def test_merge_keeps_rate_curves_per_process(self):
+        import kbench_results as kr
+        one = mj.make([(PRODUCE, produce_base())], reps=1, with_aggregates=False)
+        one["kbench_rate_curves"] = {PRODUCE: [{"repetition_index": 0,
+                                                "target_rate": [1e5, 2e5],
+                                                "sustained": [1, 0]}]}
+        two = json.loads(json.dumps(one))
+        two["kbench_rate_curves"][PRODUCE][0]["target_rate"] = [3e5]
+        merged = kr.merge_runs([one, two])
+        got = [(r["kbench_process"], r["target_rate"])
+               for r in merged["kbench_rate_curves"][PRODUCE]]
+        self.assertEqual(got, [(0, [1e5, 2e5]), (1, [3e5])])
 
     def test_one_process_a_side_uses_repetitions_and_says_so(self):
         b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])

@@ -73,8 +73,9 @@ class SmokeTest(unittest.TestCase):
             own = [n for k, n in self.first.items()
                    if k.startswith(family + "/") and not is_reference(n)]
             self.assertTrue(own, f"{family} registers only reference rows")
-        for key in ("Produce/send", "Produce/bare_producev", "Codec/compress", "Codec/memcpy",
-                    "Codec/direct_compress", "Batch/build", "Batch/memcpy", "Batch/crc32c"):
+        for key in ("Produce/send", "Produce/bare_producev", "Produce/max_rate", "Codec/compress",
+                    "Codec/memcpy", "Codec/direct_compress", "Batch/build", "Batch/memcpy",
+                    "Batch/crc32c"):
             self.assertIn(key, self.first)
         for name in self.names:
             # Google Benchmark itself appends /real_time to benchmarks timed in real time.
@@ -134,6 +135,8 @@ class SmokeTest(unittest.TestCase):
         self.assertEqual(set(runs), set(self.first.values()))
         for b in data["benchmarks"]:
             self.assertFalse(b.get("error_occurred", False), f"{b['name']}: {b.get('error_message')}")
+            if "/max_rate/" in b["name"]:
+                continue  # a rate search: no throughput of its own (checked below)
             self.assertGreater(b["items_per_second"], 0, b["name"])
         self.assertEqual(data["context"]["target"], "mock")
         # kbench's own send path ran and every record it delivered is in the topic.
@@ -142,6 +145,18 @@ class SmokeTest(unittest.TestCase):
         self.assertEqual(send["end_offsets"], send["delivered_records"])
         self.assertEqual(send["lost_records"], 0)
         self.assertEqual(send["duplicate_records"], 0)
+        # The maximum-rate search found a rate, confirmed by two sustained probes at it, and
+        # kept every probe in the JSON, down to a light-load point of the latency curve.
+        search = runs[self.first["Produce/max_rate"]]
+        self.assertGreater(search["max_rate"], 0)
+        self.assertNotIn("items_per_second", search)
+        self.assertEqual(search["end_offsets"], search["delivered_records"])
+        curve = data["kbench_rate_curves"][search["run_name"]][0]
+        self.assertEqual(len(curve["target_rate"]), search["rate_probes"])
+        at_max = [s for r, s in zip(curve["target_rate"], curve["sustained"]) if r == search["max_rate"]]
+        self.assertGreaterEqual(at_max.count(1), 2, curve)
+        below = [r for r in curve["target_rate"] if r < search["max_rate"] * 0.3]
+        self.assertTrue(below, "no light-load point on the latency curve: %s" % curve)
 
     def test_client_settings_are_recorded_with_secrets_redacted(self):
         proc, data = run_kbench(f"--benchmark_filter=^{re.escape(CODEC_ROW)}$",

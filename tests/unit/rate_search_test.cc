@@ -1,0 +1,125 @@
+#include "fixtures/rate_search.h"
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace kbench::bench {
+namespace {
+
+// A producer that keeps up to `capacity` records/s and falls behind above it.
+RateProbeFn Model(double capacity, int* calls, double noise = 0, unsigned seed = 1) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return [=](double rate, RateProbe* out) {
+    ++*calls;
+    std::normal_distribution<double> jitter(1.0, noise);
+    const double c = noise > 0 ? capacity * jitter(*rng) : capacity;
+    out->sent_rate = std::min(rate, c);
+    out->delivered_rate = std::min(rate, c) * 0.999;
+    out->p99_us = rate < c ? 1000.0 * rate / c : 1e6;
+    return Status::Ok();
+  };
+}
+
+TEST(RateGrid, FixedRoundedAndMonotonic) {
+  EXPECT_EQ(GridRate(0), 1);
+  EXPECT_EQ(GridRate(48), 10);
+  EXPECT_EQ(GridRate(48 * 5), 100000);
+  for (int i = 1; i < 48 * 7; ++i) {
+    EXPECT_GT(GridRate(i), GridRate(i - 1)) << i;
+    EXPECT_LT(GridRate(i) / GridRate(i - 1), 1.06) << i;
+  }
+}
+
+TEST(RateGrid, IndexAtOrBelowInvertsTheGrid) {
+  for (int i = 0; i < 48 * 7; ++i) {
+    EXPECT_EQ(GridIndexAtOrBelow(GridRate(i)), i) << GridRate(i);
+    EXPECT_EQ(GridIndexAtOrBelow(GridRate(i + 1) * 0.9999), i) << GridRate(i);
+  }
+  EXPECT_EQ(GridIndexAtOrBelow(0), 0);
+  EXPECT_EQ(GridIndexAtOrBelow(std::nan("")), 0);
+}
+
+TEST(FindMaxRate, FindsTheLastGridRateBelowCapacityAndConfirmsIt) {
+  for (double capacity : {3.0e3, 151000.0, 349000.0, 725000.0}) {
+    for (double seed : {capacity, capacity * 3, capacity / 4}) {
+      int calls = 0;
+      RateSearchResult r = FindMaxRate(seed, {}, Model(capacity, &calls));
+      ASSERT_EQ(r.error, "") << capacity << " seeded " << seed;
+      // The model delivers 0.999 x min(rate, capacity); sustained means >= 0.99 x rate.
+      const double limit = capacity * 0.999 / 0.99;
+      EXPECT_LE(r.max_rate, limit);
+      EXPECT_GT(GridRate(GridIndexAtOrBelow(r.max_rate) + 1), limit);
+      EXPECT_TRUE(r.probes[r.best].sustained);
+      EXPECT_EQ(r.probes[r.best].target_rate, r.max_rate);
+      // Confirmed: at least two sustained probes at the answer.
+      int at_max = 0;
+      for (const RateProbe& p : r.probes) at_max += p.sustained && p.target_rate == r.max_rate;
+      EXPECT_GE(at_max, 2);
+      EXPECT_LE(r.search_probes, 12u) << capacity << " seeded " << seed;
+      // Then the curve: one probe at each fraction, below the maximum, all sustained.
+      ASSERT_EQ(r.probes.size(), r.search_probes + 4);
+      for (std::size_t i = r.search_probes; i < r.probes.size(); ++i) {
+        EXPECT_LT(r.probes[i].target_rate, r.max_rate);
+        EXPECT_TRUE(r.probes[i].sustained);
+      }
+      EXPECT_EQ(static_cast<std::size_t>(calls), r.probes.size());
+    }
+  }
+}
+
+TEST(FindMaxRate, LatencyObjectiveLowersTheAnswer) {
+  int calls = 0;
+  RateSearchOptions o;
+  o.slo_p99_us = 500;  // the model's p99 reaches 500 µs at half its capacity
+  RateSearchResult r = FindMaxRate(100000, o, Model(100000, &calls));
+  ASSERT_EQ(r.error, "");
+  EXPECT_LE(r.max_rate, 50000);
+  EXPECT_GT(r.max_rate, 45000);
+}
+
+TEST(FindMaxRate, NoisyCapacityStaysWithinAFewGridSteps) {
+  std::set<int> answers;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    int calls = 0;
+    RateSearchResult r = FindMaxRate(200000, {}, Model(200000, &calls, 0.02, seed));
+    if (r.error.empty()) answers.insert(GridIndexAtOrBelow(r.max_rate));
+  }
+  ASSERT_FALSE(answers.empty());
+  EXPECT_LE(*answers.rbegin() - *answers.begin(), 2);
+}
+
+TEST(Sustained, OnScheduleOnlyWithinTheTolerance) {
+  RateProbe p;
+  p.target_rate = 100000;
+  p.sent_rate = p.delivered_rate = 99500;
+  EXPECT_TRUE(Sustained(p, {}));
+  p.sent_rate = 98000;  // falling behind
+  EXPECT_FALSE(Sustained(p, {}));
+  p.sent_rate = 118000;  // catching up on a backlog: behind schedule before the window
+  EXPECT_FALSE(Sustained(p, {}));
+  p.sent_rate = 100000;
+  p.delivered_rate = 97000;  // the client keeps up, the cluster does not
+  EXPECT_FALSE(Sustained(p, {}));
+}
+
+TEST(FindMaxRate, AFailingProbeEndsTheSearchWithItsError) {
+  RateSearchResult r =
+      FindMaxRate(1000, {}, [](double, RateProbe*) { return Status::Error("broker down"); });
+  EXPECT_EQ(r.max_rate, 0);
+  EXPECT_NE(r.error.find("broker down"), std::string::npos) << r.error;
+}
+
+TEST(FindMaxRate, NothingSustainedIsAnErrorNotAZero) {
+  RateSearchResult r = FindMaxRate(1000, {}, [](double, RateProbe* out) {
+    out->sent_rate = out->delivered_rate = 0;
+    return Status::Ok();
+  });
+  EXPECT_EQ(r.max_rate, 0);
+  EXPECT_FALSE(r.error.empty());
+}
+
+}  // namespace
+}  // namespace kbench::bench
