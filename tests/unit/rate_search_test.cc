@@ -105,6 +105,37 @@ TEST(Sustained, OnScheduleOnlyWithinTheTolerance) {
   EXPECT_FALSE(Sustained(p, {}));
 }
 
+TEST(FindMaxRate, OneUnluckyConfirmationWindowIsOutvoted) {
+  // The model falls short on its 3rd probe only: the confirmation of 316k.
+  int calls = 0;
+  RateProbeFn model = Model(320000, &calls);
+  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate, RateProbe* out) {
+    Status s = model(rate, out);
+    if (calls == 3) out->sent_rate = out->delivered_rate = rate * 0.9;
+    return s;
+  });
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.max_rate, 316000);
+  std::vector<int> at_max;
+  for (std::size_t i = 0; i < r.search_probes; ++i) {
+    if (r.probes[i].target_rate == r.max_rate) at_max.push_back(r.probes[i].sustained);
+  }
+  EXPECT_EQ(at_max, (std::vector<int>{1, 0, 1}));
+}
+
+TEST(FindMaxRate, TwoFailedConfirmationsMoveTheAnswerDown) {
+  // 316k sustains once, then never again: the answer is the grid step below.
+  int calls = 0, at_316k = 0;
+  RateProbeFn model = Model(320000, &calls);
+  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate, RateProbe* out) {
+    Status s = model(rate, out);
+    if (rate == 316000 && ++at_316k > 1) out->sent_rate = out->delivered_rate = rate * 0.9;
+    return s;
+  });
+  ASSERT_EQ(r.error, "");
+  EXPECT_EQ(r.max_rate, 301000);
+}
+
 TEST(FindMaxRate, AFailingProbeEndsTheSearchWithItsError) {
   RateSearchResult r =
       FindMaxRate(1000, {}, [](double, RateProbe*) { return Status::Error("broker down"); });
