@@ -35,8 +35,9 @@
 // Maximum sustainable rate (`Produce/max_rate/...`, one iteration = one search; its time is
 // the search's, not judged): a closed-loop window gives the seed, then open-loop windows at
 // grid rates (fixtures/rate_search.h), each with its own warm-up on the same producers,
-// until the highest rate sent and delivered within 1 % of the target (and within
-// --max-rate-p99-us) is bracketed to one grid step and confirmed by a second window. Every
+// until the highest rate sustained (fixtures/rate_search.h says what that means; within
+// --max-rate-p99-us if given) is bracketed to one grid step and confirmed by two of at most
+// three windows. Every
 // probe is checked like a window (all records delivered, codec, end offsets at the end);
 // a failed check or an unconfirmed maximum fails the row. Then one window each at 25, 50, 75
 // and 90 % of the maximum; all probes together are the latency curve (kbench_rate_curves in

@@ -143,7 +143,7 @@ def main(path):
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
         print("\n".join(lines))
     if searches:
-        print("\nmaximum sustainable rate (median; sent and delivered within 1 % of the target):")
+        print("\nmaximum sustainable rate (median; sent within 1 % of the target, delivered not short):")
         print("\n".join(searches))
     if shortfalls:
         print("\nopen-loop rows short of their target rate (their latency is at a lower load):")

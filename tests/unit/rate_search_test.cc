@@ -103,6 +103,8 @@ TEST(Sustained, OnScheduleOnlyWithinTheTolerance) {
   p.sent_rate = 100000;
   p.delivered_rate = 97000;  // the client keeps up, the cluster does not
   EXPECT_FALSE(Sustained(p, {}));
+  p.delivered_rate = 103000;  // a backlog from before the window delivered within it
+  EXPECT_TRUE(Sustained(p, {}));
 }
 
 TEST(FindMaxRate, OneUnluckyConfirmationWindowIsOutvoted) {
