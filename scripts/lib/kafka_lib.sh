@@ -1,31 +1,8 @@
 # shellcheck shell=bash
 # Helpers for scripts/kafka: Maven resolution, node lifecycle, process checks.
-# Sourced, not executed; expects ROOT, FIXTURES, DEFAULT_* and the constants that
-# scripts/kafka defines. Everything user-facing goes to stderr except what a
-# command is asked to print.
-
-# ---------------------------------------------------------------- messages
-
-info() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-
-# die STATUS MESSAGE
-die() {
-  local status="$1"
-  shift
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit "$status"
-}
-
-usage_error() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  printf "Run 'scripts/kafka --help' for usage.\n" >&2
-  exit 2
-}
-
-# need_arg "$@" — the current option must be followed by a value.
-need_arg() { (($# >= 2)) || usage_error "option $1 needs a value"; }
-
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# Sourced, not executed, after cli_lib.sh (info, die, usage_error); expects ROOT,
+# FIXTURES, DEFAULT_* and the constants that scripts/kafka defines. Everything user-facing
+# goes to stderr except what a command is asked to print.
 
 # Last lines of a log, indented, for error messages.
 tail_log() {

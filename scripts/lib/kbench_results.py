@@ -416,9 +416,9 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
 
 
 def _cli(argv):
-    import argparse
-    ap = argparse.ArgumentParser(prog="kbench_results.py",
-                                 description="JSON chores for scripts/bench-commits.")
+    from kbench_cli import ArgumentParser, die
+    ap = ArgumentParser(prog="kbench_results.py",
+                        description="JSON chores for scripts/bench-commits.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
@@ -464,8 +464,7 @@ def _cli(argv):
             ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
             write_json(args.out, {"context": ctx, "benchmarks": benches})
     except BenchmarkJsonError as e:
-        print("kbench_results: error: %s" % e, file=sys.stderr)
-        return 2
+        die(e)
     return 0
 
 

@@ -22,6 +22,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
 import kbench_results as kr  # noqa: E402
+from kbench_cli import ArgumentParser, die  # noqa: E402
 
 MIB = 1024.0 * 1024.0
 
@@ -660,7 +661,7 @@ REPORTS = {"producer-sharing": report_producer_sharing,
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog="kbench_scenario.py", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="kbench_scenario.py", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("context")
     c.add_argument("json")
@@ -691,8 +692,7 @@ def main(argv):
         else:
             REPORTS[args.scenario](args.dir, args)
     except (ScenarioError, kr.BenchmarkJsonError) as e:
-        print("kbench_scenario: error: %s" % e, file=sys.stderr)
-        return 2
+        die(e)
     return 0
 
 

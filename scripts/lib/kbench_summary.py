@@ -147,7 +147,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: kbench_summary.py RESULT.json", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    from kbench_cli import ArgumentParser
+    ap = ArgumentParser(prog="kbench_summary.py", description="Print the summary of a kbench run.")
+    ap.add_argument("result", metavar="RESULT.json")
+    sys.exit(main(ap.parse_args().result))

@@ -34,6 +34,8 @@ import re
 import statistics
 import sys
 
+from kbench_cli import ArgumentParser, die
+
 MIB = 1024.0 * 1024.0
 
 PRODUCER_FINAL_RE = re.compile(
@@ -676,7 +678,7 @@ def write_report(d, env, cases, console, chart, ctx):
 # ------------------------------------------------------------------ main
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog="perf_test_format.py", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="perf_test_format.py", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("kbench-producer")
     p.add_argument("json")
@@ -707,8 +709,7 @@ def main(argv):
         else:
             scenario(a.dir)
     except InputError as e:
-        print("perf_test_format: %s" % e, file=sys.stderr)
-        return 1
+        die(e, status=1)  # the runs' output, not the usage, is at fault
     return 0
 
 

@@ -19,23 +19,19 @@ SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
 # scripts/bench's broker) can run side by side; KBENCH_SCENARIO_PORT_BASE overrides it.
 SCN_STARTED_DIRS=()
 
-scn_info() { printf '%s: %s\n' "$SCN_NAME" "$*" >&2; }
-scn_die() {
-  local code=$1
-  shift
-  printf '%s: error: %s\n' "$SCN_NAME" "$*" >&2
-  exit "$code"
-}
+PROG=$SCN_NAME
+# shellcheck source=cli_lib.sh
+source "$SCN_ROOT/scripts/lib/cli_lib.sh"
 
 scn_parse_args() {
   SCALE=small OUT="" BOOTSTRAP="" TINY=0
   while (($#)); do
     case "$1" in
-      --scale) [[ $# -ge 2 ]] || scn_die 2 "--scale needs a value (small or full)"; SCALE=$2; shift 2 ;;
+      --scale) [[ $# -ge 2 ]] || die 2 "--scale needs a value (small or full)"; SCALE=$2; shift 2 ;;
       --scale=*) SCALE=${1#*=}; shift ;;
-      --out) [[ $# -ge 2 ]] || scn_die 2 "--out needs a directory"; OUT=$2; shift 2 ;;
+      --out) [[ $# -ge 2 ]] || die 2 "--out needs a directory"; OUT=$2; shift 2 ;;
       --out=*) OUT=${1#*=}; shift ;;
-      --bootstrap) [[ $# -ge 2 ]] || scn_die 2 "--bootstrap needs HOST:PORT"; BOOTSTRAP=$2; shift 2 ;;
+      --bootstrap) [[ $# -ge 2 ]] || die 2 "--bootstrap needs HOST:PORT"; BOOTSTRAP=$2; shift 2 ;;
       --bootstrap=*) BOOTSTRAP=${1#*=}; shift ;;
       --tiny) TINY=1; shift ;;
       -h | --help) usage; exit 0 ;;
@@ -43,22 +39,22 @@ scn_parse_args() {
         if declare -F scn_extra_arg >/dev/null && scn_extra_arg "$@"; then
           shift "$SCN_SHIFT"
         else
-          scn_die 2 "unknown argument '$1' (see --help)"
+          die 2 "unknown argument '$1' (see --help)"
         fi
         ;;
     esac
   done
   case "$SCALE" in
     small | full) ;;
-    *) scn_die 2 "unknown scale '$SCALE' (known: small, full)" ;;
+    *) die 2 "unknown scale '$SCALE' (known: small, full)" ;;
   esac
   if [[ -n $BOOTSTRAP && ! $BOOTSTRAP =~ ^[^,:[:space:]]+:[0-9]+(,[^,:[:space:]]+:[0-9]+)*$ ]]; then
-    scn_die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
+    die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
   fi
-  [[ -x $KBENCH_BIN ]] || scn_die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
-  [[ -x $SCN_PY ]] || scn_die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
+  [[ -x $KBENCH_BIN ]] || die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
+  [[ -x $SCN_PY ]] || die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
   if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi
-  mkdir -p "$OUT/logs" || scn_die 2 "cannot create $OUT"
+  mkdir -p "$OUT/logs" || die 2 "cannot create $OUT"
   OUT="$(cd "$OUT" && pwd)"
   SCN_PORT_BASE=${KBENCH_SCENARIO_PORT_BASE:-$SCN_PORT_BASE}
   trap scn_cleanup EXIT
@@ -80,9 +76,9 @@ scn_note() { printf '%s\n' "$*" >>"$OUT/commands.txt"; }
 scn_cleanup() {
   local rc=$? d
   for d in "${SCN_STARTED_DIRS[@]}"; do
-    scn_info "stopping the Kafka cluster in $d"
+    info "stopping the Kafka cluster in $d"
     "$KBENCH_ROOT/scripts/kafka" stop --dir "$d" >/dev/null 2>>"$OUT/logs/kafka-stop.log" ||
-      scn_info "warning: stopping $d failed (see $OUT/logs/kafka-stop.log)"
+      info "warning: stopping $d failed (see $OUT/logs/kafka-stop.log)"
   done
   SCN_STARTED_DIRS=()
   return "$rc"
@@ -96,13 +92,13 @@ scn_cluster_start() {
   dir="$OUT/kafka-$tag"
   SCN_STARTED_DIRS+=("$dir")
   scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base $port_base"
-  scn_info "starting Kafka $version with $brokers broker(s) on port $port_base..."
+  info "starting Kafka $version with $brokers broker(s) on port $port_base..."
   if ! SCN_BOOTSTRAP="$("$KBENCH_ROOT/scripts/kafka" start --dir "$dir" --brokers "$brokers" \
     --version "$version" --port-base "$port_base" 2>>"$OUT/logs/kafka-start-$tag.log")"; then
     tail -n 5 "$OUT/logs/kafka-start-$tag.log" >&2
-    scn_die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
+    die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
   fi
-  scn_info "Kafka $version is up at $SCN_BOOTSTRAP"
+  info "Kafka $version is up at $SCN_BOOTSTRAP"
 }
 
 # scn_kbench JSON [kbench args...]: one kbench run, JSON to $OUT/JSON, console to logs/.
@@ -114,7 +110,7 @@ scn_kbench() {
   scn_note "${LD_LIBRARY_PATH:+LD_LIBRARY_PATH=$LD_LIBRARY_PATH }${KBENCH_BROKER_VERSION:+KBENCH_BROKER_VERSION=$KBENCH_BROKER_VERSION }$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
   if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
     tail -n 15 "$log" >&2
-    scn_die 1 "kbench failed (full output: $log)"
+    die 1 "kbench failed (full output: $log)"
   fi
 }
 
@@ -127,10 +123,10 @@ scn_broker_count() {
     --benchmark_filter='^Produce/' --benchmark_out="$json" --benchmark_out_format=json \
     >"$OUT/logs/probe.log" 2>&1; then
     tail -n 5 "$OUT/logs/probe.log" >&2
-    scn_die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
+    die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
   fi
   count="$("$SCN_PY" "$SCN_HELPER" context "$json" broker_count)" ||
-    scn_die 1 "the probe run's context has no broker_count"
+    die 1 "the probe run's context has no broker_count"
   rm -f "$json"
   echo "$count"
 }
@@ -140,9 +136,9 @@ scn_require_brokers() {
   local have
   have="$(scn_broker_count "$1")" || exit $?
   if ((have < $2)); then
-    scn_die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
+    die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
   fi
-  scn_info "cluster at $1 has $have broker(s)"
+  info "cluster at $1 has $have broker(s)"
 }
 
 scn_py() { "$SCN_PY" "$SCN_HELPER" "$@"; }

@@ -8,6 +8,7 @@ generator: base value * (1 + shift) * (1 + jitter), jitter uniform in
 """
 
 import json
+import os
 import random
 import statistics
 
@@ -170,6 +171,8 @@ def produce_specs():
 
 if __name__ == "__main__":
     import sys
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_json.py OUT.json  (writes a sample of every family)")
-    write(sys.argv[1], make(codec_specs() + produce_specs(), reps=5))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts", "lib"))
+    from kbench_cli import ArgumentParser
+    ap = ArgumentParser(prog="make_json.py", description="Writes a sample of every family.")
+    ap.add_argument("out", metavar="OUT.json")
+    write(ap.parse_args().out, make(codec_specs() + produce_specs(), reps=5))
