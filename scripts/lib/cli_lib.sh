@@ -32,6 +32,6 @@ usage_error() {
   exit 2
 }
 
-need_value() { (($# >= 2)) && [[ -n $2 ]] || usage_error "option $1 needs a value"; }
+need_value() { [[ $# -ge 2 && -n $2 ]] || usage_error "option $1 needs a value"; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }

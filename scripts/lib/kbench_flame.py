@@ -76,7 +76,7 @@ def read_folded(lines):
         try:
             c = int(count)
         except ValueError:
-            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80]))
+            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80])) from None
         stacks[stack] = stacks.get(stack, 0) + c
     return stacks
 

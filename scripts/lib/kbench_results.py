@@ -10,7 +10,6 @@ needs (merge, list-names, callgrind-json); see `--help`.
 import json
 import math
 import os
-import re
 import statistics
 import sys
 
@@ -151,9 +150,9 @@ def load(path):
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e)) from e
     except UnicodeDecodeError:
-        raise BenchmarkJsonError("%s is not text (not UTF-8)" % path)
+        raise BenchmarkJsonError("%s is not text (not UTF-8)" % path) from None
     if not text.strip():
         raise BenchmarkJsonError("%s is empty" % path)
     try:
@@ -161,7 +160,7 @@ def load(path):
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise BenchmarkJsonError("%s is not valid JSON (line %d, column %d: %s)"
-                                 % (path, e.lineno, e.colno, e.msg))
+                                 % (path, e.lineno, e.colno, e.msg)) from e
     validate(data, path)
     return data
 
@@ -385,9 +384,9 @@ def parse_callgrind_total(path):
                     idx = events.index("Ir") if events and "Ir" in events else 0
                     total = int(values[idx])
     except OSError as e:
-        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e)) from e
     except (ValueError, IndexError):
-        raise BenchmarkJsonError("%s: malformed totals/summary line" % path)
+        raise BenchmarkJsonError("%s: malformed totals/summary line" % path) from None
     if total is None:
         raise BenchmarkJsonError("%s has no totals: or summary: line (not a callgrind.out?)" % path)
     return total

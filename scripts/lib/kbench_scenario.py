@@ -13,7 +13,6 @@ Reports put the machine, the versions and what differs from the original setup f
 so that a scaled run on one small host is never read as the original's numbers.
 """
 
-import argparse
 import json
 import os
 import re
@@ -212,7 +211,7 @@ def report_producer_sharing(directory, args):
     table = median_table(data)
     # (payload, linger) -> threads -> sharing -> (records/s, producers)
     groups = {}
-    for name, (p, m) in table.items():
+    for _name, (p, m) in table.items():
         threads, producers = int(p["threads"]), int(p["producers"])
         key = sharing_key(threads, producers)
         if key is None:
@@ -364,7 +363,7 @@ SEED001 = {
 def _acks_rows(data):
     """(batched, size, acks, rf) -> (MiB/s, records/s)."""
     rows = {}
-    for name, (p, m) in median_table(data).items():
+    for _name, (p, m) in median_table(data).items():
         size = int(p["record_bytes"])
         batch = int(p.get("batch_bytes", 1000000))
         batched = batch > size  # batches of 1 record are named batch_bytes = record size

@@ -112,7 +112,7 @@ def main(path):
           f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'interval CV, min-max records/s':>30}")
     shortfalls = []
     for name, reps in groups.items():
-        def med(key):
+        def med(key, reps=reps):
             values = [r[key] for r in reps if key in r]
             return statistics.median(values) if values else None
         items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")

@@ -25,7 +25,6 @@ Subcommands (all read files written by the calling scripts):
                                                          report.md, perf-test.png
 """
 
-import argparse
 import datetime
 import json
 import math
@@ -39,7 +38,8 @@ from kbench_cli import ArgumentParser, die
 MIB = 1024.0 * 1024.0
 
 PRODUCER_FINAL_RE = re.compile(
-    r"(?P<records>\d+) (?P<steady>steady state )?records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
+    r"(?P<records>\d+) (?P<steady>steady state )?records sent, "
+    r"(?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg_ms>[\d.]+) ms avg latency, (?P<max_ms>[\d.]+) ms max latency, "
     r"(?P<p50_ms>\d+) ms 50th, (?P<p95_ms>\d+) ms 95th, (?P<p99_ms>\d+) ms 99th, "
     r"(?P<p999_ms>\d+) ms 99\.9th\.")
@@ -93,7 +93,7 @@ def load_json(path):
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError) as e:
-        raise InputError("%s: not readable kbench JSON (%s)" % (path, e))
+        raise InputError("%s: not readable kbench JSON (%s)" % (path, e)) from e
 
 
 def seconds(bench, key):
@@ -153,7 +153,7 @@ def kbench_windows(stderr_path, label_match=r"^Produce/"):
                 if PRODUCER_WINDOW_RE.match(rest):
                     out.append(PRODUCER_WINDOW_RE.sub(lambda m: m.group(0).replace(" (final)", ""), rest))
     except OSError as e:
-        raise InputError("%s: %s" % (stderr_path, e))
+        raise InputError("%s: %s" % (stderr_path, e)) from e
     return out
 
 
@@ -184,7 +184,7 @@ def tool_producer(path, warmup=0):
     try:
         text = open(path, errors="replace").read()
     except OSError as e:
-        raise InputError("%s: %s" % (path, e))
+        raise InputError("%s: %s" % (path, e)) from e
     finals = [m for m in PRODUCER_FINAL_RE.finditer(text)]
     if not finals:
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
@@ -213,7 +213,7 @@ def tool_consumer(path):
     try:
         lines = [line.strip() for line in open(path, errors="replace")]
     except OSError as e:
-        raise InputError("%s: %s" % (path, e))
+        raise InputError("%s: %s" % (path, e)) from e
     for line in lines:
         m = CONSUMER_LINE_RE.match(line)
         if m:
@@ -301,7 +301,7 @@ def read_rows(path, columns):
     try:
         rows = [line.rstrip("\n").split("\t") for line in open(path) if line.strip()]
     except OSError as e:
-        raise InputError("%s: %s" % (path, e))
+        raise InputError("%s: %s" % (path, e)) from e
     for row in rows:
         if len(row) != columns:
             raise InputError("%s: %r has %d columns, not %d" % (path, row, len(row), columns))
@@ -349,7 +349,7 @@ def read_kv(path):
             if sep:
                 out[k] = v
     except OSError as e:
-        raise InputError("%s: %s" % (path, e))
+        raise InputError("%s: %s" % (path, e)) from e
     return out
 
 
@@ -589,7 +589,8 @@ def write_report(d, env, cases, console, chart, ctx):
     s.append("| | |\n|---|---|")
     for k, v in [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
                  ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
-                 ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")), ("Kafka broker", env.get("kafka_version")),
+                 ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
+                 ("Kafka broker", env.get("kafka_version")),
                  ("cluster", env.get("cluster")), ("Java", env.get("java_version")),
                  ("librdkafka", ctx.get("librdkafka_version")),
                  ("kbench", "%s (git %s%s)" % (ctx.get("kbench_version"), (ctx.get("git_sha") or "?")[:12],
@@ -598,7 +599,8 @@ def write_report(d, env, cases, console, chart, ctx):
     s.append("")
     s.append("## What differs from the original setup\n")
     s.append("The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
-             "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas and 15 partitions. Here:\n")
+             "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
+             "and 15 partitions. Here:\n")
     s.append("- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
              "but clients and brokers share the CPUs);" % env.get("cores"))
     s.append("- %s;" % env.get("cluster"))
@@ -638,7 +640,8 @@ def write_report(d, env, cases, console, chart, ctx):
     s.append("Medians over rounds, with the slowest and fastest round in parentheses; interval "
              "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
              "of variation). On a shared machine: see the load averages above.\n")
-    s.append("| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 | intervals: median records/sec, cv |")
+    s.append("| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 "
+             "| intervals: median records/sec, cv |")
     s.append("|---|---|---|---|---|---|---|---|---|---|")
     for c in cases:
         for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/lib/scenario_lib.sh — what every scripts/scenarios/* script shares: the common
 # options, the cluster it starts (and always stops), kbench invocations that leave their
 # command line and console output next to the JSON, and the Python report helpers.
@@ -20,7 +21,7 @@ SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
 SCN_STARTED_DIRS=()
 
 PROG=$SCN_NAME
-# shellcheck source=cli_lib.sh
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
 source "$SCN_ROOT/scripts/lib/cli_lib.sh"
 
 scn_parse_args() {
@@ -57,6 +58,8 @@ scn_parse_args() {
   mkdir -p "$OUT/logs" || die 2 "cannot create $OUT"
   OUT="$(cd "$OUT" && pwd)"
   SCN_PORT_BASE=${KBENCH_SCENARIO_PORT_BASE:-$SCN_PORT_BASE}
+  # shellcheck disable=SC2034  # for the scenario's own calls
+  if ((TINY)); then TINY_ARG=(--tiny); else TINY_ARG=(); fi
   trap scn_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM

@@ -11,6 +11,8 @@
 #            and its cluster stopped; vs-perf-test at a tiny size prints both final lines,
 #            the ratio line and the interval comparison, and keeps every round's output.
 # Needs kbench, Java and the cached Kafka jars (scripts/setup). About 1-2 minutes.
+# check runs its eval '...' strings later, where their $variables are set:
+# shellcheck disable=SC2016
 set -uo pipefail
 
 usage() {

@@ -104,7 +104,7 @@ def make(specs, reps=10, seed=1, noise=0.01, context=None, with_aggregates=True,
         name, base, shifts = spec[0], spec[1], (spec[2] if len(spec) > 2 else {})
         runs = []
         for proc in range(n_proc):
-            for rep in range(reps):
+            for _rep in range(reps):
                 m = {}
                 for k, v in base.items():
                     jitter = 1.0 + rng.uniform(-noise, noise) if noise else 1.0

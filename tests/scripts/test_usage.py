@@ -18,6 +18,7 @@ BAD_USAGE = {
     "scripts/compare": (["--alpha", "2", "a.json", "b.json"], "compare"),
     "scripts/kafka": (["start", "--brokers"], "kafka"),
     "scripts/librdkafka": (["frobnicate"], "librdkafka"),
+    "scripts/lint": (["--shell", "--python"], "lint"),
     "scripts/plot": ([], "plot"),
     "scripts/profile": (["--tool"], "profile"),
     "scripts/scenario": (["no-such-scenario"], "scenario"),
@@ -114,6 +115,18 @@ class BadUsage(unittest.TestCase):
         test_scripts = {s for s in executables() if re.match(r"tests/(?!detector/|scripts/make_json)", s)}
         missing = sorted(executables() - covered - test_scripts)
         self.assertEqual(missing, [], "scripts without a bad-usage case in test_usage.py")
+
+
+class Lint(unittest.TestCase):
+    def test_finds_extensionless_scripts(self):
+        proc = subprocess.run([os.path.join(ROOT, "scripts", "lint"), "--list"], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        listed = set(proc.stdout.splitlines())
+        for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell fixtures/golden/generate",
+                     "python scripts/compare", "python scripts/lib/kbench_cli.py"):
+            self.assertIn(want, listed)
+        self.assertFalse([f for f in listed if f.split(" ", 1)[1].startswith("results/")])
 
 
 class OneLibrary(unittest.TestCase):
