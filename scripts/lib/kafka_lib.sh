@@ -235,6 +235,34 @@ resolve_classpath() {
 # shellcheck disable=SC2016  # \$1 is expanded by the inner shell
 port_in_use() { timeout 2 bash -c ': >/dev/tcp/127.0.0.1/$1' _ "$1" 2>/dev/null; }
 
+# free_port_base COUNT OFFSET — a port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1
+# can all be bound on 127.0.0.1 now. P is the kernel's (bind to port 0), the rest are tried.
+free_port_base() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import socket, sys
+count, offset = int(sys.argv[1]), int(sys.argv[2])
+def bind(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return s
+    except OSError:
+        s.close()
+for _ in range(50):
+    first = bind(0)
+    base = first.getsockname()[1]
+    ports = list(range(base + 1, base + count)) + list(range(base + offset, base + offset + count))
+    held = [first] + [bind(p) if p <= 65535 else None for p in ports]
+    for s in held:
+        if s:
+            s.close()
+    if all(held):
+        print(base)
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
 # A KRaft cluster id: 16 random bytes, URL-safe base64 without padding. Kafka's
 # own generator avoids a leading '-', which command lines would take for an option.
 random_cluster_id() {

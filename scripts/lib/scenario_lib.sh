@@ -1,11 +1,12 @@
 # shellcheck shell=bash
-# scripts/lib/scenario_lib.sh — what every scripts/scenarios/* script shares: the common
-# options, the cluster it starts (and always stops), kbench invocations that leave their
-# command line and console output next to the JSON, and the Python report helpers.
+# scripts/lib/scenario_lib.sh — what every scenario's runner (scripts/scenarios/NAME/run)
+# shares: the common options, the clusters it starts on free ports (and always stops),
+# kbench invocations that leave their command line and console output next to the JSON,
+# and the Python side (scripts/lib/kbench_scenario.py, the scenario's own report.py).
 #
-# Usage in a scenario:
-#   SCN_NAME=producer-sharing SCN_PORT_BASE=21100
-#   source "$KBENCH_ROOT/scripts/lib/scenario_lib.sh"
+# Usage in a runner:
+#   SCN_NAME=producer-sharing
+#   source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/lib/scenario_lib.sh"
 #   scn_parse_args "$@"        # sets SCALE, OUT, BOOTSTRAP, TINY; --help prints usage()
 # Sourced, never executed; the caller has `set -euo pipefail`.
 
@@ -16,8 +17,8 @@ export KBENCH_ROOT KBENCH_BIN
 # Debian's python has scipy and matplotlib; a pyenv python3 on PATH may not.
 SCN_PY=/usr/bin/python3
 SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
-# Each scenario picks its own default port base so that two scenarios (or a scenario and
-# scripts/bench's broker) can run side by side; KBENCH_SCENARIO_PORT_BASE overrides it.
+# The scenario's folder: its report.py and README.md.
+SCN_DIR="$(cd "$(dirname "$0")" && pwd)"
 SCN_STARTED_DIRS=()
 
 PROG=$SCN_NAME
@@ -57,8 +58,6 @@ scn_parse_args() {
   if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi
   mkdir -p "$OUT/logs" || die 2 "cannot create $OUT"
   OUT="$(cd "$OUT" && pwd)"
-  SCN_PORT_BASE=${KBENCH_SCENARIO_PORT_BASE:-$SCN_PORT_BASE}
-  # shellcheck disable=SC2034  # for the scenario's own calls
   if ((TINY)); then TINY_ARG=(--tiny); else TINY_ARG=(); fi
   trap scn_cleanup EXIT
   trap 'exit 130' INT
@@ -87,17 +86,18 @@ scn_cleanup() {
   return "$rc"
 }
 
-# scn_cluster_start TAG BROKERS VERSION PORT_BASE: sets SCN_BOOTSTRAP. Not to be called
-# in $(...): the stop-on-exit list must live in this shell. The cluster lives under
-# $OUT/kafka-TAG and is stopped on exit, whatever happens.
+# scn_cluster_start TAG BROKERS VERSION: sets SCN_BOOTSTRAP. Not to be called in $(...):
+# the stop-on-exit list must live in this shell. The cluster lives under $OUT/kafka-TAG,
+# listens on ports that are free when it starts (so that scenarios, tests and
+# scripts/bench's broker can run side by side) and is stopped on exit, whatever happens.
 scn_cluster_start() {
-  local tag=$1 brokers=$2 version=$3 port_base=$4 dir
+  local tag=$1 brokers=$2 version=$3 dir
   dir="$OUT/kafka-$tag"
   SCN_STARTED_DIRS+=("$dir")
-  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base $port_base"
-  info "starting Kafka $version with $brokers broker(s) on port $port_base..."
+  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base auto"
+  info "starting Kafka $version with $brokers broker(s)..."
   if ! SCN_BOOTSTRAP="$("$KBENCH_ROOT/scripts/kafka" start --dir "$dir" --brokers "$brokers" \
-    --version "$version" --port-base "$port_base" 2>>"$OUT/logs/kafka-start-$tag.log")"; then
+    --version "$version" --port-base auto 2>>"$OUT/logs/kafka-start-$tag.log")"; then
     tail -n 5 "$OUT/logs/kafka-start-$tag.log" >&2
     die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
   fi
@@ -145,6 +145,14 @@ scn_require_brokers() {
 }
 
 scn_py() { "$SCN_PY" "$SCN_HELPER" "$@"; }
+
+# scn_report [options of report.py]: the scenario's own report.py writes report.md and the
+# charts from $OUT, with the scale, the wall time and the common flags filled in.
+scn_report() {
+  "$SCN_PY" "$SCN_DIR/report.py" "$OUT" --scale "$SCALE" "${TINY_ARG[@]}" \
+    --wall-seconds "$(scn_elapsed)" "$@" || die 1 "writing the report failed"
+  info "report: $OUT/report.md"
+}
 
 # Wall-clock seconds since the scenario began, for the report.
 SCN_T0=$SECONDS
