@@ -1,31 +1,8 @@
 # shellcheck shell=bash
 # Helpers for scripts/kafka: Maven resolution, node lifecycle, process checks.
-# Sourced, not executed; expects ROOT, FIXTURES, DEFAULT_* and the constants that
-# scripts/kafka defines. Everything user-facing goes to stderr except what a
-# command is asked to print.
-
-# ---------------------------------------------------------------- messages
-
-info() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-
-# die STATUS MESSAGE
-die() {
-  local status="$1"
-  shift
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit "$status"
-}
-
-usage_error() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  printf "Run 'scripts/kafka --help' for usage.\n" >&2
-  exit 2
-}
-
-# need_arg "$@" — the current option must be followed by a value.
-need_arg() { (($# >= 2)) || usage_error "option $1 needs a value"; }
-
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# Sourced, not executed, after cli_lib.sh (info, die, usage_error); expects ROOT,
+# FIXTURES, DEFAULT_* and the constants that scripts/kafka defines. Everything user-facing
+# goes to stderr except what a command is asked to print.
 
 # Last lines of a log, indented, for error messages.
 tail_log() {
@@ -257,6 +234,34 @@ resolve_classpath() {
 
 # shellcheck disable=SC2016  # \$1 is expanded by the inner shell
 port_in_use() { timeout 2 bash -c ': >/dev/tcp/127.0.0.1/$1' _ "$1" 2>/dev/null; }
+
+# free_port_base COUNT OFFSET — a port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1
+# can all be bound on 127.0.0.1 now. P is the kernel's (bind to port 0), the rest are tried.
+free_port_base() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import socket, sys
+count, offset = int(sys.argv[1]), int(sys.argv[2])
+def bind(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return s
+    except OSError:
+        s.close()
+for _ in range(50):
+    first = bind(0)
+    base = first.getsockname()[1]
+    ports = list(range(base + 1, base + count)) + list(range(base + offset, base + offset + count))
+    held = [first] + [bind(p) if p <= 65535 else None for p in ports]
+    for s in held:
+        if s:
+            s.close()
+    if all(held):
+        print(base)
+        sys.exit(0)
+sys.exit(1)
+PY
+}
 
 # A KRaft cluster id: 16 random bytes, URL-safe base64 without padding. Kafka's
 # own generator avoids a leading '-', which command lines would take for an option.

@@ -516,7 +516,7 @@ def format_table(rows):
                       fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"),
                                                                  r.get("ci_high_pct")),
                       fmt_p(r["p_value"]), _verdict_cell(r)])
-    widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h)
+    widths = [max(len(h), *(len(row[i]) for row in lines)) if lines else len(h)
               for i, h in enumerate(header)]
     right = {2, 3, 4, 5, 6}
 
@@ -524,7 +524,7 @@ def format_table(rows):
         return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
                          for i, c in enumerate(cols)).rstrip()
     out = [fmt(header), fmt(["-" * w for w in widths])]
-    out += [fmt(l) for l in lines]
+    out += [fmt(row) for row in lines]
     return "\n".join(out)
 
 
@@ -592,7 +592,7 @@ def compile_filter(pattern):
     try:
         return re.compile(pattern)
     except re.error as e:
-        raise ValueError("invalid --filter regex %r: %s" % (pattern, e))
+        raise ValueError("invalid --filter regex %r: %s" % (pattern, e)) from e
 
 
 def dumps(obj):

@@ -17,6 +17,8 @@ import re
 import sys
 import zlib
 
+from kbench_cli import ArgumentParser, die
+
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
 
@@ -74,7 +76,7 @@ def read_folded(lines):
         try:
             c = int(count)
         except ValueError:
-            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80]))
+            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80])) from None
         stacks[stack] = stacks.get(stack, 0) + c
     return stacks
 
@@ -148,8 +150,8 @@ def render_svg(stacks, title="Flame graph", width=1200, frame_h=16, min_px=0.3):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(prog="kbench_flame.py", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(prog="kbench_flame.py", description=__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fold", help="perf script output -> folded stacks")
     f.add_argument("input")
@@ -166,12 +168,10 @@ def main(argv):
             else:
                 stacks = read_folded(fh)
                 if not stacks:
-                    print("kbench_flame: error: %s has no samples" % args.input, file=sys.stderr)
-                    return 2
+                    die("%s has no samples" % args.input)
                 sys.stdout.write(render_svg(stacks, args.title))
     except (OSError, ValueError) as e:
-        print("kbench_flame: error: %s" % e, file=sys.stderr)
-        return 2
+        die(e)
     return 0
 
 

@@ -10,7 +10,6 @@ needs (merge, list-names, callgrind-json); see `--help`.
 import json
 import math
 import os
-import re
 import statistics
 import sys
 
@@ -165,9 +164,9 @@ def load(path):
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e)) from e
     except UnicodeDecodeError:
-        raise BenchmarkJsonError("%s is not text (not UTF-8)" % path)
+        raise BenchmarkJsonError("%s is not text (not UTF-8)" % path) from None
     if not text.strip():
         raise BenchmarkJsonError("%s is empty" % path)
     try:
@@ -175,7 +174,7 @@ def load(path):
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise BenchmarkJsonError("%s is not valid JSON (line %d, column %d: %s)"
-                                 % (path, e.lineno, e.colno, e.msg))
+                                 % (path, e.lineno, e.colno, e.msg)) from e
     validate(data, path)
     return data
 
@@ -401,9 +400,9 @@ def parse_callgrind_total(path):
                     idx = events.index("Ir") if events and "Ir" in events else 0
                     total = int(values[idx])
     except OSError as e:
-        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e))
+        raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e)) from e
     except (ValueError, IndexError):
-        raise BenchmarkJsonError("%s: malformed totals/summary line" % path)
+        raise BenchmarkJsonError("%s: malformed totals/summary line" % path) from None
     if total is None:
         raise BenchmarkJsonError("%s has no totals: or summary: line (not a callgrind.out?)" % path)
     return total
@@ -432,9 +431,9 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
 
 
 def _cli(argv):
-    import argparse
-    ap = argparse.ArgumentParser(prog="kbench_results.py",
-                                 description="JSON chores for scripts/bench-commits.")
+    from kbench_cli import ArgumentParser, die
+    ap = ArgumentParser(prog="kbench_results.py",
+                        description="JSON chores for scripts/bench-commits.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
@@ -480,8 +479,7 @@ def _cli(argv):
             ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
             write_json(args.out, {"context": ctx, "benchmarks": benches})
     except BenchmarkJsonError as e:
-        print("kbench_results: error: %s" % e, file=sys.stderr)
-        return 2
+        die(e)
     return 0
 
 

@@ -112,7 +112,7 @@ def main(path):
           f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'interval CV, min-max records/s':>30}")
     shortfalls, searches = [], []
     for name, reps in groups.items():
-        def med(key):
+        def med(key, reps=reps):
             values = [r[key] for r in reps if key in r]
             return statistics.median(values) if values else None
         items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")
@@ -156,7 +156,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: kbench_summary.py RESULT.json", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    from kbench_cli import ArgumentParser
+    ap = ArgumentParser(prog="kbench_summary.py", description="Print the summary of a kbench run.")
+    ap.add_argument("result", metavar="RESULT.json")
+    sys.exit(main(ap.parse_args().result))

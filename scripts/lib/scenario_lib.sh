@@ -1,10 +1,12 @@
-# scripts/lib/scenario_lib.sh — what every scripts/scenarios/* script shares: the common
-# options, the cluster it starts (and always stops), kbench invocations that leave their
-# command line and console output next to the JSON, and the Python report helpers.
+# shellcheck shell=bash
+# scripts/lib/scenario_lib.sh — what every scenario's runner (scripts/scenarios/NAME/run)
+# shares: the common options, the clusters it starts on free ports (and always stops),
+# kbench invocations that leave their command line and console output next to the JSON,
+# and the Python side (scripts/lib/kbench_scenario.py, the scenario's own report.py).
 #
-# Usage in a scenario:
-#   SCN_NAME=producer-sharing SCN_PORT_BASE=21100
-#   source "$KBENCH_ROOT/scripts/lib/scenario_lib.sh"
+# Usage in a runner:
+#   SCN_NAME=producer-sharing
+#   source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/lib/scenario_lib.sh"
 #   scn_parse_args "$@"        # sets SCALE, OUT, BOOTSTRAP, TINY; --help prints usage()
 # Sourced, never executed; the caller has `set -euo pipefail`.
 
@@ -15,27 +17,23 @@ export KBENCH_ROOT KBENCH_BIN
 # Debian's python has scipy and matplotlib; a pyenv python3 on PATH may not.
 SCN_PY=/usr/bin/python3
 SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
-# Each scenario picks its own default port base so that two scenarios (or a scenario and
-# scripts/bench's broker) can run side by side; KBENCH_SCENARIO_PORT_BASE overrides it.
+# The scenario's folder: its report.py and README.md.
+SCN_DIR="$(cd "$(dirname "$0")" && pwd)"
 SCN_STARTED_DIRS=()
 
-scn_info() { printf '%s: %s\n' "$SCN_NAME" "$*" >&2; }
-scn_die() {
-  local code=$1
-  shift
-  printf '%s: error: %s\n' "$SCN_NAME" "$*" >&2
-  exit "$code"
-}
+PROG=$SCN_NAME
+# shellcheck source-path=SCRIPTDIR source=cli_lib.sh
+source "$SCN_ROOT/scripts/lib/cli_lib.sh"
 
 scn_parse_args() {
   SCALE=small OUT="" BOOTSTRAP="" TINY=0
   while (($#)); do
     case "$1" in
-      --scale) [[ $# -ge 2 ]] || scn_die 2 "--scale needs a value (small or full)"; SCALE=$2; shift 2 ;;
+      --scale) [[ $# -ge 2 ]] || die 2 "--scale needs a value (small or full)"; SCALE=$2; shift 2 ;;
       --scale=*) SCALE=${1#*=}; shift ;;
-      --out) [[ $# -ge 2 ]] || scn_die 2 "--out needs a directory"; OUT=$2; shift 2 ;;
+      --out) [[ $# -ge 2 ]] || die 2 "--out needs a directory"; OUT=$2; shift 2 ;;
       --out=*) OUT=${1#*=}; shift ;;
-      --bootstrap) [[ $# -ge 2 ]] || scn_die 2 "--bootstrap needs HOST:PORT"; BOOTSTRAP=$2; shift 2 ;;
+      --bootstrap) [[ $# -ge 2 ]] || die 2 "--bootstrap needs HOST:PORT"; BOOTSTRAP=$2; shift 2 ;;
       --bootstrap=*) BOOTSTRAP=${1#*=}; shift ;;
       --tiny) TINY=1; shift ;;
       -h | --help) usage; exit 0 ;;
@@ -43,24 +41,24 @@ scn_parse_args() {
         if declare -F scn_extra_arg >/dev/null && scn_extra_arg "$@"; then
           shift "$SCN_SHIFT"
         else
-          scn_die 2 "unknown argument '$1' (see --help)"
+          die 2 "unknown argument '$1' (see --help)"
         fi
         ;;
     esac
   done
   case "$SCALE" in
     small | full) ;;
-    *) scn_die 2 "unknown scale '$SCALE' (known: small, full)" ;;
+    *) die 2 "unknown scale '$SCALE' (known: small, full)" ;;
   esac
   if [[ -n $BOOTSTRAP && ! $BOOTSTRAP =~ ^[^,:[:space:]]+:[0-9]+(,[^,:[:space:]]+:[0-9]+)*$ ]]; then
-    scn_die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
+    die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
   fi
-  [[ -x $KBENCH_BIN ]] || scn_die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
-  [[ -x $SCN_PY ]] || scn_die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
+  [[ -x $KBENCH_BIN ]] || die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
+  [[ -x $SCN_PY ]] || die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
   if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi
-  mkdir -p "$OUT/logs" || scn_die 2 "cannot create $OUT"
+  mkdir -p "$OUT/logs" || die 2 "cannot create $OUT"
   OUT="$(cd "$OUT" && pwd)"
-  SCN_PORT_BASE=${KBENCH_SCENARIO_PORT_BASE:-$SCN_PORT_BASE}
+  if ((TINY)); then TINY_ARG=(--tiny); else TINY_ARG=(); fi
   trap scn_cleanup EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
@@ -80,29 +78,30 @@ scn_note() { printf '%s\n' "$*" >>"$OUT/commands.txt"; }
 scn_cleanup() {
   local rc=$? d
   for d in "${SCN_STARTED_DIRS[@]}"; do
-    scn_info "stopping the Kafka cluster in $d"
+    info "stopping the Kafka cluster in $d"
     "$KBENCH_ROOT/scripts/kafka" stop --dir "$d" >/dev/null 2>>"$OUT/logs/kafka-stop.log" ||
-      scn_info "warning: stopping $d failed (see $OUT/logs/kafka-stop.log)"
+      info "warning: stopping $d failed (see $OUT/logs/kafka-stop.log)"
   done
   SCN_STARTED_DIRS=()
   return "$rc"
 }
 
-# scn_cluster_start TAG BROKERS VERSION PORT_BASE: sets SCN_BOOTSTRAP. Not to be called
-# in $(...): the stop-on-exit list must live in this shell. The cluster lives under
-# $OUT/kafka-TAG and is stopped on exit, whatever happens.
+# scn_cluster_start TAG BROKERS VERSION: sets SCN_BOOTSTRAP. Not to be called in $(...):
+# the stop-on-exit list must live in this shell. The cluster lives under $OUT/kafka-TAG,
+# listens on ports that are free when it starts (so that scenarios, tests and
+# scripts/bench's broker can run side by side) and is stopped on exit, whatever happens.
 scn_cluster_start() {
-  local tag=$1 brokers=$2 version=$3 port_base=$4 dir
+  local tag=$1 brokers=$2 version=$3 dir
   dir="$OUT/kafka-$tag"
   SCN_STARTED_DIRS+=("$dir")
-  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base $port_base"
-  scn_info "starting Kafka $version with $brokers broker(s) on port $port_base..."
+  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base auto"
+  info "starting Kafka $version with $brokers broker(s)..."
   if ! SCN_BOOTSTRAP="$("$KBENCH_ROOT/scripts/kafka" start --dir "$dir" --brokers "$brokers" \
-    --version "$version" --port-base "$port_base" 2>>"$OUT/logs/kafka-start-$tag.log")"; then
+    --version "$version" --port-base auto 2>>"$OUT/logs/kafka-start-$tag.log")"; then
     tail -n 5 "$OUT/logs/kafka-start-$tag.log" >&2
-    scn_die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
+    die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
   fi
-  scn_info "Kafka $version is up at $SCN_BOOTSTRAP"
+  info "Kafka $version is up at $SCN_BOOTSTRAP"
 }
 
 # scn_kbench JSON [kbench args...]: one kbench run, JSON to $OUT/JSON, console to logs/.
@@ -114,7 +113,7 @@ scn_kbench() {
   scn_note "${LD_LIBRARY_PATH:+LD_LIBRARY_PATH=$LD_LIBRARY_PATH }${KBENCH_BROKER_VERSION:+KBENCH_BROKER_VERSION=$KBENCH_BROKER_VERSION }$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
   if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
     tail -n 15 "$log" >&2
-    scn_die 1 "kbench failed (full output: $log)"
+    die 1 "kbench failed (full output: $log)"
   fi
 }
 
@@ -127,10 +126,10 @@ scn_broker_count() {
     --benchmark_filter='^Produce/' --benchmark_out="$json" --benchmark_out_format=json \
     >"$OUT/logs/probe.log" 2>&1; then
     tail -n 5 "$OUT/logs/probe.log" >&2
-    scn_die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
+    die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
   fi
   count="$("$SCN_PY" "$SCN_HELPER" context "$json" broker_count)" ||
-    scn_die 1 "the probe run's context has no broker_count"
+    die 1 "the probe run's context has no broker_count"
   rm -f "$json"
   echo "$count"
 }
@@ -140,12 +139,20 @@ scn_require_brokers() {
   local have
   have="$(scn_broker_count "$1")" || exit $?
   if ((have < $2)); then
-    scn_die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
+    die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
   fi
-  scn_info "cluster at $1 has $have broker(s)"
+  info "cluster at $1 has $have broker(s)"
 }
 
 scn_py() { "$SCN_PY" "$SCN_HELPER" "$@"; }
+
+# scn_report [options of report.py]: the scenario's own report.py writes report.md and the
+# charts from $OUT, with the scale, the wall time and the common flags filled in.
+scn_report() {
+  "$SCN_PY" "$SCN_DIR/report.py" "$OUT" --scale "$SCALE" "${TINY_ARG[@]}" \
+    --wall-seconds "$(scn_elapsed)" "$@" || die 1 "writing the report failed"
+  info "report: $OUT/report.md"
+}
 
 # Wall-clock seconds since the scenario began, for the report.
 SCN_T0=$SECONDS

@@ -22,10 +22,9 @@ instructions  benchmarks/codec_bench.cc: the zstd level 3 / az / 100-byte / 64 K
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts", "lib"))
 
-def die(msg):
-    print(f"plant_slowdown.py: error: {msg}", file=sys.stderr)
-    sys.exit(2)
+from kbench_cli import die  # noqa: E402
 
 
 def fraction_expr(text, var="KBENCH_DETECTOR_FRACTION"):

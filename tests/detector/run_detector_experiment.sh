@@ -53,8 +53,9 @@ count per case with its 95 % Wilson interval and a Markdown table of every try.
 EOF
 }
 
-die() { echo "run_detector_experiment: error: $*" >&2; exit 2; }
-log() { echo "run_detector_experiment: $*" >&2; }
+PROG=run_detector_experiment
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/cli_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../../scripts/lib/cli_lib.sh"
 
 tries=""
 cases="time-slow10,time-same,produce-slow10,produce-same,instr-slow1,instr-same"
@@ -66,7 +67,6 @@ instr_fraction=0.0196
 instr_threshold=""
 work=""
 
-need_value() { [[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value (see --help)"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -79,21 +79,21 @@ while [[ $# -gt 0 ]]; do
     --instr-fraction) need_value "$@"; instr_fraction=$2; shift 2 ;;
     --threshold) need_value "$@"; instr_threshold=$2; shift 2 ;;
     --work) need_value "$@"; work=$2; shift 2 ;;
-    *) die "unknown argument '$1' (see --help)" ;;
+    *) die 2 "unknown argument '$1' (see --help)" ;;
   esac
 done
-[[ -z "$tries" || "$tries" =~ ^[1-9][0-9]*$ ]] || die "--tries must be a positive integer, got '$tries'"
-[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die "--runs must be a positive integer, got '$runs'"
-[[ "$iterations" =~ ^[1-9][0-9]*$ ]] || die "--iterations must be a positive integer, got '$iterations'"
-[[ "$min_time" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--min-time must be a number of seconds, got '$min_time'"
-[[ "$spin" =~ ^0?\.[0-9]+$ ]] || die "--spin must be a fraction in (0, 1), got '$spin'"
-[[ "$instr_fraction" =~ ^0?\.[0-9]+$ ]] || die "--instr-fraction must be a fraction in (0, 1), got '$instr_fraction'"
-[[ $runs -ge 5 ]] || log "warning: --runs $runs < 5 cannot reach p < 0.01: every timing try is inconclusive"
+[[ -z "$tries" || "$tries" =~ ^[1-9][0-9]*$ ]] || die 2 "--tries must be a positive integer, got '$tries'"
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || die 2 "--runs must be a positive integer, got '$runs'"
+[[ "$iterations" =~ ^[1-9][0-9]*$ ]] || die 2 "--iterations must be a positive integer, got '$iterations'"
+[[ "$min_time" =~ ^[0-9]*\.?[0-9]+$ ]] || die 2 "--min-time must be a number of seconds, got '$min_time'"
+[[ "$spin" =~ ^0?\.[0-9]+$ ]] || die 2 "--spin must be a fraction in (0, 1), got '$spin'"
+[[ "$instr_fraction" =~ ^0?\.[0-9]+$ ]] || die 2 "--instr-fraction must be a fraction in (0, 1), got '$instr_fraction'"
+[[ $runs -ge 5 ]] || info "warning: --runs $runs < 5 cannot reach p < 0.01: every timing try is inconclusive"
 IFS=, read -r -a case_list <<<"$cases"
 for c in "${case_list[@]}"; do
   case "$c" in
     time-slow10|time-same|produce-slow10|produce-same|instr-slow1|instr-same) ;;
-    *) die "unknown case '$c'" ;;
+    *) die 2 "unknown case '$c'" ;;
   esac
 done
 
@@ -101,7 +101,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kbench=$(cd "$here/../.." && pwd)
 bench_commits="$kbench/scripts/bench-commits"
 py=/usr/bin/python3
-[[ -x "$bench_commits" ]] || die "$bench_commits not found"
+[[ -x "$bench_commits" ]] || die 2 "$bench_commits not found"
 
 # The slowed rows, each with an untouched neighbour measured in the same runs.
 codec_slowed='Codec/compress/codec:zstd/level:3/payload:az/record_bytes:100/batch_bytes:65536'
@@ -112,7 +112,7 @@ produce_other='Produce/bare_producev/acks:1/codec:none/record_bytes:100/threads:
 produce_filter='^Produce/(send|bare_producev)/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time$'
 
 [[ -n "$work" ]] || work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-detector.XXXXXX")
-mkdir -p "$work" || die "cannot create $work"
+mkdir -p "$work" || die 2 "cannot create $work"
 work=$(cd "$work" && pwd)
 repo="$work/repo"
 
@@ -122,7 +122,7 @@ commit() {  # commit everything in $repo with a fixed identity (no user config n
 }
 
 if [[ ! -d "$repo/.git" ]]; then
-  log "cloning $kbench into $repo"
+  info "cloning $kbench into $repo"
   git clone -q "$kbench" "$repo"
   git -C "$repo" branch -q base HEAD
   git -C "$repo" checkout -q -b same base
@@ -133,10 +133,10 @@ if [[ ! -d "$repo/.git" ]]; then
   commit "detector: planted slowdowns, sized at run time by KBENCH_DETECTOR_SPIN/FRACTION"
   git -C "$repo" checkout -q base
 else
-  log "reusing $repo"
+  info "reusing $repo"
 fi
 for b in base same slow; do
-  git -C "$repo" rev-parse --verify --quiet "$b" >/dev/null || die "$repo has no branch '$b'"
+  git -C "$repo" rev-parse --verify --quiet "$b" >/dev/null || die 2 "$repo has no branch '$b'"
 done
 
 # One try's fields for results.tsv from its verdict.json.
@@ -194,7 +194,7 @@ for c in "${case_list[@]}"; do
     out="$work/out/$c-$t"
     rm -rf "$out"
     mkdir -p "$work/out"
-    log "$c try $t/$n_tries ($(uptime | sed 's/.*load/load/'))"
+    info "$c try $t/$n_tries ($(uptime | sed 's/.*load/load/'))"
     set +e
     env "${env_args[@]}" "$bench_commits" base "$new" --repo "$repo" --build-cache "$work/builds" \
       --out-dir "$out" --filter "$filter" "${mode[@]}" >"$out.log" 2>&1
@@ -202,7 +202,7 @@ for c in "${case_list[@]}"; do
     set -e
     if [[ ! ( $rc -le 1 || $rc -eq 3 ) || ! -s "$out/verdict.json" ]]; then
       tail -n 20 "$out.log" >&2
-      die "bench-commits failed (exit $rc), log: $out.log"
+      die 2 "bench-commits failed (exit $rc), log: $out.log"
     fi
     IFS=$'\t' read -r slowed_reg n_reg n_imp n_inc s_ch s_ci s_p s_v o_ch o_p o_v \
       < <(summarize "$out/verdict.json" "$slowed" "$other" "$metric")
@@ -217,11 +217,11 @@ for c in "${case_list[@]}"; do
     load1=$(cut -d' ' -f1 /proc/loadavg)
     printf '%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$t" "$rc" "$flagged" \
       "$n_reg" "$n_imp" "$n_inc" "$s_ch" "$s_ci" "$s_p" "$s_v" "$o_ch" "$o_p" "$o_v" "$load1" >>"$results"
-    log "$c try $t: exit $rc, flagged $flagged, slowed $s_ch % $s_ci (p $s_p, $s_v), other $o_ch % (p $o_p, $o_v)"
+    info "$c try $t: exit $rc, flagged $flagged, slowed $s_ch % $s_ci (p $s_p, $s_v), other $o_ch % (p $o_p, $o_v)"
   done
   echo "$c: flagged $flagged_total of $n_tries"
 done
-log "per-try results: $results"
+info "per-try results: $results"
 
 # The whole results.tsv (all cases run with this --work so far) as Markdown, for README.md.
 "$py" - "$results" <<'PYEOF'

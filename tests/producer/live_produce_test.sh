@@ -156,7 +156,7 @@ for ((waited = 0; ; waited++)); do
   ((waited < 240)) || fail "no measurement progress line from $KILLED within 120 s"
   sleep 0.5
 done
-pid_file="$(ls "$STATE"/*/pid 2>/dev/null | head -1)"
+pid_file="$(find "$STATE" -mindepth 2 -maxdepth 2 -name pid 2>/dev/null | head -1)"
 [[ -n $pid_file ]] || fail "no broker pid file under $STATE"
 kill -9 "$(<"$pid_file")"
 set +e

@@ -11,13 +11,15 @@
 #            and its cluster stopped; vs-perf-test at a tiny size prints both final lines,
 #            the ratio line and the interval comparison, and keeps every round's output.
 # Needs kbench, Java and the cached Kafka jars (scripts/setup). About 1-2 minutes.
+# check runs its eval '...' strings later, where their $variables are set:
+# shellcheck disable=SC2016
 set -uo pipefail
 
 usage() {
   cat <<'USAGE'
 Usage: tests/scenarios/perf_test_test.sh [--offline] [--help]
   --offline   only the checks that need no broker
-Environment: KBENCH_BIN (default build/kbench), KBENCH_PERF_TEST_PORT_BASE (default 29392).
+Environment: KBENCH_BIN (default build/kbench). Clusters start on free ports.
 USAGE
 }
 offline=0
@@ -30,7 +32,6 @@ esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
-PORT_BASE="${KBENCH_PERF_TEST_PORT_BASE:-29392}"
 FORMAT="$ROOT/scripts/lib/perf_test_format.py"
 WORK="$(mktemp -d /tmp/kbench-perf-test-test.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
@@ -139,7 +140,7 @@ expect2() { # expect2 DESCRIPTION COMMAND...
   if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else bad "exit 2: $d (got $rc)"; fi
 }
 VS="$ROOT/scripts/vs-perf-test"
-SC="$ROOT/scripts/scenarios/perf-test"
+SC="$ROOT/scripts/scenarios/perf-test/run"
 expect2 "vs-perf-test unknown flag" "$VS" --bogus
 expect2 "vs-perf-test --num-records 0" "$VS" --num-records 0
 expect2 "vs-perf-test --record-size abc" "$VS" --record-size abc
@@ -165,7 +166,6 @@ fi
 # ---------------------------------------------------------------- live: the scenario
 [[ -x $KBENCH_BIN ]] || { bad "no kbench binary at $KBENCH_BIN"; echo "$passed passed, $failed failed"; exit 1; }
 SOUT="$WORK/scenario"
-export KBENCH_SCENARIO_PORT_BASE=$PORT_BASE
 # One case, two rounds, with Kafka's tools: the comparison's whole pipeline in under a
 # minute (the three cases without the tools run in tests/scenarios/scenario_test.sh).
 run=("$SC" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
@@ -208,7 +208,7 @@ fi
 # ---------------------------------------------------------------- live: vs-perf-test
 VOUT="$WORK/vs"
 start=$SECONDS
-KBENCH_VS_PORT_BASE=$((PORT_BASE + 10)) "$VS" --num-records 3000 --record-size 100 --rounds 1 --out "$VOUT" \
+"$VS" --num-records 3000 --record-size 100 --rounds 1 --out "$VOUT" \
   >"$WORK/vs.out" 2>"$WORK/vs.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then

@@ -8,6 +8,7 @@ generator: base value * (1 + shift) * (1 + jitter), jitter uniform in
 """
 
 import json
+import os
 import random
 import statistics
 
@@ -103,7 +104,7 @@ def make(specs, reps=10, seed=1, noise=0.01, context=None, with_aggregates=True,
         name, base, shifts = spec[0], spec[1], (spec[2] if len(spec) > 2 else {})
         runs = []
         for proc in range(n_proc):
-            for rep in range(reps):
+            for _rep in range(reps):
                 m = {}
                 for k, v in base.items():
                     jitter = 1.0 + rng.uniform(-noise, noise) if noise else 1.0
@@ -170,6 +171,8 @@ def produce_specs():
 
 if __name__ == "__main__":
     import sys
-    if len(sys.argv) != 2:
-        sys.exit("usage: make_json.py OUT.json  (writes a sample of every family)")
-    write(sys.argv[1], make(codec_specs() + produce_specs(), reps=5))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts", "lib"))
+    from kbench_cli import ArgumentParser
+    ap = ArgumentParser(prog="make_json.py", description="Writes a sample of every family.")
+    ap.add_argument("out", metavar="OUT.json")
+    write(ap.parse_args().out, make(codec_specs() + produce_specs(), reps=5))

@@ -13,8 +13,8 @@ COMPARE = os.path.join(ROOT, "scripts", "compare")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import make_json as mj  # noqa: E402
 import kbench_compare as kc  # noqa: E402
+import make_json as mj  # noqa: E402
 
 CODEC = mj.CODEC % ("zstd", 3)
 PRODUCE = mj.PRODUCE % (8, 2)
@@ -547,6 +547,7 @@ class TestHelpers(unittest.TestCase):
 
     def test_permutation_p_matches_scipy_with_ties(self):
         import random
+
         import numpy as np
         from scipy.stats import permutation_test, rankdata
         rng = random.Random(7)
@@ -573,7 +574,7 @@ class TestHelpers(unittest.TestCase):
         lines = kc.format_table([r, r2]).splitlines()
         self.assertEqual(len(lines), 4)
         col = lines[0].index("Metric")
-        self.assertTrue(all(l[col - 2:col] == "  " for l in lines))
+        self.assertTrue(all(line[col - 2:col] == "  " for line in lines))
         self.assertEqual(r2["verdict"], "regression")
 
 

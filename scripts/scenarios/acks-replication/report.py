@@ -1,0 +1,155 @@
+"""Report of the acks-replication scenario (seed 001): MB/s and records/s by record size,
+acks and replication, in the seed's table.
+Run by ./run as `report.py DIR --scale S ...` (kbench_scenario.report_main)."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
+
+import kbench_results as kr  # noqa: E402
+import kbench_scenario as ks  # noqa: E402
+
+ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
+
+# Bert Corderman's table (Kafka 0.8.0, three nodes, batches of 200): (size, acks) ->
+# (rf2 MB/s, rf2 rec/s, rf3 MB/s, rf3 rec/s).
+SEED001 = {
+    (200, "0"): (251, 1313888, 237, 1242390), (300, "0"): (345, 1204384, 320, 1120197),
+    (1000, "0"): (522, 546896, 515, 540541), (2200, "0"): (368, 175165, 367, 174709),
+    (200, "1"): (115, 604376, 141, 739754), (300, "1"): (186, 650280, 192, 670062),
+    (1000, "1"): (340, 356659, 328, 343808), (2200, "1"): (310, 147846, 293, 139729),
+    (200, "all"): (74, 385594, 58, 304386), (300, "all"): (105, 367282, 78, 272316),
+    (1000, "all"): (203, 212400, 124, 130305), (2200, "all"): (212, 100820, 136, 64835),
+}
+
+
+def _acks_rows(data):
+    """(batched, size, acks, rf) -> (MiB/s, records/s)."""
+    rows = {}
+    for _name, (p, m) in ks.median_table(data).items():
+        size = int(p["record_bytes"])
+        batch = int(p.get("batch_bytes", 1000000))
+        batched = batch > size  # batches of 1 record are named batch_bytes = record size
+        key = (batched, size, p["acks"], int(p.get("replication", 1)))
+        bps = m.get("bytes_per_second")
+        rows[key] = (bps / ks.MIB if bps is not None else None, m.get("items_per_second"))
+    return rows
+
+
+def report(directory, args):
+    single = ks.load_dir_json(directory, "single.json")
+    ctx = single.get("context", {})
+    runs = [("one producer process", _acks_rows(single))]
+    three_path = os.path.join(directory, "three-processes.json")
+    if os.path.exists(three_path):
+        runs.append(("three concurrent producer processes (sum)", _acks_rows(kr.load(three_path))))
+    brokers = ctx.get("broker_count", "?")
+    diffs = ks.common_differences(ctx, [
+        "Original: Kafka 0.8.0, three 16-core nodes with 12 disks each, the 0.8 Scala producer "
+        "(kafka-producer-perf-test, 8 threads), separate client machines; here librdkafka %s, "
+        "%s broker(s) on this host, one topic of 3 partitions per case." % (
+            ctx.get("librdkafka_version", "?"), brokers),
+        "Batches of 1 record: batch.num.messages=1, batch_bytes = record size, linger.ms 0. "
+        "Batches of 200: batch.num.messages=200, batch_bytes = 200 × record size, linger.ms 10.",
+        "\"Per server\" divides the replication-3 figure by the broker count, as the original did.",
+        "MB means MiB (2^20 bytes) of record values, as in Kafka's tools and the original."])
+    lines = ks.header("Acks and replication: MB/s and records/s by record size",
+                   "seed 001 (Bert Corderman, users@kafka.apache.org, 2014-04-25, "
+                   "\"performance testing data to share\")",
+                   ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
+    try:
+        nbrokers = int(brokers)
+    except ValueError:
+        nbrokers = 3
+    for title, rows in runs:
+        for batched in (True, False):
+            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
+            if not sub:
+                continue
+            sizes = sorted({k[0] for k in sub})
+            rfs = sorted({k[2] for k in sub})
+            lines += ["## %s, batches of %s" % (title.capitalize(), "200" if batched else "1"), ""]
+            head = ["message.size", "acks"]
+            for rf in rfs:
+                head += ["Replica=%d MB.sec" % rf, "Replica=%d nMsg.sec" % rf]
+            if 3 in rfs:
+                head += ["Per Server MB.sec", "Per Server nMsg.sec"]
+            lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+            for acks, label in ACKS_ORDER:
+                for size in sizes:
+                    if not any((size, acks, rf) in sub for rf in rfs):
+                        continue
+                    cells = [str(size), label]
+                    for rf in rfs:
+                        mb, rps = sub.get((size, acks, rf), (None, None))
+                        cells += [ks.fmt_mb(mb), ks.fmt_int(rps)]
+                    if 3 in rfs:
+                        mb, rps = sub.get((size, acks, 3), (None, None))
+                        cells += [ks.fmt_mb(mb / nbrokers if mb is not None else None),
+                                  ks.fmt_int(rps / nbrokers if rps is not None else None)]
+                    lines.append("| " + " | ".join(cells) + " |")
+            lines.append("")
+        lines += _batching_summary(rows)
+    lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", "",
+              "| message.size | acks | Replica=2 MB.sec | Replica=2 nMsg.sec | Replica=3 MB.sec | Replica=3 nMsg.sec |",
+              "|---:|---:|---:|---:|---:|---:|"]
+    for acks, label in ACKS_ORDER:
+        for size in (200, 300, 1000, 2200):
+            v = SEED001[(size, acks)]
+            lines.append("| %d | %s | %d | %s | %d | %s |"
+                         % (size, label, v[0], ks.fmt_int(v[1]), v[2], ks.fmt_int(v[3])))
+    lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
+              "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
+              "Files: `single.json`, `three-processes.json` (per benchmark, the sum of the three "
+              "processes' medians), `raw/` (every process's own JSON), `acks-replication.png`, "
+              "`commands.txt`, `logs/`.", ""]
+    ks.write_report(directory, lines)
+    _chart_acks(directory, runs)
+
+
+def _batching_summary(rows):
+    out = []
+    for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
+        if not batched or mb is None:
+            continue
+        other = rows.get((False, size, acks, rf))
+        if other and other[0]:
+            out.append("- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s (×%.1f)"
+                       % (size, acks, rf, ks.fmt_mb(mb), ks.fmt_mb(other[0]), mb / other[0]))
+    if out:
+        out = ["Batching effect:", ""] + out + [""]
+    return out
+
+
+def _chart_acks(directory, runs):
+    plt = ks.plt_module()
+    panels = []
+    for title, rows in runs:
+        for batched in (True, False):
+            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
+            if sub:
+                panels.append(("%s\nbatches of %s" % (title, "200" if batched else "1"), sub))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, (title, sub) in zip(axes[0], panels):
+        sizes = sorted({k[0] for k in sub})
+        series = [(acks, label, rf) for acks, label in ACKS_ORDER for rf in sorted({k[2] for k in sub})
+                  if any((s, acks, rf) in sub for s in sizes)]
+        width = 0.8 / max(len(series), 1)
+        for i, (acks, label, rf) in enumerate(series):
+            xs = [j + (i - (len(series) - 1) / 2) * width for j, s in enumerate(sizes) if (s, acks, rf) in sub]
+            ys = [sub[(s, acks, rf)][0] or 0 for s in sizes if (s, acks, rf) in sub]
+            ax.bar(xs, ys, width, label="acks %s, rf %d" % (label, rf))
+        ax.set_xticks(range(len(sizes)))
+        ax.set_xticklabels([str(s) for s in sizes])
+        ax.set_xlabel("record bytes")
+        ax.set_ylabel("MiB/s")
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle("Acks and replication (seed 001): MiB/s of record values")
+    fig.savefig(os.path.join(directory, "acks-replication.png"), dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+if __name__ == "__main__":
+    sys.exit(ks.report_main(report))

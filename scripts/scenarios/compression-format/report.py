@@ -1,0 +1,177 @@
+"""Report of the compression-format scenario (seed 003): the cases where A beats B
+(and B beats A), as scripts/compare decides.
+Run by ./run as `report.py DIR --scale S ...` (kbench_scenario.report_main)."""
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
+
+import kbench_results as kr  # noqa: E402
+import kbench_scenario as ks  # noqa: E402
+
+CASE_KEYS = [("max_in_flight", "max.in.flight.requests.per.connection"), ("payload", "valueBound"),
+             ("linger_ms", "linger.ms"), ("record_bytes", "messageSize"), ("codec", "compression.type")]
+
+
+def _case_text(name):
+    p = kr.parse_name(name)[2]
+    parts = []
+    for key, label in CASE_KEYS:
+        v = p.get(key, {"max_in_flight": "5", "linger_ms": "5"}.get(key, "?"))
+        if key == "payload" and v.startswith("value_bound:"):
+            v = v.split(":", 1)[1]
+        parts.append("%s=%s" % (label, v))
+    return ",  ".join(parts)
+
+
+def report(directory, args):
+    a = ks.load_dir_json(directory, "A.json")
+    b = ks.load_dir_json(directory, "B.json")
+    vpath = os.path.join(directory, "verdict.json")
+    if not os.path.exists(vpath):
+        raise ks.ScenarioError("%s does not exist (scripts/compare did not run?)" % vpath)
+    with open(vpath, encoding="utf-8") as f:
+        verdict = json.load(f)
+    ctx_a, ctx_b = a.get("context", {}), b.get("context", {})
+    label_a = args.label_a or "A"
+    label_b = args.label_b or "B"
+    med_a, med_b = ks.median_table(a), ks.median_table(b)
+    reps = max((len(g["runs"]) for g in kr.group_runs(a).values()), default=0)
+
+    diffs = ks.common_differences(ctx_a, [
+        "Original: Kafka's benchmark_test on trunk (after KIP-31/32, message format v1) vs 0.9 "
+        "(format v0), Java producer, three brokers; here A = %s, B = %s, librdkafka producers, "
+        "%s broker(s)." % (label_a, label_b, ctx_a.get("broker_count", "?")),
+        "The original ran each case once per run, eight runs; here A and B alternate, "
+        "%d repetitions each, and only differences that scripts/compare finds significant "
+        "(exact rank test, alpha %g, Hodges-Lehmann shift ≥ %g %%) are listed." % (
+            reps, verdict.get("alpha", 0), verdict.get("threshold_pct", 0)),
+        "Throughput is MiB/s of record values (bytes_per_second), as in the original's MB/sec."])
+    lines = ks.header("Compression and record format: where %s beats %s" % (label_a, label_b),
+                   "seed 003 (KAFKA-3565, \"Producer's throughput lower with compressed data "
+                   "after KIP-31/32\", Jiangjie Qin's comment of 2016-04-22)",
+                   ctx_a, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
+    lines += ["| side | spec | librdkafka | broker | client settings |", "|---|---|---|---|---|"]
+    for side, label, ctx in (("A", label_a, ctx_a), ("B", label_b, ctx_b)):
+        client = ", ".join("%s=%s" % (k[7:], v) for k, v in sorted(ctx.items())
+                           if k.startswith("client.") and k[7:] in ("api.version.request",
+                                                                    "broker.version.fallback"))
+        lines.append("| %s | %s | %s | %s | %s |" % (side, label, ctx.get("librdkafka_version", "?"),
+                                                     ctx.get("broker_version", "?"), client or "—"))
+    lines.append("")
+
+    def rows_for(kind):
+        out = []
+        for r in verdict.get(kind, []):
+            if r.get("metric") != "bytes_per_second":
+                continue
+            out.append(r)
+        return sorted(out, key=lambda r: r["name"])
+
+    a_wins = rows_for("regressions")      # B (new) lower than A (base): A beats B
+    b_wins = rows_for("improvements")
+    for title, rows, first, second in (
+            ("Cases where A (%s) beats B (%s)" % (label_a, label_b), a_wins, "B", "A"),
+            ("Cases where B (%s) beats A (%s)" % (label_b, label_a), b_wins, "A", "B")):
+        lines += ["## %s" % title, ""]
+        if not rows:
+            lines += ["None that is significant.", ""]
+            continue
+        lines += ["(as in the original: the configuration, then loser < winner in MB/s, then the "
+                  "difference; p is the U test's p-value)", "", "```"]
+        for r in rows:
+            lo, hi = (r["new_median"], r["base_median"]) if first == "B" else (r["base_median"], r["new_median"])
+            diff = abs(r["change_pct"]) if r.get("change_pct") is not None else float("nan")
+            lines.append("%s wins:  %s    (%s %.2f  <  %s %.2f,  %.0f%%,  p=%.3g)" % (
+                second, _case_text(r["name"]), first, lo / ks.MIB, second, hi / ks.MIB,
+                diff if first == "B" else abs(hi - lo) / lo * 100.0, r.get("p_value") or 0))
+        lines += ["```", ""]
+
+    unchanged = sum(1 for r in verdict.get("unchanged", []) if r.get("metric") == "bytes_per_second")
+    inconclusive = [r for r in verdict.get("inconclusive", []) if r.get("metric") in ("bytes_per_second", "-")]
+    lines += ["Of %d cases: %d A wins, %d B wins, %d no significant difference, %d inconclusive "
+              "(too few repetitions or a failed run)." % (len(set(med_a) & set(med_b)), len(a_wins),
+                                                          len(b_wins), unchanged, len(inconclusive)), ""]
+    if verdict.get("only_in_base") or verdict.get("only_in_new"):
+        lines += ["Cases run on one side only (not compared): %d in A, %d in B." % (
+            len(verdict.get("only_in_base", [])), len(verdict.get("only_in_new", []))), ""]
+
+    lines += ["## Every case (medians, MiB/s)", "",
+              "| max.in.flight | valueBound | linger.ms | messageSize | codec | A | B | change | verdict |",
+              "|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+    verdict_of = {}
+    for kind in ("regressions", "improvements", "unchanged", "inconclusive"):
+        for r in verdict.get(kind, []):
+            if r.get("metric") in ("bytes_per_second", "-"):
+                verdict_of[r["name"]] = {"regressions": "A wins", "improvements": "B wins",
+                                         "unchanged": "same", "inconclusive": "inconclusive"}[kind]
+    for name in sorted(set(med_a) & set(med_b), key=_case_sort_key):
+        p = kr.parse_name(name)[2]
+        va = med_a[name][1].get("bytes_per_second")
+        vb = med_b[name][1].get("bytes_per_second")
+        change = "%+.1f%%" % ((vb - va) / va * 100) if va and vb is not None else "—"
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            p.get("max_in_flight", "5"), p.get("payload", "?").replace("value_bound:", ""),
+            p.get("linger_ms", "5"), p.get("record_bytes", "?"), p.get("codec", "?"),
+            ks.fmt_mb(va / ks.MIB if va else None), ks.fmt_mb(vb / ks.MIB if vb else None), change,
+            verdict_of.get(name, "—")))
+    lines += ["", "The original (run 1 of 8, 0.9 winning over trunk): max.in.flight=5, valueBound=500, "
+              "linger.ms=0, messageSize=100, gzip (2.04 < 2.38, 16%); almost every case where the "
+              "older version won had max.in.flight=5 and messageSize=100.", "",
+              "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` "
+              "(scripts/compare A.json B.json), `raw/`, `compression-format.png`, `commands.txt`, "
+              "`logs/`.", ""]
+    ks.write_report(directory, lines)
+    _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b)
+
+
+def _case_sort_key(name):
+    p = kr.parse_name(name)[2]
+
+    def num(v):
+        m = re.search(r"\d+", v or "")
+        return int(m.group()) if m else 0
+    return (num(p.get("max_in_flight", "5")), num(p.get("payload")), num(p.get("linger_ms", "5")),
+            num(p.get("record_bytes")), p.get("codec", ""))
+
+
+def _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b):
+    plt = ks.plt_module()
+    names = sorted(set(med_a) & set(med_b), key=_case_sort_key)
+    labels, changes, colors = [], [], []
+    for n in names:
+        va = med_a[n][1].get("bytes_per_second")
+        vb = med_b[n][1].get("bytes_per_second")
+        if not va or vb is None:
+            continue
+        p = kr.parse_name(n)[2]
+        labels.append("mif %s vb %s lg %s sz %s %s" % (
+            p.get("max_in_flight", "5"), p.get("payload", "?").replace("value_bound:", ""),
+            p.get("linger_ms", "5"), p.get("record_bytes", "?"), p.get("codec", "?")))
+        changes.append((vb - va) / va * 100)
+        v = verdict_of.get(n)
+        colors.append("tab:red" if v == "A wins" else "tab:green" if v == "B wins" else "tab:gray")
+    fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
+    ax.barh(range(len(labels)), changes, color=colors)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_xlabel("B vs A, %% change of MiB/s (red: A (%s) wins, green: B (%s) wins, gray: not significant)"
+                  % (label_a, label_b), fontsize=8)
+    ax.set_title("Compression and format (seed 003)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.savefig(os.path.join(directory, "compression-format.png"), dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def options(ap):
+    ap.add_argument("--label-a", help="what side A is, e.g. librdkafka:system")
+    ap.add_argument("--label-b", help="what side B is")
+
+
+if __name__ == "__main__":
+    sys.exit(ks.report_main(report, options))

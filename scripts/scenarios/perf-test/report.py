@@ -1,0 +1,384 @@
+"""Report of the perf-test scenario (seed 004): per case and round both tools' lines in
+kafka-producer-perf-test's and kafka-consumer-perf-test's formats, the medians with their
+ratio, report.md, summary.json and perf-test.png. Run by ./run as `report.py DIR`; the
+line formats and parsers are scripts/lib/perf_test_format.py's (shared with
+scripts/vs-perf-test)."""
+
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
+
+from kbench_cli import ArgumentParser, die  # noqa: E402
+from perf_test_format import (  # noqa: E402
+    CONSUMER_HEADER,
+    InputError,
+    comparison_lines,
+    consumer_line,
+    final_line,
+    interval_stats,
+    interval_text,
+    kbench_consumers,
+    kbench_producer,
+    kbench_windows,
+    median_result,
+    ratio,
+    read_rows,
+    tool_consumer,
+    tool_consumer_fields,
+    tool_producer,
+)
+
+
+def read_kv(path):
+    out = {}
+    try:
+        for line in open(path):
+            k, sep, v = line.rstrip("\n").partition("=")
+            if sep:
+                out[k] = v
+    except OSError as e:
+        raise InputError("%s: %s" % (path, e)) from e
+    return out
+
+
+def load_cases(d):
+    """DIR/cases.tsv (name, records, record size, throughput, warm-up records, librdkafka's
+    queue.buffering.max.messages) and DIR/rounds.tsv (case, round, which tool went first,
+    kind, output file, kbench's stderr / the time a kbench Consume run ended / -)."""
+    cases = {}
+    for name, records, size, tput, warm, qmsgs in read_rows(os.path.join(d, "cases.tsv"), 6):
+        cases[name] = {"case": name, "num_records": int(records), "record_size": int(size),
+                       "throughput": int(tput), "warmup": int(warm), "queue_messages": int(qmsgs),
+                       "rounds": {}}
+    for name, rnd, first, kind, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 6):
+        if name not in cases:
+            raise InputError("%s: round of unknown case %r" % (d, name))
+        c = cases[name]
+        r = c["rounds"].setdefault(int(rnd), {"round": int(rnd), "first": first})
+        if kind == "kbench-produce":
+            r["kbench"] = kbench_producer(path)
+            r["kbench_windows"] = kbench_windows(aux)
+        elif kind == "tool-produce":
+            r["tool"] = tool_producer(path, c["warmup"])
+        elif kind == "tool-consume":
+            r["tool_consumer"] = tool_consumer(path)
+        elif kind == "kbench-consume":
+            r["kbench_consumer"] = kbench_consumers(path, float(aux))[0]
+        else:
+            raise InputError("%s: unknown kind %r" % (d, kind))
+    out = []
+    for c in cases.values():
+        c["rounds"] = [c["rounds"][k] for k in sorted(c["rounds"])]
+        if not c["rounds"] or any("kbench" not in r for r in c["rounds"]):
+            raise InputError("%s: case %s lacks kbench's Produce rounds" % (d, c["case"]))
+        out.append(c)
+    return out
+
+
+def summarize_case(c):
+    """Medians over rounds, per tool, and the interval statistics; sets c's summary keys."""
+    rounds = c["rounds"]
+    c["kbench"] = median_result([r["kbench"] for r in rounds])
+    c["kbench"]["name"] = rounds[0]["kbench"]["name"]
+    c["kbench"]["rps_rounds"] = [r["kbench"]["rps"] for r in rounds]
+    c["kbench_intervals"] = interval_stats([w for r in rounds for w in r["kbench_windows"]])
+    tools = [r["tool"] for r in rounds if "tool" in r]
+    if tools:
+        c["tool"] = median_result(tools)
+        c["tool"]["rps_rounds"] = [t["rps"] for t in tools]
+        c["tool_intervals"] = interval_stats([w for t in tools for w in t["windows"]])
+    kc = [r["kbench_consumer"] for r in rounds if "kbench_consumer" in r]
+    if kc:
+        c["kbench_consumer"] = {"nmsgps": statistics.median(x["nmsgps"] for x in kc),
+                                "mbps": statistics.median(x["mbps"] for x in kc),
+                                "nmsgps_rounds": [x["nmsgps"] for x in kc], "nmsg": kc[0]["nmsg"]}
+    tc = [tool_consumer_fields(r["tool_consumer"]) for r in rounds if "tool_consumer" in r]
+    if tc:
+        # fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
+        c["tool_consumer"] = {"nmsgps": statistics.median(x["fetch_nmsgps"] for x in tc),
+                              "mbps": statistics.median(x["fetch_mbps"] for x in tc),
+                              "nmsgps_rounds": [x["fetch_nmsgps"] for x in tc],
+                              "nmsg": int(tc[0]["nmsg"])}
+
+
+def case_lines(c, env):
+    width = len("kafka-producer-perf-test")
+    lines = ["== %s: --num-records %d (after %d warm-up) --record-size %d --throughput %d "
+             "batch.size=%s acks=%s (%s partitions, RF %s), %d round(s)" % (
+                 c["case"], c["num_records"], c["warmup"], c["record_size"], c["throughput"],
+                 env.get("batch_size"), env.get("acks"), env.get("partitions"),
+                 env.get("replication"), len(c["rounds"]))]
+    for r in c["rounds"]:
+        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool"
+                                                  else "kbench"))
+        lines.append("kbench Produce (%s):" % r["kbench"]["name"])
+        lines.extend(r["kbench_windows"])
+        lines.append(final_line(r["kbench"]))
+        if schedule_lag(c, r["kbench"]):
+            lines.append("   (cap not reached: kbench's latency counts from each record's intended "
+                         "send time at %d records/sec, so it includes the lag behind that schedule)"
+                         % c["throughput"])
+        if "tool" in r:
+            lines.append("kafka-producer-perf-test (steady state, after its %d warm-up records):"
+                         % c["warmup"])
+            lines.extend(r["tool"]["windows"])
+            lines.append(final_line(r["tool"]))
+    if "tool" in c:
+        tools = [r["tool"] for r in c["rounds"] if "tool" in r]
+        more, _ = comparison_lines(width, tools, [r["kbench"] for r in c["rounds"]],
+                                   [w for t in tools for w in t["windows"]],
+                                   [w for r in c["rounds"] for w in r["kbench_windows"]], c["warmup"])
+        lines.append("-- " + more[0])
+        lines.extend(more[1:])
+    else:
+        lines.append("-- kbench over %d round(s): records/sec [%s]; interval records/sec: %s" % (
+            len(c["rounds"]), ", ".join("%.0f" % x for x in c["kbench"]["rps_rounds"]),
+            interval_text(c["kbench_intervals"])))
+    if any("kbench_consumer" in r or "tool_consumer" in r for r in c["rounds"]):
+        same = "tool_consumer" in c
+        lines.append("-- consumers: %s" % (
+            "both read the topic kafka-producer-perf-test wrote (%d records), same fetch settings"
+            % (c["num_records"] + c["warmup"]) if same else
+            "kbench Consume/read on its own topic of this layout (%d records)"
+            % (c["num_records"] + c["warmup"])))
+        lines.append(CONSUMER_HEADER)
+        for r in c["rounds"]:
+            if "tool_consumer" in r:
+                lines.append("round %d kafka-consumer-perf-test:" % r["round"])
+                lines.append(r["tool_consumer"])
+            if "kbench_consumer" in r:
+                lines.append("round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]))
+                lines.append(consumer_line(r["kbench_consumer"]))
+        if same and "kbench_consumer" in c:
+            kc, tc = c["kbench_consumer"], c["tool_consumer"]
+            lines.append("%-*s  kafka-consumer-perf-test %.1f (fetch.nMsg.sec: without its group "
+                         "rebalance), kbench %.1f: x%.2f (kbench / tool)" % (
+                             width, "median nMsg.sec", tc["nmsgps"], kc["nmsgps"],
+                             ratio(kc["nmsgps"], tc["nmsgps"])))
+    return lines
+
+
+def scenario(d):
+    """Reads DIR/run.env, DIR/cases.tsv and DIR/rounds.tsv; prints every round's lines and
+    the medians, writes console.txt, summary.json, report.md and the chart."""
+    env = read_kv(os.path.join(d, "run.env"))
+    cases = load_cases(d)
+    lines = []
+    for c in cases:
+        summarize_case(c)
+        lines.extend(case_lines(c, env))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    with open(os.path.join(d, "console.txt"), "w") as f:
+        f.write(text)
+
+    def strip(r):
+        return {k: v for k, v in r.items() if k not in ("context", "windows")}
+
+    def round_summary(r):
+        out = {"round": r["round"], "first": r["first"], "kbench": strip(r["kbench"]),
+               "kbench_final_line": final_line(r["kbench"]), "kbench_windows": r["kbench_windows"]}
+        if "tool" in r:
+            out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]),
+                       tool_windows=r["tool"]["windows"])
+        if "tool_consumer" in r:
+            out["tool_consumer_line"] = r["tool_consumer"]
+        if "kbench_consumer" in r:
+            out["kbench_consumer"] = r["kbench_consumer"]
+        return out
+    context = cases[0]["rounds"][0]["kbench"]["context"] if cases else {}
+    summary = {"scale": env.get("scale"), "settings": env, "cases": [
+        {"case": c["case"], "num_records": c["num_records"], "warmup_records": c["warmup"],
+         "record_size": c["record_size"], "throughput": c["throughput"],
+         "queue_buffering_max_messages": c["queue_messages"],
+         "kbench": c["kbench"], "kbench_intervals": c["kbench_intervals"],
+         "tool": c.get("tool"), "tool_intervals": c.get("tool_intervals"),
+         "kbench_consumer": c.get("kbench_consumer"), "tool_consumer": c.get("tool_consumer"),
+         "rounds": [round_summary(r) for r in c["rounds"]]} for c in cases],
+        "context": context}
+    with open(os.path.join(d, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    chart = draw_chart(d, cases)
+    write_report(d, env, cases, text, chart, context)
+
+
+def schedule_lag(c, r):
+    """True when kbench ran well below the case's cap: its latency (from the intended send time
+    of the rate schedule) then includes the growing lag, which kafka-producer-perf-test's
+    throttle (it only sleeps when ahead) does not see."""
+    return c["throughput"] > 0 and r["rps"] < 0.9 * c["throughput"]
+
+
+def draw_chart(d, cases):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("perf-test: matplotlib missing (python3-matplotlib): no chart", file=sys.stderr)
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = ["%s\n%d B" % (c["case"], c["record_size"]) for c in cases]
+    x = range(len(cases))
+    have_tool = any("tool" in c for c in cases)
+    w = 0.38 if have_tool else 0.6
+
+    def bars(offset, key, label):
+        # Median over rounds, whiskers from the slowest to the fastest round.
+        med, lo, hi = [], [], []
+        for c in cases:
+            r = c.get(key)
+            if r is None:
+                med.append(0), lo.append(0), hi.append(0)
+                continue
+            per_mb = r["mbps"] / r["rps"] if r["rps"] else 0
+            vals = [v * per_mb for v in r["rps_rounds"]]
+            med.append(r["mbps"])
+            lo.append(max(r["mbps"] - min(vals), 0))
+            hi.append(max(max(vals) - r["mbps"], 0))
+        ax1.bar([i + offset for i in x], med, w, yerr=[lo, hi], capsize=3, label=label)
+    bars(-w / 2 if have_tool else 0, "kbench", "kbench Produce")
+    if have_tool:
+        bars(w / 2, "tool", "kafka-producer-perf-test")
+    ax1.set_xticks(list(x))
+    ax1.set_xticklabels(labels)
+    ax1.set_ylabel("MB/sec (MiB of values), median and range of rounds")
+    ax1.set_title("Producer throughput")
+    ax1.legend()
+    qs = ["p50", "p95", "p99", "p999"]
+    for i, c in enumerate(cases):  # one colour per case: solid kbench, dashed the tool
+        k = c["kbench"]
+        ax2.plot(qs + ["max"], [max(k.get(q + "_us", k[q + "_ms"] * 1000.0) / 1000.0, 0.001) for q in qs] +
+                 [max(k["max_ms"], 0.001)], marker="o", color="C%d" % i, label="kbench " + c["case"])
+        if "tool" in c:
+            t = c["tool"]
+            ax2.plot(qs + ["max"], [max(t[q + "_ms"], 0.5) for q in qs] + [max(t["max_ms"], 0.5)],
+                     marker="x", linestyle="--", color="C%d" % i, label="perf-test " + c["case"])
+    ax2.set_yscale("log")
+    ax2.set_ylabel("latency, ms (log), median of rounds")
+    ax2.set_title("Producer latency quantiles")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(d, "perf-test.png")
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return os.path.basename(path)
+
+
+def spread(values, fmt="%.1f"):
+    return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(values), min(values), max(values))
+
+
+def write_report(d, env, cases, console, chart, ctx):
+    s = []
+    s.append("# Seed 004: producer and consumer stress test, reproduced with kbench\n")
+    s.append("Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")))
+    s.append("## Machine and versions\n")
+    s.append("| | |\n|---|---|")
+    for k, v in [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
+                 ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
+                 ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
+                 ("Kafka broker", env.get("kafka_version")),
+                 ("cluster", env.get("cluster")), ("Java", env.get("java_version")),
+                 ("librdkafka", ctx.get("librdkafka_version")),
+                 ("kbench", "%s (git %s%s)" % (ctx.get("kbench_version"), (ctx.get("git_sha") or "?")[:12],
+                                               ", dirty" if ctx.get("git_dirty") == "true" else ""))]:
+        s.append("| %s | %s |" % (k, v))
+    s.append("")
+    s.append("## What differs from the original setup\n")
+    s.append("The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
+             "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
+             "and 15 partitions. Here:\n")
+    s.append("- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
+             "but clients and brokers share the CPUs);" % env.get("cores"))
+    s.append("- %s;" % env.get("cluster"))
+    s.append("- measured records per round: %s, each after a warm-up of a tenth as many on both "
+             "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
+             "the small and full scales measure 10 s at its cap instead);" % ", ".join(
+                 "%s %d" % (c["case"], c["num_records"]) for c in cases))
+    s.append("- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
+             "with kbench; medians and the range over rounds are reported, and no ordering is "
+             "claimed between two clients whose ranges overlap;" % env.get("rounds"))
+    s.append("- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
+             "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
+             "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
+             "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
+             "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
+             "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
+             "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+                                   env.get("buffer_bytes"), ", ".join(
+                                       "%s %d" % (c["case"], c["queue_messages"]) for c in cases)))
+    s.append("- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
+             "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
+             "command says;")
+    s.append("- kbench's latency is measured from each record's intended send time when a rate is set "
+             "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
+             "better while the producer falls behind;")
+    if env.get("tools") == "1":
+        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
+                 "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
+                 "kafka-producer-perf-test wrote, with fetch.max.wait.ms=10 on both; the tool's "
+                 "fetch.nMsg.sec (which leaves out its group rebalance) is compared. The seed's "
+                 "consumer used ZooKeeper and `--threads 1`.")
+    else:
+        s.append("- Kafka's tools did not run (--no-kafka-tools, or --tiny): kbench's Consume "
+                 "family read its own topic of each case's layout and size.")
+    s.append("")
+    s.append("## Results\n")
+    s.append("Medians over rounds, with the slowest and fastest round in parentheses; interval "
+             "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
+             "of variation). On a shared machine: see the load averages above.\n")
+    s.append("| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 "
+             "| intervals: median records/sec, cv |")
+    s.append("|---|---|---|---|---|---|---|---|---|---|")
+    for c in cases:
+        for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
+                           ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
+            if r is None:
+                continue
+            lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
+            ivs = "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"
+            s.append("| %s | %s | %d | %s | %.2f | %.2f | %d | %d | %d | %s |" % (
+                c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), r["mbps"],
+                r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"], ivs))
+    s.append("")
+    if any(schedule_lag(c, c["kbench"]) for c in cases):
+        s.append("*(schedule lag)*: the cap was not reached, so kbench's latencies include the lag behind "
+                 "the rate schedule (records/sec is unaffected); the tool's throttle only sleeps when ahead "
+                 "and measures from the actual send, so its latencies are not comparable there.\n")
+    if any("kbench_consumer" in c for c in cases):
+        s.append("| case | consumer | rounds | nMsg.sec | MB.sec |\n|---|---|---|---|---|")
+        for c in cases:
+            for who, r in [("kbench Consume", c.get("kbench_consumer")),
+                           ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))]:
+                if r:
+                    s.append("| %s | %s | %d | %s | %.4f |" % (c["case"], who, len(r["nmsgps_rounds"]),
+                                                             spread(r["nmsgps_rounds"]), r["mbps"]))
+        s.append("")
+    if chart:
+        s.append("![throughput and latency](%s)\n" % chart)
+    s.append("## Output, in the tools' format\n")
+    s.append("```\n" + console + "```\n")
+    s.append("Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
+             "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
+             "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n")
+    with open(os.path.join(d, "report.md"), "w") as f:
+        f.write("\n".join(s))
+
+
+def main(argv):
+    ap = ArgumentParser(prog="report.py", description="Write DIR/report.md, summary.json and the chart.")
+    ap.add_argument("dir")
+    args = ap.parse_args(argv)
+    try:
+        scenario(args.dir)
+    except InputError as e:
+        die(e, status=1)  # the runs' output, not the usage, is at fault
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,152 @@
+"""Every script's bad-usage path: one line "PROG: error: ..." on stderr and exit 2, before
+anything runs; and every script takes its messages from the shared libraries
+(scripts/lib/cli_lib.sh, scripts/lib/kbench_cli.py) instead of defining its own."""
+
+import os
+import re
+import subprocess
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# script (from the root) -> (bad arguments, the PROG its messages start with). Bad usage is
+# checked first in each script, so none of these builds, installs or starts anything.
+BAD_USAGE = {
+    "scripts/bench": (["--no-such-option"], "bench"),
+    "scripts/bench-commits": (["--runs"], "bench-commits"),
+    "scripts/compare": (["--alpha", "2", "a.json", "b.json"], "compare"),
+    "scripts/kafka": (["start", "--brokers"], "kafka"),
+    "scripts/librdkafka": (["frobnicate"], "librdkafka"),
+    "scripts/lint": (["--shell", "--python"], "lint"),
+    "scripts/plot": ([], "plot"),
+    "scripts/profile": (["--tool"], "profile"),
+    "scripts/scenario": (["no-such-scenario"], "scenario"),
+    "scripts/setup": (["--no-such-option"], "setup"),
+    "scripts/test": (["--no-such-option"], "test"),
+    "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
+    "scripts/lib/kbench_flame.py": ([], "kbench_flame.py"),
+    "scripts/lib/kbench_results.py": (["no-such-command"], "kbench_results.py"),
+    "scripts/lib/kbench_summary.py": ([], "kbench_summary.py"),
+    "scripts/lib/perf_test_format.py": ([], "perf_test_format.py"),
+    "fixtures/golden/generate": (["--no-such-option"], "generate"),
+    "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
+    "tests/detector/plant_slowdown.py": (["no-such-kind"], "plant_slowdown.py"),
+    "tests/scripts/make_json.py": ([], "make_json.py"),
+}
+# Scenarios: scripts/scenarios/<name>/run, each with the same bad option.
+SCENARIO_DIR = os.path.join(ROOT, "scripts", "scenarios")
+
+# Executables that are not commands with options of their own.
+NOT_COMMANDS = {
+    "scripts/lib/python",  # runs the venv's python3 with whatever it is given
+}
+
+
+def shebang(path):
+    with open(path, "rb") as f:
+        return f.readline().decode("utf-8", "replace")
+
+
+def executables():
+    """Every executable file with a shebang under scripts/, fixtures/ and tests/."""
+    found = set()
+    for top in ("scripts", "fixtures", "tests"):
+        for d, dirs, files in os.walk(os.path.join(ROOT, top)):
+            dirs[:] = [x for x in dirs if x not in ("target", "__pycache__", "data")]
+            for f in files:
+                p = os.path.join(d, f)
+                if os.access(p, os.X_OK) and shebang(p).startswith("#!"):
+                    found.add(os.path.relpath(p, ROOT))
+    return found
+
+
+def scenario_scripts():
+    out = {}
+    for n in sorted(os.listdir(SCENARIO_DIR)):
+        for p in (os.path.join(SCENARIO_DIR, n, "run"), os.path.join(SCENARIO_DIR, n)):
+            if os.path.isfile(p) and os.access(p, os.X_OK):
+                out[os.path.relpath(p, ROOT)] = (["--no-such-option"], n)
+                break
+    return out
+
+
+def run(script, args):
+    env = dict(os.environ, KBENCH_BIN="/nonexistent/kbench")
+    # Library modules with a command line are not executable: run them as Python does.
+    cmd = [os.path.join(ROOT, script)]
+    if script.endswith(".py") and not os.access(cmd[0], os.X_OK):
+        cmd.insert(0, "/usr/bin/python3")
+    return subprocess.run(cmd + args, capture_output=True, text=True,
+                          timeout=60, env=env, stdin=subprocess.DEVNULL, cwd=ROOT)
+
+
+class BadUsage(unittest.TestCase):
+    def check(self, script, args, prog):
+        proc = run(script, args)
+        self.assertEqual(proc.returncode, 2, "%s %s: exit %d, stderr: %s"
+                         % (script, args, proc.returncode, proc.stderr))
+        self.assertRegex(proc.stderr, r"(?m)^%s( [\w-]+)?: error: \S" % re.escape(prog),
+                         "%s %s: no '%s: error:' line" % (script, args, prog))
+
+    def test_every_script(self):
+        for script, (args, prog) in sorted(BAD_USAGE.items()):
+            with self.subTest(script=script):
+                self.check(script, args, prog)
+
+    def test_every_scenario(self):
+        cases = scenario_scripts()
+        self.assertGreaterEqual(len(cases), 4)
+        for script, (args, prog) in cases.items():
+            with self.subTest(script=script):
+                self.check(script, args, prog)
+
+    def test_missing_value_is_usage_too(self):
+        # need_value: an option at the end of the line, without its value.
+        for script, args, prog in (("scripts/bench", ["--profile"], "bench"),
+                                   ("scripts/test", ["-R"], "test"),
+                                   ("scripts/kafka", ["stop", "--dir"], "kafka")):
+            with self.subTest(script=script):
+                self.check(script, args, prog)
+
+    def test_every_command_is_covered(self):
+        # A new script gets a bad-usage case here, or this fails.
+        covered = set(BAD_USAGE) | set(scenario_scripts()) | NOT_COMMANDS
+        test_scripts = {s for s in executables() if re.match(r"tests/(?!detector/|scripts/make_json)", s)}
+        missing = sorted(executables() - covered - test_scripts)
+        self.assertEqual(missing, [], "scripts without a bad-usage case in test_usage.py")
+
+
+class Lint(unittest.TestCase):
+    def test_finds_extensionless_scripts(self):
+        proc = subprocess.run([os.path.join(ROOT, "scripts", "lint"), "--list"], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        listed = set(proc.stdout.splitlines())
+        for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell fixtures/golden/generate",
+                     "python scripts/compare", "python scripts/lib/kbench_cli.py"):
+            self.assertIn(want, listed)
+        self.assertFalse([f for f in listed if f.split(" ", 1)[1].startswith("results/")])
+
+
+class OneLibrary(unittest.TestCase):
+    """Scripts share one error/usage library per language, not copies of it."""
+
+    OWN = re.compile(r"^\s*(die|usage_error|need_value|need_arg|scn_die)\s*\(\)", re.M)
+    OWN_PY = re.compile(r"^def (die|usage_error)\(|^class \w+\(argparse\.ArgumentParser\)", re.M)
+
+    def test_no_own_die(self):
+        for script in sorted(executables() | {os.path.relpath(os.path.join(d, f), ROOT)
+                                              for d, _, fs in os.walk(os.path.join(ROOT, "scripts"))
+                                              for f in fs if f.endswith((".sh", ".py"))}):
+            if script in ("scripts/lib/cli_lib.sh", "scripts/lib/kbench_cli.py"):
+                continue
+            with open(os.path.join(ROOT, script), encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            with self.subTest(script=script):
+                self.assertIsNone(self.OWN.search(text), "defines its own die/usage helpers")
+                self.assertIsNone(self.OWN_PY.search(text), "defines its own die/usage helpers")
+
+
+if __name__ == "__main__":
+    unittest.main()

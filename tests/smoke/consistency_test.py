@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""Facts written in two places must agree:
+- every line of benchmarks/profiles.conf selects at least one benchmark of build/kbench
+  (run with the options scripts/bench passes for that profile), so a renamed or removed
+  benchmark cannot silently empty a slice of a profile;
+- the counters of fixtures/counters.h and the metric directions of
+  scripts/lib/kbench_results.py (METRICS) name the same things: every counter has a
+  direction, and every direction names a counter or a field Google Benchmark (or a
+  script) writes itself."""
+
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("KBENCH_BIN", os.path.join(ROOT, "build", "kbench"))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+
+import kbench_results as kr  # noqa: E402
+
+# What scripts/bench adds to the kbench command line per profile (its window_args).
+PROFILE_ARGS = {"full": ["--window-seconds=30"]}
+# Metrics that are not kbench counters: Google Benchmark's own fields (times, and the rates
+# SetItemsProcessed/SetBytesProcessed make), and scripts/bench-commits' callgrind count.
+NOT_COUNTERS = {"cpu_time", "real_time", "items_per_second", "bytes_per_second", "instructions"}
+
+
+PROFILES = os.path.join(ROOT, "benchmarks", "profiles.conf")
+COUNTERS = os.path.join(ROOT, "fixtures", "counters.h")
+
+
+def profile_lines(path=PROFILES):
+    """[(line number, profile, filter)] of the non-comment lines."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip() and not line.lstrip().startswith("#"):
+                fields = line.split()
+                out.append((n, fields[0], fields[1] if len(fields) > 1 else ""))
+    return out
+
+
+def counter_names(path=COUNTERS):
+    with open(path, encoding="utf-8") as f:
+        return re.findall(r'inline constexpr const char\* k\w+ = "([^"]+)";', f.read())
+
+
+def disagreements(counters, metrics):
+    """Messages for each counter without a direction and each direction naming nothing."""
+    out = ["counter %s (fixtures/counters.h) has no direction in METRICS" % c
+           for c in counters if c not in metrics]
+    out += ["METRICS names %s, which is neither a counter of fixtures/counters.h nor one of %s"
+            % (m, ", ".join(sorted(NOT_COUNTERS)))
+            for m in metrics if m not in counters and m not in NOT_COUNTERS]
+    return out
+
+
+class Profiles(unittest.TestCase):
+    def test_every_line_matches_a_benchmark(self):
+        lines = profile_lines()
+        self.assertTrue({"quick", "full"} <= {p for _, p, _ in lines})
+        env = {k: v for k, v in os.environ.items() if k != "KBENCH_BOOTSTRAP"}
+        for n, profile, regex in lines:
+            with self.subTest(line=n, profile=profile):
+                self.assertTrue(regex, "line %d has no filter" % n)
+                proc = subprocess.run([BIN, "--benchmark_list_tests", "--benchmark_filter=" + regex,
+                                       *PROFILE_ARGS.get(profile, [])],
+                                      capture_output=True, text=True, timeout=60, env=env)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertTrue(proc.stdout.strip(), "benchmarks/profiles.conf:%d (%s) matches no "
+                                "benchmark: %s" % (n, profile, regex))
+
+
+class CountersAndDirections(unittest.TestCase):
+    def test_they_agree(self):
+        counters = counter_names()
+        self.assertGreater(len(counters), 20, "the counters.h pattern found too few names")
+        self.assertEqual(disagreements(counters, kr.METRICS), [])
+
+    def test_a_mismatch_is_reported(self):
+        # The check itself: a counter without a direction, a direction without a counter.
+        metrics = dict(kr.METRICS, no_such_counter=(0, ""))
+        found = disagreements(counter_names() + ["new_counter"], metrics)
+        self.assertEqual(len(found), 2, found)
+
+
+if __name__ == "__main__":
+    unittest.main()
