@@ -91,6 +91,7 @@ def report(directory, args):
                     lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         lines += _batching_summary(rows)
+    lines += _losses(single)
     lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", "",
               "| message.size | acks | Replica=2 MB.sec | Replica=2 nMsg.sec | Replica=3 MB.sec | Replica=3 nMsg.sec |",
               "|---:|---:|---:|---:|---:|---:|"]
@@ -106,6 +107,20 @@ def report(directory, args):
               "`commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_acks(directory, runs)
+
+
+def _losses(data):
+    """acks=0 cases run with --allow-loss: what they lost, from their end offsets."""
+    lost = {}
+    for b in data.get("benchmarks", []):
+        if "/acks:0/" in b.get("name", "") and b.get("run_type") != "aggregate":
+            lost[b["run_name"]] = lost.get(b["run_name"], 0) + int(b.get("lost_records", 0))
+    if not lost:
+        return []
+    out = ["Records lost at acks=0 (delivered by the client, missing from the log's end offsets; "
+           "acks=0 does not wait for the broker, so this is allowed and reported):", ""]
+    out += ["- %s: %d" % (name, n) for name, n in sorted(lost.items())]
+    return out + [""]
 
 
 def _batching_summary(rows):
