@@ -29,6 +29,18 @@ smallest and largest pairwise differences, k from the exact null distribution of
 Metrics that can be zero (error counts) use plain differences relative to the base
 median instead of logarithms.
 
+Paired samples. When both sides were measured in interleaved rounds (scripts/bench-commits
+runs base and new back to back in each round, A B, B A, ... and marks both merged files with
+the same kbench_pairing), process i of base and process i of new ran next to each other in
+time, so a change of the machine's speed between rounds (a neighbour's load, a throttled
+vCPU) hits both members of a pair alike. Then the sample is the pairs' differences
+log(new) - log(base): the test is the exact signed-rank (sign-flip) test with mid-ranks,
+the shift the Hodges-Lehmann estimate of those differences (median of the Walsh averages)
+with its distribution-free interval. It needs more pairs than the rank sum needs samples
+per side (8 pairs for p < 0.01, against 5 + 5; with fewer rounds the sides are compared
+unpaired), and gains where rounds differ more than the builds do. --unpaired ignores the
+pairing.
+
 Deterministic metrics (callgrind `instructions`) repeat to ~0.001 %: no test, the median
 change decides against T, provided the runs of each side agree within T / 2.
 """
@@ -50,6 +62,9 @@ VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version
 # Keys that differ on every run and mean nothing for comparability.
 IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
                    "kbench_merged_from"}
+# Set alike on both sides by scripts/bench-commits: process i of base and of new ran in the
+# same round, next to each other (see "Paired samples" above).
+PAIRING_KEY = "kbench_pairing"
 
 VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
                 "unchanged": "unchanged", "inconclusive": "inconclusive"}
@@ -163,6 +178,87 @@ def shift_estimate(base, new, alpha):
     return rel(est), rel(lo), rel(hi), "abs"
 
 
+def min_signed_rank_p(n):
+    """Smallest two-sided p of the signed-rank test with n nonzero differences."""
+    return min(1.0, 2.0 / 2 ** n) if n > 0 else 1.0
+
+
+def min_pairs(alpha):
+    """The fewest pairs with which the signed-rank test can reach p < alpha."""
+    n = 1
+    while min_signed_rank_p(n) >= alpha:
+        n += 1
+    return n
+
+
+def signed_rank_p(diffs):
+    """Two-sided p of the exact signed-rank test (every sign flip equally likely), ties
+    by mid-ranks and zeros ranked but signless (Pratt), by dynamic programming over the
+    sums of doubled mid-ranks: exact at any n, no normal approximation."""
+    import numpy as np
+    from scipy.stats import rankdata
+    if not diffs or all(d == 0 for d in diffs):
+        return 1.0
+    ranks = [int(round(2 * r)) for r in rankdata([abs(d) for d in diffs])]
+    signed = [(r, d > 0) for r, d in zip(ranks, diffs) if d != 0]
+    total = sum(r for r, _ in signed)
+    ways = np.zeros(total + 1)
+    ways[0] = 1.0
+    for r, _ in signed:
+        ways[r:] = ways[r:] + ways[:total + 1 - r].copy()
+    dist = ways / ways.sum()
+    observed = sum(r for r, pos in signed if pos)
+    p_low = float(dist[:observed + 1].sum())
+    p_high = float(dist[observed:].sum())
+    return min(1.0, 2.0 * min(p_low, p_high))
+
+
+def walsh_interval_rank(n, alpha):
+    """k such that [W_(k), W_(N+1-k)] of the N = n(n+1)/2 Walsh averages covers the
+    center with probability >= 1 - 2 alpha (None when even k = 1 cannot)."""
+    size = n * (n + 1) // 2 + 1
+    counts = [1] + [0] * (size - 1)  # counts of T+ over the 2^n sign vectors, ranks 1..n
+    for r in range(1, n + 1):
+        for t in range(size - 1, r - 1, -1):
+            counts[t] += counts[t - r]
+    total = 2 ** n
+    k, below = 0, 0
+    while k < size and (below + counts[k]) / total <= alpha:
+        below += counts[k]
+        k += 1
+    return k if k >= 1 else None
+
+
+def paired_shift(pairs, alpha):
+    """(estimate, low, high) in % of new vs base over pairs (base, new): the
+    Hodges-Lehmann estimate of the paired differences (log ratios when every value is
+    positive, else differences relative to the base median) and its interval."""
+    positive = all(a > 0 and b > 0 for a, b in pairs)
+    if positive:
+        d = [math.log(b) - math.log(a) for a, b in pairs]
+    else:
+        d = [b - a for a, b in pairs]
+    walsh = sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
+    est = statistics.median(walsh)
+    k = walsh_interval_rank(len(d), alpha)
+    lo = hi = None
+    if k is not None:
+        lo, hi = walsh[k - 1], walsh[len(walsh) - k]
+    if positive:
+        def pct(x):
+            return None if x is None else math.expm1(x) * 100.0
+        return pct(est), pct(lo), pct(hi), d
+    ref = abs(statistics.median([a for a, _ in pairs]))
+
+    def rel(x):
+        if x is None:
+            return None
+        if x == 0:
+            return 0.0
+        return x / ref * 100.0 if ref else math.copysign(math.inf, x)
+    return rel(est), rel(lo), rel(hi), d
+
+
 def cv_pct(vals):
     """Coefficient of variation in % (None with fewer than two values)."""
     if len(vals) < 2:
@@ -197,6 +293,8 @@ class Side:
         self.contexts = [d.get("context", {}) for d in datas]
         self.n_processes = 0
         self.groups = {}
+        pairings = {d.get("context", {}).get(PAIRING_KEY) for d in datas}
+        self.pairing = pairings.pop() if len(pairings) == 1 and len(datas) == 1 else None
         for data in datas:
             for _, entries in kr.processes(data):
                 self.n_processes += 1
@@ -204,19 +302,22 @@ class Side:
                 for b in entries:
                     if not kr.is_iteration(b):
                         continue
-                    g = self.groups.setdefault(b["name"], {"processes": [], "errors": []})
+                    g = self.groups.setdefault(b["name"], {"processes": [], "errors": [],
+                                                           "process_ids": []})
                     if b.get("error_occurred"):
                         g["errors"].append(str(b.get("error_message", "error")))
                         continue
                     per_proc.setdefault(b["name"], []).append(kr.entry_metrics(b))
                 for name, runs in per_proc.items():
                     self.groups[name]["processes"].append(runs)
+                    self.groups[name]["process_ids"].append(self.n_processes - 1)
         # Files written with --benchmark_report_aggregates_only hold no repetitions.
         for data in datas:
             for b in data["benchmarks"]:
                 if not kr.is_iteration(b):
                     name = b.get("run_name") or b["name"]
-                    self.groups.setdefault(name, {"processes": [], "errors": []})
+                    self.groups.setdefault(name, {"processes": [], "errors": [],
+                                                  "process_ids": []})
 
     def names(self):
         return list(self.groups)
@@ -237,6 +338,20 @@ def samples(base_group, new_group, metric):
         return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_],
                 "process", within)
     return [x for v in bp for x in v], [x for v in np_ for x in v], "repetition", within
+
+
+def paired_samples(base_group, new_group, metric):
+    """[(base, new)] per round: the medians of process i on each side, for the rounds in
+    which both sides have the metric."""
+    def by_id(g):
+        out = {}
+        for pid, runs in zip(g.get("process_ids", []), g["processes"]):
+            vals = [r[metric] for r in runs if metric in r]
+            if vals:
+                out[pid] = statistics.median(vals)
+        return out
+    b, n = by_id(base_group), by_id(new_group)
+    return [(b[i], n[i]) for i in sorted(b) if i in n]
 
 
 # ---------------------------------------------------------------- verdicts
@@ -298,6 +413,48 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
     return _verdict(row, "inconclusive", why)
 
 
+def compare_metric_paired(name, metric, pairs, alpha, threshold, direction):
+    """compare_metric for paired rounds (see "Paired samples")."""
+    base_vals = [a for a, _ in pairs]
+    new_vals = [b for _, b in pairs]
+    row = {
+        "name": name, "metric": metric,
+        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+        "unit": _unit(metric), "samples": "pair",
+        "n_base": len(pairs), "n_new": len(pairs),
+        "base_median": statistics.median(base_vals),
+        "new_median": statistics.median(new_vals),
+        "base_cv_pct": cv_pct(base_vals), "new_cv_pct": cv_pct(new_vals),
+        "base_within_cv_pct": None, "new_within_cv_pct": None,
+        "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
+    }
+    est, lo, hi, diffs = paired_shift(pairs, alpha)
+    row["change_pct"] = est
+    row["pair_cv_pct"] = (statistics.stdev(diffs) * 100.0
+                          if len(diffs) > 1 and all(a > 0 and b > 0 for a, b in pairs) else None)
+    if lo is not None:
+        row["ci_low_pct"], row["ci_high_pct"] = lo, hi
+        row["ci_level"] = 1.0 - 2.0 * alpha
+    if min_signed_rank_p(len(pairs)) >= alpha:
+        return _verdict(row, "inconclusive", "%d pairs cannot reach p < %g (need >= %d)"
+                        % (len(pairs), alpha, min_pairs(alpha)))
+    p = signed_rank_p(diffs)
+    row["p_value"] = p
+    if p < alpha and abs(est) >= threshold:
+        return _verdict(row, "regression" if est * direction < 0 else "improvement",
+                        "p < %g and shift >= %g %%" % (alpha, threshold))
+    if lo is not None and -threshold < lo and hi < threshold:
+        return _verdict(row, "unchanged",
+                        "%g %% interval inside +-%g %%" % (100 * row["ci_level"], threshold))
+    if p < alpha:
+        why = "significant, but its interval reaches past +-%g %%" % threshold
+    elif abs(est) >= threshold:
+        why = "shift of %s is not significant (p >= %g)" % (fmt_change(est), alpha)
+    else:
+        why = "interval straddles +-%g %%" % threshold
+    return _verdict(row, "inconclusive", why)
+
+
 def _median_or_none(vals):
     vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else None
@@ -323,8 +480,13 @@ def _unit(metric):
     return kr.UNITS.get(metric, "")
 
 
-def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None):
+def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None,
+                  unpaired=False):
     """Compare two Sides. Returns the verdict dict (see verdict_json)."""
+    # Too few rounds for the signed-rank test to ever decide: the rank sum still can.
+    paired = (not unpaired and base.pairing is not None and base.pairing == new.pairing
+              and base.n_processes == new.n_processes
+              and base.n_processes >= min_pairs(alpha))
     bnames = [n for n in base.names() if name_filter is None or name_filter.search(n)]
     nnames = [n for n in new.names() if name_filter is None or name_filter.search(n)]
     nset = set(nnames)
@@ -338,6 +500,7 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
         "only_in_new": [n for n in nnames if n not in bset],
         "context_diff": context_diff(base.context, new.context),
         "processes": {"base": base.n_processes, "new": new.n_processes},
+        "paired": paired,
         "rows": [], "common": common,
     }
     for name in common:
@@ -355,13 +518,13 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
                                           "message": "no repetitions (aggregates only?)"})
         if failed:
             continue
-        for row in _compare_benchmark(name, bg, ng, alpha, threshold, metrics):
+        for row in _compare_benchmark(name, bg, ng, alpha, threshold, metrics, paired):
             result["rows"].append(row)
             result[VERDICT_KEYS[row["verdict"]]].append(row)
     return result
 
 
-def _compare_benchmark(name, b, n, alpha, threshold, metrics):
+def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
     tm = kr.time_metric(name)
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     names = []
@@ -381,6 +544,11 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics):
         direction = kr.judged_direction(metric, name, all_runs)
         if not direction:
             continue  # informational, unknown, or latency of an unthrottled row
+        if paired and metric not in kr.DETERMINISTIC_METRICS:
+            pairs = paired_samples(b, n, metric)
+            if pairs:
+                yield compare_metric_paired(name, metric, pairs, alpha, threshold, direction)
+            continue
         bv, nv, kind, within = samples(b, n, metric)
         if not bv or not nv:
             continue
@@ -509,7 +677,9 @@ def format_table(rows):
               "Verdict"]
     lines = []
     for r in rows:
-        n = "%d:%d%s" % (r["n_base"], r["n_new"], "p" if r.get("samples") == "process" else "r")
+        kind = {"process": "p", "pair": " pairs"}.get(r.get("samples"), "r")
+        n = ("%d%s" % (r["n_base"], kind) if kind == " pairs"
+             else "%d:%d%s" % (r["n_base"], r["n_new"], kind))
         lines.append([r["name"], r["metric"], n,
                       fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
                       fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
@@ -545,6 +715,11 @@ def spread_lines(result):
     if "process" in kinds:
         lines.append("samples: one per process (median of its repetitions): %d base, "
                      "%d new processes" % (p["base"], p["new"]))
+    if "pair" in kinds:
+        pair_cv = [r["pair_cv_pct"] for r in rows if r.get("pair_cv_pct") is not None]
+        lines.append("samples: %d rounds, each a base and a new process back to back; spread "
+                     "of the rounds' differences (median over rows): %s" % (
+                         p["base"], _pct_or_dash(pair_cv)))
     if "repetition" in kinds:
         lines.append("samples: repetitions of %s process%s (drift inside a process is not "
                      "sampled: use scripts/bench --processes N)" % (

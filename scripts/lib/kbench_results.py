@@ -438,6 +438,9 @@ def _cli(argv):
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
     m.add_argument("inputs", nargs="+")
+    m.add_argument("--pairing", metavar="LABEL",
+                   help="mark the merged file as paired by process order with every other "
+                        "file given the same LABEL (kbench_pairing; scripts/compare pairs them)")
     n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
     n.add_argument("input")
     sub.add_parser("directions", help="print the metric-direction table as Markdown (README)")
@@ -451,7 +454,10 @@ def _cli(argv):
             print(directions_markdown())
         elif args.cmd == "merge":
             datas = [load(p) for p in args.inputs]
-            write_json(args.out, merge_runs(datas, args.inputs))
+            merged = merge_runs(datas, args.inputs)
+            if args.pairing:
+                merged["context"]["kbench_pairing"] = args.pairing
+            write_json(args.out, merged)
         elif args.cmd == "iterations":
             data = load(args.input)
             for b in data["benchmarks"]:

@@ -102,9 +102,14 @@ class TestEndToEnd(BenchCommitsCase):
                 if b["name"] == "Fake/loop/n:2/real_time"]
         self.assertEqual(reps, [0, 1, 2, 3])
         self.assertTrue(all(b["run_type"] == "iteration" for b in base["benchmarks"]))
-        # Each run is one process, and compare took one sample per process.
+        # Each run is one process, and compare took one sample per process: 4 rounds are
+        # too few for the paired test, though both sides are marked as paired by round.
         self.assertEqual(sorted({b["kbench_process"] for b in base["benchmarks"]}), [0, 1, 2, 3])
         self.assertTrue(all(r["samples"] == "process" for r in verdict["regressions"]))
+        with open(os.path.join(out, "new.json")) as f:
+            new = json.load(f)
+        self.assertTrue(base["context"].get("kbench_pairing"))
+        self.assertEqual(base["context"]["kbench_pairing"], new["context"]["kbench_pairing"])
         self.assertEqual(len(self.worktrees()), 1, "worktrees were not removed")
 
     def test_filter_and_kbench_args_pass_through(self):

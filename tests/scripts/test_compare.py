@@ -356,6 +356,56 @@ class TestVerdicts(CompareCase):
 class TestProcesses(CompareCase):
     """Several kbench processes per side: one sample per process."""
 
+    def paired_files(self, shift, rounds=10, round_noise=0.3, noise=0.01, label="rounds-1"):
+        """Base and new of `rounds` interleaved rounds: each round's speed differs by up to
+        +-round_noise and hits both sides alike; each process adds its own +-noise."""
+        import random
+        rng = random.Random(5)
+        docs = []
+        for side_shift in (0.0, shift):
+            d = mj.make([(CODEC, codec_base(), {"cpu_time": side_shift})], reps=1, seed=9,
+                        noise=0.0, processes=rounds, process_noise=round_noise)
+            for e in d["benchmarks"]:
+                e["cpu_time"] *= 1.0 + rng.uniform(-noise, noise)
+            d["context"]["kbench_pairing"] = label
+            docs.append(d)
+        return self.write("pb.json", docs[0]), self.write("pn.json", docs[1])
+
+    def test_paired_rounds_see_a_shift_that_round_to_round_drift_hides(self):
+        b, n = self.paired_files(0.08)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        r = v["regressions"][0]
+        self.assertEqual((r["samples"], r["n_base"]), ("pair", 10))
+        self.assertAlmostEqual(r["change_pct"], 8.0, delta=1.0)
+        self.assertIn("10 pairs", proc.stdout)
+        self.assertIn("paired:", proc.stdout)
+        # The same files unpaired: the rounds' +-30 % drowns the 8 %.
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time", "--unpaired")
+        self.assertEqual(proc.returncode, 3, proc.stdout)
+        self.assertEqual(v["inconclusive"][0]["samples"], "process")
+
+    def test_paired_identical_builds_are_unchanged(self):
+        b, n = self.paired_files(0.0)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertEqual(v["unchanged"][0]["samples"], "pair")
+
+    def test_pairing_needs_the_same_label_and_enough_rounds(self):
+        b, n = self.paired_files(0.08)
+        with open(n) as f:
+            doc = json.load(f)
+        doc["context"]["kbench_pairing"] = "another invocation"
+        mj.write(n, doc)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        rows_ = v["inconclusive"] + v["regressions"] + v["unchanged"] + v["improvements"]
+        self.assertEqual(rows_[0]["samples"], "process")
+        # 5 rounds cannot reach p < 0.01 paired (2/32): compared unpaired instead.
+        b, n = self.paired_files(0.08, rounds=5)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        rows_ = v["inconclusive"] + v["regressions"] + v["unchanged"] + v["improvements"]
+        self.assertEqual(rows_[0]["samples"], "process")
+
     def test_drift_between_processes_is_not_taken_for_a_shift(self):
         # Each process drifts by up to +-4 % and its repetitions agree to 0.2 %: the
         # repetitions of one process per side would make a 3 % offset "significant";
@@ -567,6 +617,44 @@ class TestHelpers(unittest.TestCase):
         # 5 vs 5 at alpha 0.01: P(U <= 1) = 2/252 <= 0.01 < P(U <= 2) = 4/252.
         self.assertEqual(kc.hl_interval_rank(5, 5, 0.01), 2)
         self.assertIsNone(kc.hl_interval_rank(2, 2, 0.01))
+
+    def test_signed_rank_p_is_the_exact_sign_flip_distribution(self):
+        import itertools
+        import random
+
+        from scipy.stats import rankdata, wilcoxon
+        rng = random.Random(3)
+        for _ in range(25):
+            n = rng.randint(2, 9)
+            d = [rng.choice([-3, -1, 0, 1, 1, 2, 4, 5]) for _ in range(n)]
+            # Brute force: every sign vector, Pratt's ranks (zeros ranked, signless).
+            r = rankdata([abs(x) for x in d])
+            t_obs = sum(ri for ri, x in zip(r, d) if x > 0)
+            nz = [ri for ri, x in zip(r, d) if x != 0]
+            ts = [sum(ri for ri, s in zip(nz, signs) if s)
+                  for signs in itertools.product((0, 1), repeat=len(nz))]
+            lo = sum(t <= t_obs + 1e-9 for t in ts) / len(ts)
+            hi = sum(t >= t_obs - 1e-9 for t in ts) / len(ts)
+            ref = 1.0 if all(x == 0 for x in d) else min(1.0, 2 * min(lo, hi))
+            self.assertAlmostEqual(kc.signed_rank_p(d), ref, places=9, msg=d)
+        # Without ties or zeros it is scipy's exact Wilcoxon test.
+        d = [0.3, -0.1, 0.5, 0.7, 0.2, 0.9, -0.4, 1.1]
+        self.assertAlmostEqual(kc.signed_rank_p(d), wilcoxon(d, method="exact").pvalue)
+        self.assertEqual(kc.min_pairs(0.01), 8)
+
+    def test_walsh_interval_covers_as_stated(self):
+        # 10 pairs at alpha 0.05: P(T+ <= k - 1) <= 0.05 < P(T+ <= k), from the 1024 sign
+        # vectors of ranks 1..10.
+        import itertools
+        k = kc.walsh_interval_rank(10, 0.05)
+        counts = {}
+        for signs in itertools.product((0, 1), repeat=10):
+            t = sum(r for r, s in zip(range(1, 11), signs) if s)
+            counts[t] = counts.get(t, 0) + 1
+        below = sum(c for t, c in counts.items() if t <= k - 1) / 1024
+        self.assertLessEqual(below, 0.05)
+        self.assertGreater(below + counts[k] / 1024, 0.05)
+        self.assertIsNone(kc.walsh_interval_rank(3, 0.01))
 
     def test_table_is_aligned(self):
         r = kc.compare_metric("A/x", "cpu_time", [1.0, 2, 3], [1.0, 2, 3], 0.2, 5)
