@@ -100,6 +100,7 @@ done
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kbench=$(cd "$here/../.." && pwd)
 bench_commits="$kbench/scripts/bench-commits"
+compare="$kbench/scripts/compare"
 py=/usr/bin/python3
 [[ -x "$bench_commits" ]] || die 2 "$bench_commits not found"
 
@@ -218,6 +219,26 @@ for c in "${case_list[@]}"; do
     printf '%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$t" "$rc" "$flagged" \
       "$n_reg" "$n_imp" "$n_inc" "$s_ch" "$s_ci" "$s_p" "$s_v" "$o_ch" "$o_p" "$o_v" "$load1" >>"$results"
     info "$c try $t: exit $rc, flagged $flagged, slowed $s_ch % $s_ci (p $s_p, $s_v), other $o_ch % (p $o_p, $o_v)"
+    # Timing cases: the same runs judged unpaired too (case NAME:unpaired), so the two
+    # analyses are compared on identical data.
+    if [[ "$c" != instr-* ]]; then
+      set +e
+      "$compare" "$out/base.json" "$out/new.json" --unpaired --out "$out/verdict-unpaired.json" \
+        >"$out/compare-unpaired.txt" 2>&1
+      urc=$?
+      set -e
+      IFS=$'\t' read -r slowed_reg n_reg n_imp n_inc s_ch s_ci s_p s_v o_ch o_p o_v \
+        < <(summarize "$out/verdict-unpaired.json" "$slowed" "$other" "$metric")
+      if [[ "$new" == same ]]; then
+        flagged=$(( n_reg + n_imp > 0 ? 1 : 0 ))
+      else
+        flagged=$slowed_reg
+      fi
+      printf '%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c:unpaired" "$t" "$urc" \
+        "$flagged" "$n_reg" "$n_imp" "$n_inc" "$s_ch" "$s_ci" "$s_p" "$s_v" "$o_ch" "$o_p" "$o_v" \
+        "$load1" >>"$results"
+      info "$c try $t unpaired: exit $urc, flagged $flagged, slowed $s_ch % $s_ci (p $s_p, $s_v)"
+    fi
   done
   echo "$c: flagged $flagged_total of $n_tries"
 done
