@@ -54,12 +54,16 @@ def edit(path, edits):
 
 def plant_spin(repo, fraction, names):
     f = fraction_expr(fraction, "KBENCH_DETECTOR_SPIN")
-    match = " || ".join("name == %s" % cxx_string(n) for n in names)
+    match = " || ".join("name == %s || name + \"/real_time\" == %s" % (cxx_string(n), cxx_string(n))
+                        for n in names)
     edit(os.path.join(repo, "fixtures", "runner.h"), [
         ("#include <cstdint>\n", "#include <chrono>\n#include <cstdint>\n"),
-        ("void RunWork(benchmark::State& state, Work& work, const std::string& verify_error) {",
+        ("void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
+         "             BenchSession& session, const std::string& name) {",
          "void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
-         "             double detector_fraction = 0.0) {"),
+         "             BenchSession& session, const std::string& name) {\n"
+         "  // Google Benchmark reports rows timed in real time with a /real_time suffix.\n"
+         f"  const double detector_fraction = ({match}) ? {f} : 0.0;"),
         ("  for (auto _ : state) {\n    work.Iterate();\n  }",
          "  // DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown.\n"
          "  for (auto _ : state) {\n"
@@ -71,9 +75,6 @@ def plant_spin(repo, fraction, names):
          "      }\n"
          "    }\n"
          "  }"),
-        ("        RunWork(state, *slot.work, slot.verify_error);",
-         "        RunWork(state, *slot.work, slot.verify_error,\n"
-         f"                ({match}) ? {f} : 0.0);"),
     ])
 
 
