@@ -48,7 +48,7 @@ using record::ReadResult;
 // ------------------------------------------------------------------ parameters
 
 constexpr std::array<int, 3> kMagics = {0, 1, 2};
-constexpr std::array<std::string_view, 5> kCodecs = {"none", "gzip", "snappy", "lz4", "zstd"};
+// Codecs: every Kafka codec (KafkaCodecs(): one row per compression code of the table).
 constexpr std::array<std::string_view, 2> kPayloads = {"az", "random"};
 constexpr std::array<std::size_t, 2> kRecordBytes = {100, 1000};
 constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
@@ -215,12 +215,7 @@ BenchName Name(std::string_view variant, const BatchParams& p, bool with_format 
 }
 
 void RegisterBatchFamily(const Options& options, BenchSession& session) {
-  std::vector<CodecSpec> codecs;
-  if (options.codecs.empty()) {
-    for (std::string_view c : kCodecs) codecs.push_back(ParseCodecSpec(c));
-  } else {
-    codecs = options.codecs;
-  }
+  std::vector<CodecSpec> codecs = options.codecs.empty() ? KafkaCodecs() : options.codecs;
   std::vector<PayloadSpec> payloads = options.payloads;
   if (payloads.empty()) {
     for (std::string_view p : kPayloads) payloads.push_back(ParsePayloadSpec(p));
@@ -241,7 +236,7 @@ void RegisterBatchFamily(const Options& options, BenchSession& session) {
         }
         for (int magic : kMagics) {
           for (const auto& codec : codecs) {
-            if (codec.id == CodecId::kZstd && magic < 2) continue;  // zstd needs v2
+            if (!KafkaCarries(codec, magic)) continue;  // e.g. zstd before v2
             BatchParams p = base;
             p.magic = magic;
             p.codec = codec;

@@ -11,11 +11,6 @@
 // `Codec/direct_*`, which call each library directly with no kbench code in the loop, so
 // the harness's own overhead is visible (they should match `compress`/`decompress`).
 
-#include <lz4frame.h>
-#include <snappy.h>
-#include <zlib.h>
-#include <zstd.h>
-
 #include <array>
 #include <cstring>
 #include <string>
@@ -35,24 +30,7 @@ namespace {
 
 // ------------------------------------------------------------------ parameters
 
-struct CodecLevel {
-  std::string_view codec;
-  int level;
-};
-constexpr std::array<CodecLevel, 12> kCodecLevels = {{
-    {"gzip", 1},
-    {"gzip", 6},
-    {"gzip", 9},
-    {"snappy", 0},
-    {"snappy_xerial", 0},
-    {"lz4", 1},
-    {"lz4", 9},  // 1: fast (librdkafka's default), 9: HC (the Java client's default)
-    {"zstd", -5},
-    {"zstd", 1},
-    {"zstd", 3},
-    {"zstd", 9},
-    {"zstd", 19},
-}};
+// Codecs and levels: each codec row's bench_levels (harness/codec_table.cc).
 constexpr std::array<std::string_view, 6> kPayloads = {
     "zeros", "random", "az", "value_bound:500", "value_bound:50000", "repeated"};
 constexpr std::array<std::size_t, 3> kRecordBytes = {100, 1000, 10000};
@@ -63,8 +41,7 @@ constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 *
 constexpr std::array<std::string_view, 2> kSlicePayloads = {"az", "value_bound:500"};
 constexpr std::size_t kSliceRecordBytes = 1000;
 constexpr std::size_t kSliceBatchBytes = 64 * 1024;
-constexpr std::array<CodecLevel, 4> kDirectCodecs = {
-    {{"gzip", 6}, {"snappy", 0}, {"lz4", 1}, {"zstd", 3}}};
+// Direct rows: every codec row with a DirectCodec, at its direct_level.
 
 // ------------------------------------------------------------------ data
 
@@ -183,35 +160,16 @@ class MemcpyWork {
 };
 
 // Direct library calls with preallocated buffers: what a hand-written bare loop would do.
-// Kept deliberately free of kbench's Codec layer; only the bytes come from the harness.
+// The calls are the codec's own (its DirectCodec, next to its library code in
+// harness/codecs/), free of kbench's Codec layer; only the bytes come from the harness.
 class DirectWork {
  public:
-  DirectWork(const CodecParams& p, bool compress) : p_(p), data_(p), compress_(compress) {
+  DirectWork(const CodecParams& p, bool compress)
+      : data_(p), compress_(compress), direct_(p.codec.info().make_direct(p.codec.level)) {
     std::unique_ptr<Codec> codec = MakeCodec(p.codec);  // for the reference compressed form
     if (!codec->Compress(data_.raw.view(), compressed_).ok()) compressed_.clear();
-    out_.ResizeUninitialized(std::max<std::size_t>(ZSTD_compressBound(data_.raw.size()),
-                                                   snappy::MaxCompressedLength(data_.raw.size())) +
-                             64 * 1024);
-    zcctx_ = ZSTD_createCCtx();
-    zdctx_ = ZSTD_createDCtx();
-    LZ4F_createCompressionContext(&lcctx_, LZ4F_VERSION);
-    LZ4F_createDecompressionContext(&ldctx_, LZ4F_VERSION);
-    deflateInit2(&deflate_, p.codec.level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    inflateInit2(&inflate_, 15 + 16);
-    lz4_prefs_.frameInfo.blockSizeID = LZ4F_max64KB;
-    lz4_prefs_.frameInfo.blockMode = LZ4F_blockIndependent;
-    lz4_prefs_.compressionLevel = p.codec.level;
+    out_.ResizeUninitialized(direct_->CompressBound(data_.raw.size()) + 64 * 1024);
   }
-  ~DirectWork() {
-    ZSTD_freeCCtx(zcctx_);
-    ZSTD_freeDCtx(zdctx_);
-    LZ4F_freeCompressionContext(lcctx_);
-    LZ4F_freeDecompressionContext(ldctx_);
-    deflateEnd(&deflate_);
-    inflateEnd(&inflate_);
-  }
-  DirectWork(const DirectWork&) = delete;
-  DirectWork& operator=(const DirectWork&) = delete;
 
   std::string Verify() {
     if (compressed_.empty()) return "reference compression failed";
@@ -236,81 +194,17 @@ class DirectWork {
 
  private:
   std::size_t CompressOnce() {
-    const auto* src = data_.raw.data();
-    std::size_t len = data_.raw.size();
-    switch (p_.codec.id) {
-      case CodecId::kZstd:
-        return ZSTD_compressCCtx(zcctx_, out_.data(), out_.capacity(), src, len, p_.codec.level);
-      case CodecId::kSnappy: {
-        std::size_t n = 0;
-        snappy::RawCompress(reinterpret_cast<const char*>(src), len,
-                            reinterpret_cast<char*>(out_.data()), &n);
-        return n;
-      }
-      case CodecId::kLz4: {
-        std::size_t pos = LZ4F_compressBegin(lcctx_, out_.data(), out_.capacity(), &lz4_prefs_);
-        pos += LZ4F_compressUpdate(lcctx_, out_.data() + pos, out_.capacity() - pos, src, len,
-                                   nullptr);
-        pos += LZ4F_compressEnd(lcctx_, out_.data() + pos, out_.capacity() - pos, nullptr);
-        return pos;
-      }
-      case CodecId::kGzip: {
-        deflateReset(&deflate_);
-        deflate_.next_in = const_cast<Bytef*>(src);
-        deflate_.avail_in = static_cast<uInt>(len);
-        deflate_.next_out = out_.data();
-        deflate_.avail_out = static_cast<uInt>(out_.capacity());
-        return deflate(&deflate_, Z_FINISH) == Z_STREAM_END ? deflate_.total_out : 0;
-      }
-      case CodecId::kNone:
-        break;
-    }
-    return 0;
+    return direct_->Compress(data_.raw.view(), out_.data(), out_.capacity());
   }
   std::size_t DecompressOnce() {
-    const auto* src = compressed_.data();
-    std::size_t len = compressed_.size();
-    switch (p_.codec.id) {
-      case CodecId::kZstd:
-        return ZSTD_decompressDCtx(zdctx_, out_.data(), out_.capacity(), src, len);
-      case CodecId::kSnappy:
-        return snappy::RawUncompress(reinterpret_cast<const char*>(src), len,
-                                     reinterpret_cast<char*>(out_.data()))
-                   ? data_.raw.size()
-                   : 0;
-      case CodecId::kLz4: {
-        LZ4F_resetDecompressionContext(ldctx_);
-        std::size_t dst = out_.capacity();
-        std::size_t consumed = len;
-        LZ4F_decompress(ldctx_, out_.data(), &dst, src, &consumed, nullptr);
-        return dst;
-      }
-      case CodecId::kGzip: {
-        inflateReset(&inflate_);
-        inflate_.next_in = const_cast<Bytef*>(src);
-        inflate_.avail_in = static_cast<uInt>(len);
-        inflate_.next_out = out_.data();
-        inflate_.avail_out = static_cast<uInt>(out_.capacity());
-        return inflate(&inflate_, Z_FINISH) == Z_STREAM_END ? inflate_.total_out : 0;
-      }
-      case CodecId::kNone:
-        break;
-    }
-    return 0;
+    return direct_->Decompress(compressed_.view(), out_.data(), out_.capacity());
   }
 
-  CodecParams p_;
   BatchData data_;
   bool compress_;
+  std::unique_ptr<DirectCodec> direct_;
   ByteBuffer compressed_;
   ByteBuffer out_;
-  ZSTD_CCtx* zcctx_ = nullptr;
-  ZSTD_DCtx* zdctx_ = nullptr;
-  LZ4F_cctx* lcctx_ = nullptr;
-  LZ4F_dctx* ldctx_ = nullptr;
-  LZ4F_preferences_t lz4_prefs_{};
-  z_stream deflate_{};
-  z_stream inflate_{};
 };
 
 struct DirectCompressWork : DirectWork {
@@ -333,9 +227,26 @@ BenchName Name(std::string_view variant, const CodecParams& p, bool with_codec =
 
 std::vector<CodecSpec> DefaultCodecs() {
   std::vector<CodecSpec> specs;
-  for (const auto& [codec, level] : kCodecLevels) {
-    CodecSpec spec = ParseCodecSpec(codec);
-    spec.level = level;
+  const auto table = CodecTable();
+  for (std::size_t row = 0; row < table.size(); ++row) {
+    for (int level : table[row].bench_levels) {
+      CodecSpec spec;
+      spec.row = static_cast<std::uint8_t>(row);
+      spec.level = level;
+      specs.push_back(spec);
+    }
+  }
+  return specs;
+}
+
+std::vector<CodecSpec> DirectCodecs() {
+  std::vector<CodecSpec> specs;
+  const auto table = CodecTable();
+  for (std::size_t row = 0; row < table.size(); ++row) {
+    if (!table[row].make_direct) continue;
+    CodecSpec spec;
+    spec.row = static_cast<std::uint8_t>(row);
+    spec.level = table[row].direct_level;
     specs.push_back(spec);
   }
   return specs;
@@ -387,10 +298,9 @@ void RegisterCodecFamily(const Options& options, BenchSession& session) {
       RegisterWork<CompressWork>(session, Name("compress_fresh", p), p);
       RegisterWork<DecompressWork>(session, Name("decompress_fresh", p), p);
     }
-    for (const auto& [codec, level] : kDirectCodecs) {
+    for (const auto& codec : DirectCodecs()) {
       CodecParams p = slice;
-      p.codec = ParseCodecSpec(codec);
-      p.codec.level = level;
+      p.codec = codec;
       RegisterWork<DirectCompressWork>(session, Name("direct_compress", p), p);
       RegisterWork<DirectDecompressWork>(session, Name("direct_decompress", p), p);
     }

@@ -180,7 +180,7 @@ void RegisterFormatFamily(const Options& options, BenchSession& session) {
   for (auto& codec : codecs) MakeCodec(codec);  // validates levels before anything runs
   for (int magic : kMagics) {
     for (const auto& codec : codecs) {
-      if (codec.id == CodecId::kZstd && magic < 2) continue;  // zstd needs v2
+      if (!KafkaCarries(codec, magic)) continue;  // e.g. zstd before v2
       for (TimestampType tt : {TimestampType::kCreateTime, TimestampType::kLogAppendTime}) {
         if (magic == 0 && tt == TimestampType::kLogAppendTime) continue;  // v0 has no timestamps
         for (std::size_t bytes : kValidateRecordBytes) {

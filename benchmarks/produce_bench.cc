@@ -152,9 +152,7 @@ constexpr std::string_view kSeed000Payload = "random";
 
 // ------------------------------------------------------------------ settings and names
 
-std::string LibrdkafkaCodec(const CodecSpec& c) {
-  return c.id == CodecId::kNone ? "none" : std::string(CodecName(c.id));
-}
+std::string LibrdkafkaCodec(const CodecSpec& c) { return std::string(c.info().librdkafka_name); }
 
 ClientSettings BenchmarkSettings(const ProduceParams& p) {
   ClientSettings s = {
@@ -806,13 +804,18 @@ void RegisterPaired(BenchSession& session, const std::vector<ProduceParams>& row
   }
 }
 
-// "" when librdkafka can produce with the codec, else why not. --codec is shared with the
-// Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs are skipped here
-// with a note rather than failing a run that may not even select Produce.
+// "" when librdkafka can produce with the codec, else why not (from the codec's row). --codec
+// is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs
+// are skipped here with a note rather than failing a run that may not even select Produce.
 std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
-  if (c.snappy_framing == SnappyFraming::kXerial) return "librdkafka always writes raw snappy";
-  if (c.level != 0 && (c.level < 0 || c.level > 12 || (c.id == CodecId::kGzip && c.level > 9))) {
-    return "librdkafka's compression.level takes 1..12 (gzip 1..9)";
+  const CodecInfo& info = c.info();
+  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
+  const LevelRange& range = info.librdkafka_levels;
+  if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
+    return "librdkafka's compression.level for " + c.Name() +
+           (range.min == range.max ? " takes no level"
+                                   : " takes " + std::to_string(range.min) + ".." +
+                                         std::to_string(range.max));
   }
   return "";
 }
@@ -856,7 +859,8 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
     p.codec = ProduceCodec(ParseCodecSpec(value));
     if (value.find(':') == std::string_view::npos) p.codec.level = level;
   } else if (key == "level") {
-    p.codec.level = ParseInt(key, value, -7, 22);
+    // Checked against the codec's librdkafka range once the row is complete.
+    p.codec.level = ParseInt(key, value, -100, 100);
   } else if (key == "record_bytes") {
     p.record_bytes = ParseSizeSpec(value);
   } else if (key == "payload") {
@@ -897,6 +901,9 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
   std::vector<ProduceParams> rows = ExpandMatrixSpec("--produce", spec, base, ApplyProduceSetting);
   for (ProduceParams& p : rows) {
     if (p.producers == kProducersPerThread) p.producers = p.threads;
+    if (std::string why = UnsupportedByLibrdkafka(p.codec); !why.empty()) {
+      throw UsageError("--produce: " + why);
+    }
     if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
       throw UsageError(
           "--produce: variant=bare_producev is a single-threaded loop with one "
@@ -962,7 +969,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
       p.acks = acks;
       p.codec = ProduceCodec(ParseCodecSpec(codec));
       p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-      if (!(p.acks == "1" && p.codec.id == CodecId::kNone && p.record_bytes.max == 100))
+      if (!(p.acks == "1" && p.codec.is_none() && p.record_bytes.max == 100))
         Register(session, p, options.find_max_rate);
     }
   } else {

@@ -4,9 +4,7 @@ find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(benchmark 1.7 REQUIRED)
 
-pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
-pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
-pkg_check_modules(SNAPPY REQUIRED IMPORTED_TARGET snappy)
+# The codecs' libraries: harness/codecs/CMakeLists.txt.
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 
 find_package(nlohmann_json 3 REQUIRED)

@@ -65,8 +65,7 @@ std::string RedactedValue(std::string_view key, std::string_view value) {
 }
 
 ContextEntries CollectBuildAndMachineContext() {
-  CodecLibraryVersions codecs = GetCodecLibraryVersions();
-  return {
+  ContextEntries entries = {
       {"kbench_version", build_info::kVersion},
       {"git_sha", build_info::kGitSha},
       {"git_dirty", build_info::kGitDirty ? "true" : "false"},
@@ -75,13 +74,12 @@ ContextEntries CollectBuildAndMachineContext() {
       {"cxx_flags", build_info::kCxxFlags},
       // The runtime library, not the header macro: LD_LIBRARY_PATH may swap it.
       {"librdkafka_version", rd_kafka_version_str()},
-      {"zlib_version", codecs.zlib},
-      {"zstd_version", codecs.zstd},
-      {"lz4_version", codecs.lz4},
-      {"snappy_version", codecs.snappy},
       {"cpu_model", CpuModel()},
       {"kernel", Kernel()},
   };
+  // One key per codec library (its row's version_key: zlib_version, zstd_version, ...).
+  for (auto& [key, version] : CodecLibraryVersions()) entries.emplace_back(key, version);
+  return entries;
 }
 
 }  // namespace kbench

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <string_view>
+
+#include "harness/codec.h"
 
 namespace kbench {
 
@@ -703,19 +706,19 @@ ProduceTotals ProducerDriver::Collect() {
     }
     std::lock_guard<std::mutex> lock(instances_[i]->log_mu);
     if (t.codec_fallback.empty()) t.codec_fallback = instances_[i]->codec_fallback;
-    // librdkafka (msgset writer) compresses only when the broker has the codec's feature.
-    const char* feature = requested_codec_ == "zstd"  ? "ZSTD"
-                          : requested_codec_ == "lz4" ? "LZ4"
-                                                      : nullptr;
+    // librdkafka (msgset writer) compresses only when the broker has the codec's feature
+    // (its row's broker_feature).
+    const CodecInfo* codec = CodecForLibrdkafkaName(requested_codec_);
+    const std::string_view feature = codec ? codec->broker_feature : std::string_view();
     for (const auto& [broker, features] : instances_[i]->broker_features) {
-      if (!feature || !t.codec_fallback.empty()) break;
+      if (feature.empty() || !t.codec_fallback.empty()) break;
       std::string list, token;
       list.append(",").append(features);
       token.append(",").append(feature).append(",");
       // Judge only brokers that negotiated the v2 format (ZSTD and LZ4 come with it).
       if (list.find(",MsgVer2,") == std::string::npos) continue;
       if (list.find(token) == std::string::npos) {
-        t.codec_fallback = "broker " + broker + " lacks the " + feature +
+        t.codec_fallback = "broker " + broker + " lacks the " + std::string(feature) +
                            " feature (enabled: " + features + "), so librdkafka sends " +
                            requested_codec_ + " batches to it uncompressed";
       }

@@ -1,5 +1,6 @@
 #include "harness/record/reader.h"
 
+#include <optional>
 #include <string>
 
 #include "harness/record/crc.h"
@@ -248,10 +249,11 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
   }
   b.attributes = wire::Get16(h + kV2Attributes);
   auto codec = static_cast<unsigned>(b.attributes & kV2CodecMask);
-  if (codec > static_cast<unsigned>(CodecId::kZstd)) {
+  std::optional<CodecSpec> spec = CodecSpecForKafkaAttribute(codec);
+  if (!spec) {
     return Fail(at, "unknown compression codec id " + std::to_string(codec) + " in attributes");
   }
-  b.codec = static_cast<CodecId>(codec);
+  b.codec = *spec;
   b.timestamp_type = (b.attributes & kV2TimestampTypeBit) ? TimestampType::kLogAppendTime
                                                           : TimestampType::kCreateTime;
   b.transactional = (b.attributes & kV2TransactionalBit) != 0;
@@ -269,12 +271,12 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
   if (count < 0) return Fail(at, "negative recordCount " + std::to_string(count));
 
   ByteView section = in.subspan(kV2HeaderBytes, b.wire_bytes - kV2HeaderBytes);
-  if (b.codec != CodecId::kNone) {
+  if (!b.codec.is_none()) {
     ByteBuffer& buf = NextSectionBuffer();
     Status s = codecs_.Decompress(2, b.codec, section, buf, options_.max_decompressed_bytes);
     if (!s)
       return Fail(
-          at, "cannot decompress " + std::string(CodecName(b.codec)) + " records: " + s.message());
+          at, "cannot decompress " + b.codec.Name() + " records: " + s.message());
     section = buf.view();
   }
   b.uncompressed_bytes = section.size();
@@ -320,11 +322,12 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
   b.crc = m.crc;
   b.attributes = m.attributes;
   auto codec = static_cast<unsigned>(m.attributes & kLegacyCodecMask);
-  if (codec > static_cast<unsigned>(CodecId::kLz4)) {
+  std::optional<CodecSpec> spec = CodecSpecForKafkaAttribute(codec);
+  if (!spec || spec->info().first_magic > m.magic) {
     return Fail(at, "codec id " + std::to_string(codec) + " is not valid for magic " +
                         std::to_string(m.magic));
   }
-  b.codec = static_cast<CodecId>(codec);
+  b.codec = *spec;
   b.timestamp_type = (m.magic == 1 && (m.attributes & kLegacyTimestampTypeBit))
                          ? TimestampType::kLogAppendTime
                          : TimestampType::kCreateTime;
@@ -333,7 +336,7 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
   b.max_timestamp = m.timestamp;
   b.first_record = result.records.size();
 
-  if (b.codec == CodecId::kNone) {
+  if (b.codec.is_none()) {
     DecodedRecord r;
     r.offset = r.stored_offset = m.offset;
     r.timestamp = m.timestamp;
@@ -352,7 +355,7 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
       codecs_.Decompress(m.magic, b.codec, AsBytes(*m.value), buf, options_.max_decompressed_bytes);
   if (!s)
     return Fail(
-        at, "cannot decompress " + std::string(CodecName(b.codec)) + " wrapper: " + s.message());
+        at, "cannot decompress " + b.codec.Name() + " wrapper: " + s.message());
   b.uncompressed_bytes = buf.size();
   ByteView inner = buf.view();
   std::size_t pos = 0;

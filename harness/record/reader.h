@@ -39,7 +39,7 @@ struct BatchInfo {
   std::size_t wire_offset = 0;  // where the entry starts in the input
   std::size_t wire_bytes = 0;
   std::int8_t magic = 0;
-  CodecId codec = CodecId::kNone;
+  CodecSpec codec;  // the row Kafka's compression code reads with (codec:none, snappy, ...)
   TimestampType timestamp_type = TimestampType::kCreateTime;
   std::uint16_t attributes = 0;
   std::uint32_t crc = 0;

@@ -34,10 +34,17 @@ bool Lz4HeaderChecksums(ByteView frame, std::size_t* hc_offset, std::uint8_t* co
   return true;
 }
 
+namespace {
+bool IsKafka3160(std::int8_t magic, const CodecSpec& spec) {
+  return magic == 0 && spec.info().kafka_attribute == kKafkaLz4Attribute;
+}
+}  // namespace
+
 Status RecordCodecs::Get(const CodecSpec& spec, Codec** codec) {
-  auto index = static_cast<std::size_t>(spec.id);
+  if (codecs_.empty()) codecs_.resize(CodecTable().size());
+  auto index = static_cast<std::size_t>(spec.row);
   if (index >= codecs_.size()) {
-    return Status::Error("unknown compression codec id " + std::to_string(index));
+    return Status::Error("unknown compression codec row " + std::to_string(index));
   }
   auto& slot = codecs_[index];
   if (!slot || !(slot->spec() == spec)) {
@@ -56,7 +63,7 @@ Status RecordCodecs::Compress(std::int8_t magic, const CodecSpec& spec, ByteView
   Codec* codec = nullptr;
   if (Status s = Get(spec, &codec); !s) return s;
   if (Status s = codec->Compress(in, out); !s) return s;
-  if (magic == 0 && spec.id == CodecId::kLz4) {
+  if (IsKafka3160(magic, spec)) {
     std::size_t hc = 0;
     std::uint8_t correct = 0;
     std::uint8_t broken = 0;
@@ -68,13 +75,11 @@ Status RecordCodecs::Compress(std::int8_t magic, const CodecSpec& spec, ByteView
   return Status::Ok();
 }
 
-Status RecordCodecs::Decompress(std::int8_t magic, CodecId id, ByteView in, ByteBuffer& out,
-                                std::size_t max_out) {
-  CodecSpec spec;
-  spec.id = id;
+Status RecordCodecs::Decompress(std::int8_t magic, const CodecSpec& spec, ByteView in,
+                                ByteBuffer& out, std::size_t max_out) {
   Codec* codec = nullptr;
   if (Status s = Get(spec, &codec); !s) return s;
-  if (magic == 0 && id == CodecId::kLz4) {
+  if (IsKafka3160(magic, spec)) {
     std::size_t hc = 0;
     std::uint8_t correct = 0;
     std::uint8_t broken = 0;

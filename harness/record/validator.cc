@@ -54,7 +54,7 @@ Status LogValidator::Validate(ByteBuffer& batch, const ValidationOptions& option
   if (first.magic == 0 && options.timestamp_type == TimestampType::kLogAppendTime) {
     return Status::Error("LogAppendTime needs magic 1 or 2; the batch has magic 0");
   }
-  if (first.magic == 2 || first.codec != CodecId::kNone) {
+  if (first.magic == 2 || !first.codec.is_none()) {
     // One v2 batch or one wrapper per partition, as Kafka requires of a produce request.
     if (decoded_.batches.size() != 1) {
       return Invalid(std::to_string(decoded_.batches.size()) +
@@ -168,7 +168,7 @@ Status LogValidator::Rebuild(ByteBuffer& batch, const ValidationOptions& options
   const BatchInfo& b = decoded_.batches.front();
   BatchOptions o;
   o.magic = b.magic;
-  o.codec.id = b.codec;
+  o.codec = b.codec;
   o.base_offset = options.base_offset;
   if (b.magic > 0) {
     o.timestamp_type = options.timestamp_type;

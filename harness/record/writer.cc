@@ -279,11 +279,16 @@ Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
     return Status::Error("unsupported magic " + std::to_string(options.magic) +
                          " (valid: 0, 1, 2)");
   }
-  if (static_cast<int>(options.codec.id) > static_cast<int>(CodecId::kZstd)) {
-    return Status::Error("unknown codec id " + std::to_string(static_cast<int>(options.codec.id)));
+  if (options.codec.row >= CodecTable().size()) {
+    return Status::Error("unknown codec row " + std::to_string(options.codec.row));
   }
-  if (options.codec.id == CodecId::kZstd && options.magic < 2) {
-    return Status::Error("zstd needs magic 2 (KIP-110); got magic " +
+  const CodecInfo& codec = options.codec.info();
+  if (!codec.kafka_attribute) {
+    return Status::Error("Kafka has no compression code for " + options.codec.Name());
+  }
+  if (options.magic < codec.first_magic) {
+    return Status::Error(options.codec.Name() + " needs magic " +
+                         std::to_string(codec.first_magic) + "; got magic " +
                          std::to_string(options.magic));
   }
   if (options.magic == 0 && options.timestamp_type == TimestampType::kLogAppendTime) {
@@ -291,7 +296,7 @@ Status BatchBuilder::Begin(const BatchOptions& options, ByteBuffer& out) {
   }
   opts_ = options;
   out_ = &out;
-  compressing_ = options.codec.id != CodecId::kNone;
+  compressing_ = !options.codec.is_none();
   count_ = 0;
   base_timestamp_ = kNoTimestamp;
   max_timestamp_ = kNoTimestamp;
@@ -483,7 +488,7 @@ Status BatchBuilder::FinishV2() {
   if (out.size() - kLogOverhead > kMaxField)
     return Status::Error("batch exceeds Kafka's int32 size");
   std::uint8_t* h = out.data();
-  std::uint16_t attributes = static_cast<std::uint16_t>(opts_.codec.id);
+  std::uint16_t attributes = *opts_.codec.info().kafka_attribute;
   std::int64_t max_timestamp = max_timestamp_;
   if (opts_.timestamp_type == TimestampType::kLogAppendTime) {
     attributes |= kV2TimestampTypeBit;
@@ -532,7 +537,7 @@ Status BatchBuilder::FinishLegacyWrapper() {
   wire::Put32(m + 8, static_cast<std::uint32_t>(total - kLogOverhead));
   std::uint8_t* p = m + kMagicOffset;
   *p++ = static_cast<std::uint8_t>(opts_.magic);
-  std::uint8_t attributes = static_cast<std::uint8_t>(opts_.codec.id);
+  std::uint8_t attributes = *opts_.codec.info().kafka_attribute;
   if (v1 && opts_.timestamp_type == TimestampType::kLogAppendTime)
     attributes |= kLegacyTimestampTypeBit;
   *p++ = attributes;

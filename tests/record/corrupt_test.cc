@@ -140,7 +140,7 @@ TEST(Corrupt, DecompressionIsCapped) {
   ByteBuffer wire;
   for (int magic = 0; magic <= 2; ++magic) {
     for (const CodecSpec& codec : CodecsFor(magic)) {
-      if (codec.id == CodecId::kNone) continue;
+      if (codec.is_none()) continue;
       BatchOptions o;
       o.magic = static_cast<std::int8_t>(magic);
       o.codec = codec;

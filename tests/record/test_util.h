@@ -88,16 +88,11 @@ inline std::string CaseName(int magic, const CodecSpec& codec) {
 
 inline std::vector<CodecSpec> CodecsFor(int magic) {
   std::vector<CodecSpec> specs;
-  for (CodecId id :
-       {CodecId::kNone, CodecId::kGzip, CodecId::kSnappy, CodecId::kLz4, CodecId::kZstd}) {
-    if (id == CodecId::kZstd && magic < 2) continue;
-    CodecSpec s;
-    s.id = id;
-    specs.push_back(s);
-    if (id == CodecId::kSnappy) {
-      s.snappy_framing = SnappyFraming::kXerial;
-      specs.push_back(s);
-    }
+  // Every row Kafka has a compression code for (snappy in both framings), where `magic`
+  // carries it.
+  for (std::string_view name : KnownCodecNames()) {
+    CodecSpec s = ParseCodecSpec(name);
+    if (KafkaCarries(s, magic)) specs.push_back(s);
   }
   return specs;
 }

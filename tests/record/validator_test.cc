@@ -23,7 +23,7 @@ struct Produced {
 
 Produced Produce(int magic, const CodecSpec& codec, std::size_t count = 8) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(magic) * 31 +
-                      static_cast<std::uint64_t>(codec.id));
+                      static_cast<std::uint64_t>(*codec.info().kafka_attribute));
   Produced p{RandomRecords(rng, count, magic == 2, 1700000000000), {}};
   BatchOptions o;
   o.magic = static_cast<std::int8_t>(magic);
@@ -57,7 +57,7 @@ TEST_P(Validate, AssignsOffsetsAndKeepsRecords) {
     EXPECT_EQ(res.records, n);
     EXPECT_EQ(res.last_offset, 5000 + static_cast<std::int64_t>(n) - 1);
     const bool log_append = tt == TimestampType::kLogAppendTime;
-    EXPECT_EQ(res.recompressed, magic == 0 && codec.id != CodecId::kNone);
+    EXPECT_EQ(res.recompressed, magic == 0 && !codec.is_none());
     if (magic == 2) {
       // baseOffset and partitionLeaderEpoch are outside the CRC: only LogAppendTime (or a
       // wrong maxTimestamp) changes it.
@@ -66,7 +66,7 @@ TEST_P(Validate, AssignsOffsetsAndKeepsRecords) {
         EXPECT_EQ(wire::Get32(p.wire.data() + kV2Crc), crc_before);
       }
     }
-    if (magic == 1 && codec.id != CodecId::kNone) {
+    if (magic == 1 && !codec.is_none()) {
       EXPECT_EQ(res.crc_recomputed, log_append);
     }
 
@@ -86,10 +86,10 @@ TEST_P(Validate, AssignsOffsetsAndKeepsRecords) {
     if (magic == 2) {
       EXPECT_EQ(got.batches[0].partition_leader_epoch, 17);
     }
-    if (magic == 0 && codec.id != CodecId::kNone) {
+    if (magic == 0 && !codec.is_none()) {
       EXPECT_EQ(got.records[0].stored_offset, 5000) << "v0 inner offsets are absolute";
     }
-    if (magic == 1 && codec.id != CodecId::kNone) {
+    if (magic == 1 && !codec.is_none()) {
       EXPECT_EQ(got.records[0].stored_offset, 0) << "v1 inner offsets stay relative";
       EXPECT_EQ(got.batches[0].base_offset, 5000);
     }
@@ -117,8 +117,7 @@ TEST(Validator, V1WrapperWithNonSequentialInnerOffsetsIsRebuilt) {
   o.base_offset = 7;
   ASSERT_TRUE(WriteBatch(builder, o, p.f.records, inner).ok());
   RecordCodecs codecs;
-  CodecSpec gzip;
-  gzip.id = CodecId::kGzip;
+  CodecSpec gzip = ParseCodecSpec("gzip");
   ByteBuffer compressed;
   ASSERT_TRUE(codecs.Compress(1, gzip, inner.view(), compressed).ok());
   ByteBuffer wrapper;
@@ -128,7 +127,7 @@ TEST(Validator, V1WrapperWithNonSequentialInnerOffsetsIsRebuilt) {
   wire::Put32(m + 8,
               static_cast<std::uint32_t>(kMessageV1Overhead - kLogOverhead + compressed.size()));
   m[16] = 1;
-  m[17] = static_cast<std::uint8_t>(CodecId::kGzip);
+  m[17] = *gzip.info().kafka_attribute;
   wire::Put64(m + 18, 0);
   wire::Put32(m + 26, 0xffffffffu);
   wire::Put32(m + 30, static_cast<std::uint32_t>(compressed.size()));

@@ -3,7 +3,10 @@
 #include <lz4frame.h>
 
 #include <cstring>
+#include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -17,11 +20,11 @@ std::vector<CodecSpec> AllCodecLevels() {
   std::vector<CodecSpec> specs;
   for (auto name : KnownCodecNames()) {
     CodecSpec base = ParseCodecSpec(name);
-    LevelRange range = CodecLevels(base.id);
+    LevelRange range = base.info().levels;
     std::vector<int> levels = {0};
     if (range.min != range.max) {
       levels = {range.min, range.default_level, range.max};
-      if (base.id == CodecId::kLz4) levels.push_back(3);  // first HC level
+      if (name == "lz4") levels.push_back(3);  // first HC level
     }
     for (int level : levels) {
       for (bool reuse : {true, false}) {
@@ -33,6 +36,15 @@ std::vector<CodecSpec> AllCodecLevels() {
     }
   }
   return specs;
+}
+
+// Every row but none.
+std::vector<std::string_view> CompressingCodecs() {
+  std::vector<std::string_view> names;
+  for (auto name : KnownCodecNames()) {
+    if (name != "none") names.push_back(name);
+  }
+  return names;
 }
 
 std::string Describe(const CodecSpec& s) {
@@ -68,7 +80,7 @@ TEST(Codec, CompressibleDataShrinks) {
   RecordSet records =
       PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{1000, 1000}, 1).Generate(64);
   ByteBuffer raw = records.ConcatenatedValues();
-  for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+  for (auto name : CompressingCodecs()) {
     auto codec = MakeCodec(ParseCodecSpec(name));
     ByteBuffer out;
     ASSERT_TRUE(codec->Compress(raw.view(), out).ok());
@@ -157,7 +169,7 @@ TEST(Codec, TruncatedOrCorruptInputGivesAnErrorNeverACrash) {
   RecordSet records =
       PayloadGenerator(ParsePayloadSpec("value_bound:5000"), SizeSpec{300, 300}, 11).Generate(300);
   ByteBuffer raw = records.ConcatenatedValues();
-  for (auto name : {"gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+  for (auto name : CompressingCodecs()) {
     auto codec = MakeCodec(ParseCodecSpec(name));
     ByteBuffer compressed, out;
     ASSERT_TRUE(codec->Compress(raw.view(), compressed).ok());
@@ -187,7 +199,7 @@ TEST(Codec, DecompressionHonoursTheSizeCap) {
   RecordSet records =
       PayloadGenerator(ParsePayloadSpec("zeros"), SizeSpec{10000, 10000}, 1).Generate(100);
   ByteBuffer raw = records.ConcatenatedValues();
-  for (auto name : {"none", "gzip", "snappy", "snappy_xerial", "lz4", "zstd"}) {
+  for (auto name : KnownCodecNames()) {
     auto codec = MakeCodec(ParseCodecSpec(name));
     ByteBuffer compressed, out;
     ASSERT_TRUE(codec->Compress(raw.view(), compressed).ok());
@@ -199,7 +211,7 @@ TEST(Codec, DecompressionHonoursTheSizeCap) {
 
 TEST(Codec, ParseRejectsUnknownCodecsAndBadLevelsWithTheValidValues) {
   try {
-    ParseCodecSpec("brotli");
+    ParseCodecSpec("notacodec");
     FAIL() << "accepted an unknown codec";
   } catch (const UsageError& e) {
     std::string msg = e.what();
@@ -216,23 +228,76 @@ TEST(Codec, ParseRejectsUnknownCodecsAndBadLevelsWithTheValidValues) {
   EXPECT_THROW(ParseCodecSpec("snappy:3"), UsageError);
   EXPECT_EQ(ParseCodecSpec("zstd:-5").level, -5);
   EXPECT_EQ(ParseCodecSpec("lz4:9").level, 9);
-  EXPECT_EQ(ParseCodecSpec("snappy_xerial").snappy_framing, SnappyFraming::kXerial);
+  EXPECT_EQ(ParseCodecSpec("snappy_xerial").Name(), "snappy_xerial");
+  EXPECT_EQ(ParseCodecSpec("gzip:0").level, 0);  // 0: the library's default
 }
 
-TEST(Codec, AttributeBitsAreKafkas) {
-  EXPECT_EQ(static_cast<int>(CodecId::kNone), 0);
-  EXPECT_EQ(static_cast<int>(CodecId::kGzip), 1);
-  EXPECT_EQ(static_cast<int>(CodecId::kSnappy), 2);
-  EXPECT_EQ(static_cast<int>(CodecId::kLz4), 3);
-  EXPECT_EQ(static_cast<int>(CodecId::kZstd), 4);
+TEST(Codec, KafkaCompressionCodesAreKafkas) {
+  const std::vector<std::pair<std::string_view, int>> codes = {
+      {"none", 0}, {"gzip", 1}, {"snappy", 2}, {"snappy_xerial", 2}, {"lz4", 3}, {"zstd", 4}};
+  for (const auto& [name, code] : codes) {
+    EXPECT_EQ(ParseCodecSpec(name).info().kafka_attribute, code) << name;
+  }
+  // A code reads with its first row (snappy reads both framings); unknown codes have none.
+  EXPECT_EQ(CodecSpecForKafkaAttribute(2)->Name(), "snappy");
+  EXPECT_FALSE(CodecSpecForKafkaAttribute(5));
+  std::vector<std::string> kafka;
+  for (const CodecSpec& c : KafkaCodecs()) kafka.push_back(c.Name());
+  EXPECT_EQ(kafka, (std::vector<std::string>{"none", "gzip", "snappy", "lz4", "zstd"}));
+  EXPECT_FALSE(KafkaCarries(ParseCodecSpec("zstd"), 1));
+  EXPECT_TRUE(KafkaCarries(ParseCodecSpec("zstd"), 2));
+}
+
+// The table's own consistency: what families derive from a row must be usable.
+TEST(Codec, EveryRowIsConsistent) {
+  const auto table = CodecTable();
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(table[0].name, "none");  // CodecSpec{} is row 0
+  for (const CodecInfo& c : table) {
+    EXPECT_TRUE(c.make) << c.name;
+    EXPECT_LE(c.levels.min, c.levels.max) << c.name;
+    for (int level : c.bench_levels) {
+      EXPECT_TRUE(level == 0 || (level >= c.levels.min && level <= c.levels.max)) << c.name;
+    }
+    EXPECT_EQ(c.version_key.empty(), c.version == nullptr) << c.name;
+    EXPECT_TRUE(c.kafka_attribute || c.first_magic == 0) << c.name;
+  }
+}
+
+TEST(Codec, DirectCallsRoundTripWithTheCodecsOwnFraming) {
+  RecordSet records =
+      PayloadGenerator(ParsePayloadSpec("value_bound:500"), SizeSpec{1000, 1000}, 4).Generate(64);
+  ByteBuffer raw = records.ConcatenatedValues();
+  int directs = 0;
+  for (const CodecInfo& c : CodecTable()) {
+    if (!c.make_direct) continue;
+    ++directs;
+    auto direct = c.make_direct(c.direct_level);
+    std::vector<std::uint8_t> packed(direct->CompressBound(raw.size()));
+    std::size_t n = direct->Compress(raw.view(), packed.data(), packed.size());
+    ASSERT_GT(n, 0u) << c.name;
+    // The Codec of the same row reads what the direct call wrote, and vice versa.
+    CodecSpec spec = ParseCodecSpec(c.name);
+    ByteBuffer back;
+    ASSERT_TRUE(MakeCodec(spec)->Decompress(ByteView(packed.data(), n), back).ok()) << c.name;
+    EXPECT_EQ(back.str(), raw.str()) << c.name;
+    std::vector<std::uint8_t> out(raw.size() + 64);
+    EXPECT_EQ(direct->Decompress(ByteView(packed.data(), n), out.data(), out.size()), raw.size())
+        << c.name;
+    EXPECT_EQ(0, std::memcmp(out.data(), raw.data(), raw.size())) << c.name;
+  }
+  EXPECT_EQ(directs, 4);
 }
 
 TEST(Codec, LibraryVersionsAreReadAtRunTime) {
-  CodecLibraryVersions v = GetCodecLibraryVersions();
-  EXPECT_FALSE(v.zlib.empty());
-  EXPECT_FALSE(v.zstd.empty());
-  EXPECT_FALSE(v.lz4.empty());
-  EXPECT_FALSE(v.snappy.empty());
+  std::map<std::string, std::string> versions;
+  for (const auto& [key, version] : CodecLibraryVersions()) {
+    EXPECT_FALSE(version.empty()) << key;
+    versions[key] = version;
+  }
+  for (const char* key : {"zlib_version", "zstd_version", "lz4_version", "snappy_version"}) {
+    EXPECT_TRUE(versions.count(key)) << key;
+  }
 }
 
 }  // namespace
