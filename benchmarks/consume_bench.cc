@@ -70,6 +70,7 @@ struct ConsumeParams {
   // topic kafka-producer-perf-test wrote, so both tools' consumers read the same records.
   std::string topic;
   bool layout_given = false;  // a key that shapes kbench's own topic was set
+  ClusterRun run;             // the command line's cluster, settings, window; not in the name
 };
 
 // Keys beyond the defaults' appear only when set, so default rows keep their names.
@@ -89,13 +90,15 @@ class ConsumeWork {
  public:
   explicit ConsumeWork(const ConsumeParams& p)
       : cluster_(p.topic.empty()
-                     ? std::make_unique<BenchCluster>(GlobalOptions(), "consume",
+                     ? std::make_unique<BenchCluster>(p.run, "consume",
                                                       TopicLayout{p.partitions, p.replication})
-                     : std::make_unique<BenchCluster>(GlobalOptions(), ExistingTopic{p.topic})) {
+                     : std::make_unique<BenchCluster>(p.run, ExistingTopic{p.topic})),
+        run_(p.run),
+        window_(p.run.window_seconds) {
     if (p.topic.empty()) Fill(p);
     std::string error;
     consumer_ = ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}},
-                                                     GlobalOptions().client_settings, {}),
+                                                     run_.client_settings, {}),
                                        cluster_->topic(), cluster_->layout().partitions, &error);
     if (!consumer_) throw std::runtime_error(error);
   }
@@ -134,7 +137,7 @@ class ConsumeWork {
     window_.Reset();
     const auto warm_end = WindowSchedule::Clock::now() +
                           std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                              std::chrono::duration<double>(GlobalOptions().warmup_seconds));
+                              std::chrono::duration<double>(run_.warmup_seconds));
     Status s =
         consumer_->ReadUntil(expected_.counts, warm_end, kReadIdleTimeout, &cursor_, nullptr);
     return s.ok() ? "" : "warm-up read: " + s.message();
@@ -197,7 +200,7 @@ class ConsumeWork {
         {{"bootstrap.servers", cluster_->bootstrap()},
          {"statistics.interval.ms", "1000"},
          {"message.timeout.ms", "30000"}},
-        GlobalOptions().client_settings,
+        run_.client_settings,
         {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
@@ -215,6 +218,8 @@ class ConsumeWork {
   }
 
   std::unique_ptr<BenchCluster> cluster_;
+  ClusterRun run_;
+  WindowSchedule window_;
   bool filled_ = false;  // kbench wrote the topic (else: an existing topic, topic=NAME)
   std::int64_t count_ = 0;
   std::int64_t value_bytes_ = 0;
@@ -222,7 +227,6 @@ class ConsumeWork {
   std::string fill_error_;
   std::string error_;
   std::unique_ptr<ConsumerDriver> consumer_;
-  WindowSchedule window_{GlobalOptions().window_seconds};
   ConsumerDriver::Cursor cursor_;
   ConsumerDriver::Window read_window_;
   IntervalSeries intervals_;
@@ -287,6 +291,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
     if (!options.payloads.empty()) base.payload = options.payloads.front();
     base.seed = options.payload_seed;
+    base.run = ClusterRunOf(options);
     for (const auto& spec : options.consume_specs) {
       for (const ConsumeParams& p :
            ExpandMatrixSpec("--consume", spec, base, ApplyConsumeSetting)) {
@@ -318,6 +323,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     p.record_bytes = size;
     p.payload = payload;
     p.seed = options.payload_seed;
+    p.run = ClusterRunOf(options);
     Register(session, p);
   }
 }

@@ -195,7 +195,6 @@ int main(int argc, char** argv) {
   const bool json_file = WritesJsonFile(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  kbench::bench::SetGlobalOptions(options);
 
   // Owns every benchmark's Work while it runs; outlives the registered benchmarks' runs.
   BenchSession session;

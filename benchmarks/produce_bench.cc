@@ -110,6 +110,7 @@ struct ProduceParams {
   std::int64_t warmup = -1;  // records; -1 = 10 % of an iteration
   std::int64_t rate = 0;     // records/s overall; 0 = unthrottled
   std::uint64_t seed = kDefaultPayloadSeed;
+  ClusterRun run;  // the command line's cluster, settings, window; not in the name
 };
 
 struct AcksCodec {
@@ -196,13 +197,11 @@ BenchName Name(const ProduceParams& p) {
   return name;
 }
 
-// Windows of --window-seconds (the default), or fixed-count bursts when the user asked for
-// --records-per-iteration.
-bool Windowed() { return GlobalOptions().records_per_iteration == 0; }
-
-std::int64_t RecordsPerIteration() {
-  if (GlobalOptions().records_per_iteration > 0) return GlobalOptions().records_per_iteration;
-  return GlobalOptions().bootstrap.empty() ? kRecordsPerIterationMock : kRecordsPerIterationLive;
+// Records per iteration of fixed-count bursts (--records-per-iteration; windows otherwise),
+// and per warm-up when the row sets none.
+std::int64_t RecordsPerIteration(const ClusterRun& run) {
+  if (run.records_per_iteration > 0) return run.records_per_iteration;
+  return run.bootstrap.empty() ? kRecordsPerIterationMock : kRecordsPerIterationLive;
 }
 
 // ------------------------------------------------------------------ work
@@ -212,12 +211,12 @@ class ProduceSetup {
  public:
   explicit ProduceSetup(const ProduceParams& p)
       : params_(p),
-        cluster_(GlobalOptions(), "produce", TopicLayout{p.partitions, p.replication}),
+        cluster_(p.run, "produce", TopicLayout{p.partitions, p.replication}),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
     settings_ =
         MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
-                      GlobalOptions().client_settings, BenchmarkSettings(p));
+                      p.run.client_settings, BenchmarkSettings(p));
   }
 
   // Per partition, the end offsets against the records delivered to it: with every acks,
@@ -240,7 +239,7 @@ class ProduceSetup {
     PartitionComparison c = ComparePartitionCounts(delivered, ends, "delivered", "end offset");
     lost_records_ = c.lost;
     duplicate_records_ = c.duplicated;
-    return EndOffsetError(c, GlobalOptions().allow_loss);
+    return EndOffsetError(c, params_.run.allow_loss);
   }
   // Counters of the last check, in every row's JSON (0 when nothing is missing).
   void ReportEndOffsets(benchmark::State& state, std::int64_t delivered_total) const {
@@ -251,11 +250,17 @@ class ProduceSetup {
   }
 
   const ProduceParams& params() const { return params_; }
+  const ClusterRun& run() const { return params_.run; }
+  bool windowed() const { return params_.run.windowed(); }
+  std::int64_t records_per_iteration() const { return RecordsPerIteration(params_.run); }
+  std::chrono::duration<double> warmup_seconds() const {
+    return std::chrono::duration<double>(params_.run.warmup_seconds);
+  }
   const BenchCluster& cluster() const { return cluster_; }
   const RecordSet& records() const { return records_; }
   const ClientSettings& settings() const { return settings_; }
   std::int64_t warmup() const {
-    return params_.warmup >= 0 ? params_.warmup : RecordsPerIteration() / 10;
+    return params_.warmup >= 0 ? params_.warmup : RecordsPerIteration(params_.run) / 10;
   }
   std::int64_t AverageValueBytes(std::int64_t count) const {
     return static_cast<std::int64_t>(static_cast<double>(records_.total_value_bytes()) /
@@ -309,7 +314,7 @@ IntervalSeries ToSeries(const MeasuredWindow& w) {
 class ProduceWork {
  public:
   explicit ProduceWork(const ProduceParams& p)
-      : setup_(p), window_(GlobalOptions().window_seconds) {
+      : setup_(p), window_(p.run.window_seconds) {
     ProducerOptions o;
     o.settings = setup_.settings();
     o.topic = setup_.cluster().topic();
@@ -341,36 +346,36 @@ class ProduceWork {
   // Windowed: production starts and runs through warmup_seconds before the window opens,
   // so the window begins with the pipeline (queue, batches, requests in flight) full.
   std::string BeginRun() {
-    if (!Windowed()) return "";
+    if (!setup_.windowed()) return "";
     if (!round_error_.empty()) return round_error_;
     driver_->BeginMeasurement();
     driver_->Start();
     driver_->WaitUntil(WindowSchedule::Clock::now() +
                        std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                           std::chrono::duration<double>(GlobalOptions().warmup_seconds)));
+                           setup_.warmup_seconds()));
     window_.Reset();
     return "";
   }
 
   void Iterate() {
-    if (Windowed()) {
+    if (setup_.windowed()) {
       if (window_.Open()) driver_->OpenWindow(window_.origin(), window_.interval());
       driver_->WaitUntil(window_.Next());
       return;
     }
     if (!round_error_.empty()) return;  // a failed round poisons the rest of this run
-    Status s = driver_->RunRound(RecordsPerIteration());
+    Status s = driver_->RunRound(setup_.records_per_iteration());
     if (!s) round_error_ = s.message();
   }
 
-  std::int64_t items_per_iteration() const { return Windowed() ? 0 : RecordsPerIteration(); }
+  std::int64_t items_per_iteration() const { return setup_.windowed() ? 0 : setup_.records_per_iteration(); }
   std::int64_t bytes_per_iteration() const {
-    return Windowed() ? 0 : setup_.AverageValueBytes(RecordsPerIteration());
+    return setup_.windowed() ? 0 : setup_.AverageValueBytes(setup_.records_per_iteration());
   }
 
   void Report(benchmark::State& state) {
     std::optional<MeasuredWindow> window;
-    if (Windowed()) {
+    if (setup_.windowed()) {
       // The drain: after the window, not timed. Deliveries it serves count in the totals
       // (and the end-offset check), not in the window.
       Status s = driver_->Stop();
@@ -417,12 +422,12 @@ class ProduceWork {
   // accounted for (delivered, right codec) before its figures count.
   Status Probe(double rate, RateProbe* out) {
     if (Status s = driver_->SetRate(rate); !s) return s;
-    WindowSchedule window(GlobalOptions().window_seconds);
+    WindowSchedule window(setup_.run().window_seconds);
     driver_->BeginMeasurement();
     driver_->Start();
     driver_->WaitUntil(WindowSchedule::Clock::now() +
                        std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                           std::chrono::duration<double>(GlobalOptions().warmup_seconds)));
+                           setup_.warmup_seconds()));
     window.Open();
     driver_->OpenWindow(window.origin(), window.interval());
     driver_->WaitUntil(window.Next());
@@ -457,6 +462,7 @@ class ProduceWork {
   double AverageValueBytes() const {
     return static_cast<double>(setup_.AverageValueBytes(1000000)) / 1e6;
   }
+  double max_rate_p99_us() const { return setup_.run().max_rate_p99_us; }
 
   static void ReportStats(benchmark::State& state, const StatsDelta& s, std::int64_t errors,
                           std::int64_t retries) {
@@ -525,7 +531,7 @@ class MaxRateWork {
     }
     closed_loop_rate_ = seed.delivered_rate;
     RateSearchOptions options;
-    options.slo_p99_us = GlobalOptions().max_rate_p99_us;
+    options.slo_p99_us = produce_.max_rate_p99_us();
     result_ = FindMaxRate(closed_loop_rate_, options, [this](double rate, RateProbe* out) {
       return produce_.Probe(rate, out);
     });
@@ -570,7 +576,7 @@ class MaxRateWork {
 class BareProducevWork {
  public:
   explicit BareProducevWork(const ProduceParams& p)
-      : setup_(p), window_(GlobalOptions().window_seconds) {
+      : setup_(p), window_(p.run.window_seconds) {
     std::string error;
     rd_kafka_conf_t* conf = BuildConf(setup_.settings(), &error);
     if (!conf) throw std::runtime_error(error);
@@ -619,18 +625,18 @@ class BareProducevWork {
 
   // Windowed: the same load as the window, for warmup_seconds, not measured and not flushed.
   std::string BeginRun() {
-    if (!Windowed()) return "";
+    if (!setup_.windowed()) return "";
     Loop(std::numeric_limits<std::int64_t>::max(),
          Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(GlobalOptions().warmup_seconds)));
+                            setup_.warmup_seconds()));
     window_.Reset();
     boundaries_.clear();
     return "";
   }
 
   void Iterate() {
-    if (!Windowed()) {
-      Loop(RecordsPerIteration(), {});
+    if (!setup_.windowed()) {
+      Loop(setup_.records_per_iteration(), {});
       Flush();
       return;
     }
@@ -640,12 +646,12 @@ class BareProducevWork {
     }
     Loop(std::numeric_limits<std::int64_t>::max(), window_.Next());
   }
-  std::int64_t items_per_iteration() const { return Windowed() ? 0 : RecordsPerIteration(); }
+  std::int64_t items_per_iteration() const { return setup_.windowed() ? 0 : setup_.records_per_iteration(); }
   std::int64_t bytes_per_iteration() const {
-    return Windowed() ? 0 : setup_.AverageValueBytes(RecordsPerIteration());
+    return setup_.windowed() ? 0 : setup_.AverageValueBytes(setup_.records_per_iteration());
   }
   void Report(benchmark::State& state) {
-    if (Windowed()) {
+    if (setup_.windowed()) {
       // Counts as of the window's last poll; the flush (the drain) comes after, untimed.
       const Count begin = boundaries_.empty() ? Count{} : boundaries_.front();
       const Count end = {delivered_, delivered_bytes_};
@@ -937,6 +943,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
 
   ProduceParams base;
   base.seed = options.payload_seed;
+  base.run = ClusterRunOf(options);
   if (payload) base.payload = *payload;
   if (size) base.record_bytes = *size;
 

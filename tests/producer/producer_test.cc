@@ -135,7 +135,7 @@ TEST(RdkafkaStats, WindowsAddUpAcrossEmitsCumulativesDo_Not) {
 
 struct MockRun {
   explicit MockRun(bench::TopicLayout layout = {2, 1})
-      : cluster(bench::Options{}, "test", layout),
+      : cluster(bench::ClusterRun{}, "test", layout),
         records(PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 1).Generate(1000)) {}
 
   ProducerOptions Options(int threads, int producers, ClientSettings extra = {}) const {
