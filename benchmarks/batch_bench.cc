@@ -251,6 +251,6 @@ void RegisterBatchFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Batch, RegisterBatchFamily);
+KBENCH_REGISTER_FAMILY(Batch, RegisterBatchFamily, FamilyTarget::kNone);
 
 }  // namespace kbench::bench

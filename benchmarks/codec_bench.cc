@@ -309,6 +309,6 @@ void RegisterCodecFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Codec, RegisterCodecFamily);
+KBENCH_REGISTER_FAMILY(Codec, RegisterCodecFamily, FamilyTarget::kNone);
 
 }  // namespace kbench::bench

@@ -25,6 +25,9 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -73,15 +76,89 @@ struct ConsumeParams {
   ClusterRun run;             // the command line's cluster, settings, window; not in the name
 };
 
-// Keys beyond the defaults' appear only when set, so default rows keep their names.
+// ------------------------------------------------------------------ the axes
+
+constexpr std::string_view kTopicChars =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+
+template <auto Member, long long Min, long long Max>
+void ParseIntAxis(ConsumeParams& p, std::string_view key, std::string_view value) {
+  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
+      ParseSpecInt("--consume", key, value, Min, Max));
+}
+
+// One row per --consume key, in the order keys appear in names: what it means (--help,
+// README.md), how its value is parsed, and how it shows in the name (keys beyond the
+// defaults' appear only when set, so default rows keep their names). Every key but topic
+// shapes the topic kbench writes (layout_given).
+struct ConsumeAxis {
+  std::string_view key;
+  std::string_view help;
+  void (*parse)(ConsumeParams& p, std::string_view key, std::string_view value);
+  void (*name)(const ConsumeParams& p, std::string_view key, BenchName& name);
+};
+
+const std::vector<ConsumeAxis>& ConsumeAxes() {
+  static const std::vector<ConsumeAxis> axes = {
+      {"topic", "read this existing topic of a live cluster as it is, instead of writing one",
+       [](ConsumeParams& p, std::string_view, std::string_view v) {
+         // Kafka's legal topic characters; '/' and ':' would also break the benchmark name.
+         if (v.empty() || v.size() > 249 ||
+             v.find_first_not_of(kTopicChars) != std::string_view::npos) {
+           throw UsageError("--consume: topic='" + std::string(v) +
+                            "' is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
+         }
+         p.topic = v;
+       },
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
+         if (!p.topic.empty()) n.Add(k, p.topic);
+       }},
+      {"record_bytes", "value size, fixed or a range (default 100 and 1000)",
+       [](ConsumeParams& p, std::string_view, std::string_view v) {
+         p.record_bytes = ParseSizeSpec(v);
+       },
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
+         n.Add(k, p.record_bytes.Name());
+       }},
+      {"partitions", "partitions of the topic (default 4)",
+       ParseIntAxis<&ConsumeParams::partitions, 1, 10000>,
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); }},
+      {"payload", "a --payload kind (default az)",
+       [](ConsumeParams& p, std::string_view, std::string_view v) {
+         p.payload = ParsePayloadSpec(v);
+       },
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
+         if (p.payload.Name() != kPayload) n.Add(k, p.payload.Name());
+       }},
+      {"replication", "replication factor of the topic (default 1)",
+       ParseIntAxis<&ConsumeParams::replication, 1, 32>,
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
+         if (p.replication != 1) n.Add(k, p.replication);
+       }},
+      {"records",
+       "records written once, read back every iteration (default 50000 mock, at most 4 MiB; "
+       "200000 live)",
+       ParseIntAxis<&ConsumeParams::records, 1, 2000000000>,
+       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
+         if (p.records > 0) n.Add(k, p.records);
+       }},
+  };
+  return axes;
+}
+
 BenchName Name(const ConsumeParams& p) {
   BenchName name("Consume", "read");
   if (!p.topic.empty()) return name.Add("topic", p.topic);  // its layout is the topic's
-  name.Add("record_bytes", p.record_bytes.Name()).Add("partitions", p.partitions);
-  if (p.payload.Name() != kPayload) name.Add("payload", p.payload.Name());
-  if (p.replication != 1) name.Add("replication", p.replication);
-  if (p.records > 0) name.Add("records", p.records);
+  for (const ConsumeAxis& axis : ConsumeAxes()) axis.name(p, axis.key, name);
   return name;
+}
+
+std::string ConsumeKeysHelp() {
+  std::string help = "--consume keys (Consume rows; key=value, alternatives with '|'):\n";
+  for (const ConsumeAxis& axis : ConsumeAxes()) {
+    help.append("    ").append(axis.key).append(": ").append(axis.help).append("\n");
+  }
+  return help;
 }
 
 // ------------------------------------------------------------------ work
@@ -241,35 +318,16 @@ void Register(BenchSession& session, const ConsumeParams& p) {
 
 // ------------------------------------------------------------------ --consume
 
-constexpr std::string_view kTopicChars =
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-
 void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_view value) {
-  if (key == "topic") {
-    // Kafka's legal topic characters; '/' and ':' would also break the benchmark name.
-    if (value.empty() || value.size() > 249 ||
-        value.find_first_not_of(kTopicChars) != std::string_view::npos) {
-      throw UsageError("--consume: topic='" + std::string(value) +
-                       "' is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)");
-    }
-    p.topic = value;
+  for (const ConsumeAxis& axis : ConsumeAxes()) {
+    if (axis.key != key) continue;
+    axis.parse(p, key, value);
+    if (key != "topic") p.layout_given = true;
     return;
   }
-  p.layout_given = true;
-  if (key == "record_bytes") {
-    p.record_bytes = ParseSizeSpec(value);
-  } else if (key == "payload") {
-    p.payload = ParsePayloadSpec(value);
-  } else if (key == "partitions") {
-    p.partitions = ParseSpecInt("--consume", key, value, 1, 10000);
-  } else if (key == "replication") {
-    p.replication = ParseSpecInt("--consume", key, value, 1, 32);
-  } else if (key == "records") {
-    p.records = ParseSpecInt("--consume", key, value, 1, 2000000000);
-  } else {
-    throw UsageError("--consume: unknown key '" + std::string(key) +
-                     "'; keys: record_bytes, payload, partitions, replication, records, topic");
-  }
+  std::string keys;
+  for (const ConsumeAxis& axis : ConsumeAxes()) keys.append(keys.empty() ? "" : ", ").append(axis.key);
+  throw UsageError("--consume: unknown key '" + std::string(key) + "'; keys: " + keys);
 }
 
 // The mock cluster drops the oldest data beyond 5 MiB per partition, and a small fill may
@@ -330,6 +388,6 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily);
+KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily, FamilyTarget::kCluster, ConsumeKeysHelp);
 
 }  // namespace kbench::bench

@@ -202,6 +202,6 @@ void RegisterFormatFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Format, RegisterFormatFamily);
+KBENCH_REGISTER_FAMILY(Format, RegisterFormatFamily, FamilyTarget::kNone);
 
 }  // namespace kbench::bench

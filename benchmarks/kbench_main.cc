@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
   using kbench::bench::Options;
   if (WantsHelp(argc, argv)) {
     std::cout << "usage: kbench [kbench options] [--benchmark_* flags]\n\n"
-              << kbench::bench::OptionsHelp() << "\nGoogle Benchmark flags:\n";
+              << kbench::bench::OptionsHelp() << kbench::bench::FamiliesKeysHelp()
+              << "\nGoogle Benchmark flags:\n";
     benchmark::Initialize(&argc, argv);  // prints its own help and exits
     return 0;
   }

@@ -52,9 +52,11 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -113,60 +115,264 @@ struct ProduceParams {
   ClusterRun run;  // the command line's cluster, settings, window; not in the name
 };
 
-struct AcksCodec {
-  std::string_view acks;
-  std::string_view codec;
+// ------------------------------------------------------------------ the axes
+
+constexpr int kProducersPerThread = -1;  // producers=per_thread, resolved after expansion
+
+int ParseInt(std::string_view key, std::string_view text, long long min, long long max) {
+  return ParseSpecInt("--produce", key, text, min, max);
+}
+
+// Values that become part of the name are string_views into these static strings.
+template <std::size_t N>
+std::string_view OneOf(std::string_view key, std::string_view value,
+                       const std::array<std::string_view, N>& choices) {
+  for (std::string_view c : choices) {
+    if (c == value) return c;
+  }
+  std::string list;
+  for (std::string_view c : choices) list.append(list.empty() ? "" : ", ").append(c);
+  throw UsageError("--produce: " + std::string(key) + " must be one of " + list + ", not '" +
+                   std::string(value) + "'");
+}
+constexpr std::array<std::string_view, 3> kAcks = {"0", "1", "all"};
+constexpr std::array<std::string_view, 3> kVariants = {"send", "bare_producev", "max_rate"};
+
+// "" when librdkafka can produce with the codec, else why not (from the codec's row). --codec
+// is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs
+// are skipped here with a note rather than failing a run that may not even select Produce.
+std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
+  const CodecInfo& info = c.info();
+  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
+  const LevelRange& range = info.librdkafka_levels;
+  if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
+    return "librdkafka's compression.level for " + c.Name() +
+           (range.min == range.max ? " takes no level"
+                                   : " takes " + std::to_string(range.min) + ".." +
+                                         std::to_string(range.max));
+  }
+  return "";
+}
+
+CodecSpec ProduceCodec(CodecSpec c) {
+  if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) throw UsageError(why);
+  return c;
+}
+
+// An integer key: parsed within [Min, Max], in the name when it differs from the default.
+template <auto Member, long long Min, long long Max>
+void ParseIntAxis(ProduceParams& p, std::string_view key, std::string_view value) {
+  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
+      ParseInt(key, value, Min, Max));
+}
+template <auto Member>
+void NameAlways(const ProduceParams& p, std::string_view key, BenchName& name) {
+  name.Add(key, p.*Member);
+}
+template <auto Member>
+void NameIfChanged(const ProduceParams& p, std::string_view key, BenchName& name) {
+  if (p.*Member != ProduceParams{}.*Member) name.Add(key, p.*Member);
+}
+
+// One row per --produce key, in the order keys appear in names and settings: what it means
+// (--help, and the README's key list, which tests/smoke/consistency_test.py compares with
+// it), how its value is parsed into the params, how it shows in the benchmark name (null:
+// never; a row decides when: always, or when not the default), and the librdkafka settings
+// it maps to (null: none; the driver or the topic takes it). Adding a key: a ProduceParams
+// field and a row here, plus its driver support where the driver must do something new.
+struct ProduceAxis {
+  std::string_view key;
+  std::string_view help;
+  void (*parse)(ProduceParams& p, std::string_view key, std::string_view value);
+  void (*name)(const ProduceParams& p, std::string_view key, BenchName& name);
+  void (*settings)(const ProduceParams& p, ClientSettings& s);
 };
-// acks x codec at one thread, one producer.
-constexpr std::array<AcksCodec, 8> kAcksCodec = {{
-    {"0", "none"},
-    {"1", "none"},
-    {"all", "none"},
-    {"all", "gzip"},
-    {"all", "snappy"},
-    {"all", "lz4"},
-    {"all", "zstd"},
-    {"1", "zstd"},
-}};
-constexpr std::size_t kAcksCodecRecordBytes = 500;
 
-// Seed 000 at small scale: random 250-750 byte records, acks=1, linger 1 ms, 64 KiB batches,
-// threads sharing producers round-robin.
-struct ThreadsProducers {
-  int threads;
-  int producers;
-};
-constexpr std::array<ThreadsProducers, 7> kThreadsProducers = {
-    {{4, 1}, {4, 2}, {4, 4}, {8, 1}, {8, 2}, {8, 4}, {8, 8}}};
-constexpr std::string_view kSeed000Sizes = "250-750";
-
-// Open-loop rows (records/s), picked from measurements of the closed-loop row of the same
-// shape, Produce/send/acks:1/codec:none/record_bytes:500, on the 2-core reference machine
-// against a local Kafka 4.4 broker (2 s windows): 205k records/s (3 repetitions, machine
-// busy with other work), 349k (1 repetition) and 725k (the quick profile, 5 processes). At
-// the median of those, 349k, these are about 30 % and 55 %: loads where latency, not
-// throughput, varies, and that stay below saturation even when the machine is busy (where
-// a row falls short of its rate anyway, it says so: rate_shortfall). Names keep the
-// number, so they stay fixed when the machine changes.
-constexpr std::array<std::int64_t, 2> kOpenLoopRates = {100000, 200000};
-constexpr std::string_view kSeed000Payload = "random";
-
-// ------------------------------------------------------------------ settings and names
-
-std::string LibrdkafkaCodec(const CodecSpec& c) { return std::string(c.info().librdkafka_name); }
-
-ClientSettings BenchmarkSettings(const ProduceParams& p) {
-  ClientSettings s = {
-      {"acks", std::string(p.acks)},
-      {"compression.codec", LibrdkafkaCodec(p.codec)},
-      {"compression.level", p.codec.level == 0 ? "-1" : std::to_string(p.codec.level)},
-      {"linger.ms", std::to_string(p.linger_ms)},
-      {"batch.size", std::to_string(p.batch_bytes)},
-      {"max.in.flight.requests.per.connection", std::to_string(p.max_in_flight)},
-      {"enable.idempotence", p.idempotence ? "true" : "false"},
+const std::vector<ProduceAxis>& ProduceAxes() {
+  static const std::vector<ProduceAxis> axes = {
+      {"acks", "0, 1 or all (default all)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.acks = OneOf(k, v == "-1" ? "all" : v, kAcks);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) { n.Add(k, p.acks); },
+       [](const ProduceParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); }},
+      {"codec", "a codec librdkafka writes, optionally :LEVEL (default none)",
+       [](ProduceParams& p, std::string_view, std::string_view v) {
+         int level = p.codec.level;
+         p.codec = ProduceCodec(ParseCodecSpec(v));
+         if (v.find(':') == std::string_view::npos) p.codec.level = level;
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) { n.Add(k, p.codec.Name()); },
+       [](const ProduceParams& p, ClientSettings& s) {
+         s.emplace_back("compression.codec", p.codec.info().librdkafka_name);
+         s.emplace_back("compression.level",
+                        p.codec.level == 0 ? "-1" : std::to_string(p.codec.level));
+       }},
+      // Checked against the codec's librdkafka range once the row is complete.
+      {"level", "compression level, within the codec's librdkafka range (default: its own)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.codec.level = ParseInt(k, v, -100, 100);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.codec.level != 0) n.Add(k, p.codec.level);
+       },
+       nullptr},
+      {"record_bytes", "value size, fixed (100) or a range (250-750) (default 100)",
+       [](ProduceParams& p, std::string_view, std::string_view v) {
+         p.record_bytes = ParseSizeSpec(v);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         n.Add(k, p.record_bytes.Name());
+       },
+       nullptr},
+      {"threads", "application threads producing (default 1)",
+       ParseIntAxis<&ProduceParams::threads, 1, 256>, NameAlways<&ProduceParams::threads>,
+       nullptr},
+      {"producers", "producer instances the threads share round-robin, or per_thread (default 1)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         // per_thread: as many as threads, whichever order the keys come in (see expansion).
+         p.producers = v == "per_thread" ? kProducersPerThread : ParseInt(k, v, 1, 256);
+       },
+       NameAlways<&ProduceParams::producers>, nullptr},
+      {"payload", "a --payload kind (default az)",
+       [](ProduceParams& p, std::string_view, std::string_view v) {
+         p.payload = ParsePayloadSpec(v);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.payload.Name() != ProduceParams{}.payload.Name()) n.Add(k, p.payload.Name());
+       },
+       nullptr},
+      {"linger_ms", "linger.ms (default 5)", ParseIntAxis<&ProduceParams::linger_ms, 0, 900000>,
+       NameIfChanged<&ProduceParams::linger_ms>,
+       [](const ProduceParams& p, ClientSettings& s) {
+         s.emplace_back("linger.ms", std::to_string(p.linger_ms));
+       }},
+      {"batch_bytes", "batch.size (default 1000000)",
+       ParseIntAxis<&ProduceParams::batch_bytes, 1, 2147483647>,
+       NameIfChanged<&ProduceParams::batch_bytes>,
+       [](const ProduceParams& p, ClientSettings& s) {
+         s.emplace_back("batch.size", std::to_string(p.batch_bytes));
+       }},
+      {"partitions", "partitions of the topic (default 2)",
+       ParseIntAxis<&ProduceParams::partitions, 1, 10000>,
+       NameIfChanged<&ProduceParams::partitions>, nullptr},
+      {"replication", "replication factor of the topic (default 1)",
+       ParseIntAxis<&ProduceParams::replication, 1, 32>,
+       NameIfChanged<&ProduceParams::replication>, nullptr},
+      {"max_in_flight", "max.in.flight.requests.per.connection (default 5)",
+       ParseIntAxis<&ProduceParams::max_in_flight, 1, 1000000>,
+       NameIfChanged<&ProduceParams::max_in_flight>,
+       [](const ProduceParams& p, ClientSettings& s) {
+         s.emplace_back("max.in.flight.requests.per.connection", std::to_string(p.max_in_flight));
+       }},
+      {"idempotence", "enable.idempotence, true or false (default false)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.idempotence = OneOf(k, v, std::array<std::string_view, 2>{"true", "false"}) == "true";
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.idempotence) n.Add(k, "true");
+       },
+       [](const ProduceParams& p, ClientSettings& s) {
+         s.emplace_back("enable.idempotence", p.idempotence ? "true" : "false");
+       }},
+      {"warmup", "records produced before measuring (default: 10 % of an iteration)",
+       ParseIntAxis<&ProduceParams::warmup, 0, 2000000000>, NameIfChanged<&ProduceParams::warmup>,
+       nullptr},
+      {"rate", "offered load in records/s, open loop (default 0: unthrottled)",
+       ParseIntAxis<&ProduceParams::rate, 0, 2000000000>, NameIfChanged<&ProduceParams::rate>,
+       nullptr},
+      // The variant is the name's second component (Produce/VARIANT/...), not a key:value.
+      {"variant", "send, bare_producev (the reference loop) or max_rate (default send)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.variant = OneOf(k, v, kVariants);
+       },
+       nullptr, nullptr},
   };
+  return axes;
+}
+
+// The benchmark's own client settings, from the axes that map to settings.
+ClientSettings BenchmarkSettings(const ProduceParams& p) {
+  ClientSettings s;
+  for (const ProduceAxis& axis : ProduceAxes()) {
+    if (axis.settings) axis.settings(p, s);
+  }
   return s;
 }
+
+// Produce/VARIANT/key:value/..., each axis adding itself when its row says so.
+BenchName Name(const ProduceParams& p) {
+  BenchName name("Produce", p.variant);
+  for (const ProduceAxis& axis : ProduceAxes()) {
+    if (axis.name) axis.name(p, axis.key, name);
+  }
+  return name;
+}
+
+// For --help: one line per key.
+std::string ProduceKeysHelp() {
+  std::string help = "--produce keys (Produce rows; key=value, alternatives with '|'):\n";
+  for (const ProduceAxis& axis : ProduceAxes()) {
+    help.append("    ").append(axis.key).append(": ").append(axis.help).append("\n");
+  }
+  return help;
+}
+
+// ------------------------------------------------------------------ default rows
+
+// The rows that run without --produce, as --produce specs expanded by the same parser.
+// Command-line options replace parts of them: --record-bytes the record size of every row,
+// --payload the payload of every row but `keep_payload` ones, --codec the `codec_group`
+// rows (by one acks=all row per codec, at the group's record size). A row whose name is
+// already registered (the same parameters, e.g. after --record-bytes=100) runs once.
+struct DefaultRows {
+  std::string_view spec;
+  std::string_view why;
+  bool codec_group = false;
+  bool keep_payload = false;
+  bool unless_find_max_rate = false;
+};
+const std::vector<DefaultRows>& ProduceDefaultRows() {
+  static const std::vector<DefaultRows> rows = {
+      // bare_producev and send with identical settings, side by side (RegisterPaired).
+      {"variant=bare_producev|send,acks=1,record_bytes=100", "the reference pair"},
+      {"acks=0|1|all,codec=none,record_bytes=500", "acks x codec at one thread", true},
+      {"acks=all,codec=gzip|snappy|lz4|zstd,record_bytes=500", "", true},
+      {"acks=1,codec=zstd,record_bytes=500", "", true},
+      // Seed 000 at small scale: random 250-750 byte records, acks=1, linger 1 ms, 64 KiB
+      // batches, threads sharing producers round-robin ...
+      {"acks=1,record_bytes=250-750,payload=random,linger_ms=1,batch_bytes=65536,threads=4,"
+       "producers=1|2|4",
+       "seed 000: threads sharing producers"},
+      {"acks=1,record_bytes=250-750,payload=random,linger_ms=1,batch_bytes=65536,threads=8,"
+       "producers=1|2|4|8",
+       ""},
+      // ... and its "repeated bodies" variant.
+      {"acks=1,record_bytes=250-750,payload=repeated,linger_ms=1,batch_bytes=65536,threads=8,"
+       "producers=2",
+       "", false, true},
+      // Seed 004's shape: 2000-byte records, batch.size 8196, 15 partitions.
+      {"acks=1,record_bytes=2000,batch_bytes=8196,partitions=15", "seed 004"},
+      // Nothing lost, nothing duplicated, at the cost of ordering guarantees.
+      {"idempotence=true,record_bytes=500", "idempotence"},
+      // Open loop: latency from each record's intended send time, at fixed rates (records/s)
+      // picked from measurements of the closed-loop row of the same shape,
+      // Produce/send/acks:1/codec:none/record_bytes:500, on the 2-core reference machine
+      // against a local Kafka 4.4 broker (2 s windows): 205k records/s (3 repetitions,
+      // machine busy with other work), 349k (1 repetition) and 725k (the quick profile, 5
+      // processes). At the median of those, 349k, these are about 30 % and 55 %: loads
+      // where latency, not throughput, varies, and that stay below saturation even when the
+      // machine is busy (where a row falls short of its rate anyway, it says so:
+      // rate_shortfall). Names keep the number, so they stay fixed when the machine changes.
+      {"acks=1,record_bytes=500,rate=100000|200000", "open loop"},
+      // The rate the open-loop rows above are fractions of, searched (the full profile runs
+      // it; a search takes several windows). --find-max-rate gives every send row its own.
+      {"variant=max_rate,acks=1,record_bytes=500", "maximum rate", false, false, true},
+  };
+  return rows;
+}
+
+// ------------------------------------------------------------------ settings
 
 // kbench's own client defaults (before the user's settings): statistics for the counters,
 // and a message timeout short enough that a dead broker fails a benchmark in seconds
@@ -175,26 +381,6 @@ const ClientSettings& DriverDefaults() {
   static const ClientSettings defaults = {{"statistics.interval.ms", "100"},
                                           {"message.timeout.ms", "30000"}};
   return defaults;
-}
-
-BenchName Name(const ProduceParams& p) {
-  const ProduceParams d;
-  BenchName name("Produce", p.variant);
-  name.Add("acks", p.acks).Add("codec", p.codec.Name());
-  if (p.codec.level != 0) name.Add("level", p.codec.level);
-  name.Add("record_bytes", p.record_bytes.Name())
-      .Add("threads", p.threads)
-      .Add("producers", p.producers);
-  if (p.payload.Name() != d.payload.Name()) name.Add("payload", p.payload.Name());
-  if (p.linger_ms != d.linger_ms) name.Add("linger_ms", p.linger_ms);
-  if (p.batch_bytes != d.batch_bytes) name.Add("batch_bytes", p.batch_bytes);
-  if (p.partitions != d.partitions) name.Add("partitions", p.partitions);
-  if (p.replication != d.replication) name.Add("replication", p.replication);
-  if (p.max_in_flight != d.max_in_flight) name.Add("max_in_flight", p.max_in_flight);
-  if (p.idempotence) name.Add("idempotence", "true");
-  if (p.warmup >= 0) name.Add("warmup", p.warmup);
-  if (p.rate > 0) name.Add("rate", p.rate);
-  return name;
 }
 
 // Records per iteration of fixed-count bursts (--records-per-iteration; windows otherwise),
@@ -810,96 +996,16 @@ void RegisterPaired(BenchSession& session, const std::vector<ProduceParams>& row
   }
 }
 
-// "" when librdkafka can produce with the codec, else why not (from the codec's row). --codec
-// is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs
-// are skipped here with a note rather than failing a run that may not even select Produce.
-std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
-  const CodecInfo& info = c.info();
-  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
-  const LevelRange& range = info.librdkafka_levels;
-  if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
-    return "librdkafka's compression.level for " + c.Name() +
-           (range.min == range.max ? " takes no level"
-                                   : " takes " + std::to_string(range.min) + ".." +
-                                         std::to_string(range.max));
-  }
-  return "";
-}
-
-CodecSpec ProduceCodec(CodecSpec c) {
-  if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) throw UsageError(why);
-  return c;
-}
-
 // ------------------------------------------------------------------ --produce
 
-constexpr int kProducersPerThread = -1;  // producers=per_thread, resolved after expansion
-
-int ParseInt(std::string_view key, std::string_view text, long long min, long long max) {
-  return ParseSpecInt("--produce", key, text, min, max);
-}
-
-// Applies one key=value to the params. Values that become part of the name must be static
-// strings (acks, variant): they are mapped to the constants here.
+// Applies one key=value to the params through its axis.
 void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value) {
-  if (key == "acks") {
-    if (value == "0")
-      p.acks = "0";
-    else if (value == "1")
-      p.acks = "1";
-    else if (value == "all" || value == "-1")
-      p.acks = "all";
-    else
-      throw UsageError("--produce: acks must be 0, 1 or all, not '" + std::string(value) + "'");
-  } else if (key == "variant") {
-    if (value == "send")
-      p.variant = "send";
-    else if (value == "bare_producev")
-      p.variant = "bare_producev";
-    else if (value == "max_rate")
-      p.variant = "max_rate";
-    else
-      throw UsageError("--produce: variant must be send, bare_producev or max_rate");
-  } else if (key == "codec") {
-    int level = p.codec.level;
-    p.codec = ProduceCodec(ParseCodecSpec(value));
-    if (value.find(':') == std::string_view::npos) p.codec.level = level;
-  } else if (key == "level") {
-    // Checked against the codec's librdkafka range once the row is complete.
-    p.codec.level = ParseInt(key, value, -100, 100);
-  } else if (key == "record_bytes") {
-    p.record_bytes = ParseSizeSpec(value);
-  } else if (key == "payload") {
-    p.payload = ParsePayloadSpec(value);
-  } else if (key == "linger_ms") {
-    p.linger_ms = ParseInt(key, value, 0, 900000);
-  } else if (key == "batch_bytes") {
-    p.batch_bytes = ParseInt(key, value, 1, 2147483647);
-  } else if (key == "partitions") {
-    p.partitions = ParseInt(key, value, 1, 10000);
-  } else if (key == "replication") {
-    p.replication = ParseInt(key, value, 1, 32);
-  } else if (key == "max_in_flight") {
-    p.max_in_flight = ParseInt(key, value, 1, 1000000);
-  } else if (key == "idempotence") {
-    if (value != "true" && value != "false")
-      throw UsageError("--produce: idempotence must be true or false");
-    p.idempotence = value == "true";
-  } else if (key == "threads") {
-    p.threads = ParseInt(key, value, 1, 256);
-  } else if (key == "producers") {
-    // per_thread: as many as threads, whichever order the keys come in (see the expansion).
-    p.producers = value == "per_thread" ? kProducersPerThread : ParseInt(key, value, 1, 256);
-  } else if (key == "warmup") {
-    p.warmup = ParseInt(key, value, 0, 2000000000);
-  } else if (key == "rate") {
-    p.rate = ParseInt(key, value, 0, 2000000000);
-  } else {
-    throw UsageError("--produce: unknown key '" + std::string(key) +
-                     "'; keys: acks, codec, level, record_bytes, payload, linger_ms, batch_bytes, "
-                     "partitions, replication, max_in_flight, idempotence, threads, producers, "
-                     "warmup, rate, variant");
+  for (const ProduceAxis& axis : ProduceAxes()) {
+    if (axis.key == key) return axis.parse(p, key, value);
   }
+  std::string keys;
+  for (const ProduceAxis& axis : ProduceAxes()) keys.append(keys.empty() ? "" : ", ").append(axis.key);
+  throw UsageError("--produce: unknown key '" + std::string(key) + "'; keys: " + keys);
 }
 
 // Expands one --produce spec into every combination of its alternatives, in the order given.
@@ -936,16 +1042,11 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     }
     codecs.push_back(c);
   }
-  std::optional<PayloadSpec> payload;
-  if (!options.payloads.empty()) payload = options.payloads.front();
-  std::optional<SizeSpec> size;
-  if (!options.record_sizes.empty()) size = options.record_sizes.front();
-
   ProduceParams base;
   base.seed = options.payload_seed;
   base.run = ClusterRunOf(options);
-  if (payload) base.payload = *payload;
-  if (size) base.record_bytes = *size;
+  if (!options.payloads.empty()) base.payload = options.payloads.front();
+  if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
 
   // Explicit rows replace the default matrix (scenarios and side-by-side runs use this).
   if (!options.produce_specs.empty()) {
@@ -956,100 +1057,36 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
     return;
   }
 
-  // The reference pair: bare loop and kbench's driver with identical settings.
-  {
-    std::vector<ProduceParams> pair;
-    for (std::string_view variant : {"bare_producev", "send"}) {
-      ProduceParams p = base;
-      p.variant = variant;
-      p.acks = "1";
-      p.record_bytes = size.value_or(SizeSpec{100, 100});
-      pair.push_back(p);
+  std::set<std::string> registered;
+  bool codecs_done = false;
+  for (const DefaultRows& group : ProduceDefaultRows()) {
+    if (group.unless_find_max_rate && options.find_max_rate) continue;
+    std::vector<ProduceParams> rows = ExpandProduceSpec(group.spec, base);
+    if (group.codec_group && !options.codecs.empty()) {
+      // --codec replaces the group: one acks=all row per codec, at the group's size.
+      if (codecs_done) continue;
+      codecs_done = true;
+      ProduceParams shape = rows.front();
+      shape.acks = ProduceParams{}.acks;
+      rows.clear();
+      for (const CodecSpec& codec : codecs) {
+        rows.push_back(shape);
+        rows.back().codec = codec;
+      }
     }
-    RegisterPaired(session, pair, options.references_last, options.find_max_rate);
-  }
-
-  // acks x codec (--codec replaces the codec list, keeping acks=all).
-  if (options.codecs.empty()) {
-    for (const auto& [acks, codec] : kAcksCodec) {
-      ProduceParams p = base;
-      p.acks = acks;
-      p.codec = ProduceCodec(ParseCodecSpec(codec));
-      p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-      if (!(p.acks == "1" && p.codec.is_none() && p.record_bytes.max == 100))
-        Register(session, p, options.find_max_rate);
+    std::vector<ProduceParams> fresh;
+    for (ProduceParams& p : rows) {
+      if (!options.record_sizes.empty()) p.record_bytes = base.record_bytes;
+      if (!options.payloads.empty() && !group.keep_payload) p.payload = base.payload;
+      if (registered.insert(Name(p).str()).second) fresh.push_back(p);
     }
-  } else {
-    for (const auto& codec : codecs) {
-      ProduceParams p = base;
-      p.codec = codec;
-      p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-      Register(session, p, options.find_max_rate);
-    }
-  }
-
-  // Seed 000's shape: threads sharing producers.
-  for (const auto& [threads, producers] : kThreadsProducers) {
-    ProduceParams p = base;
-    p.acks = "1";
-    p.record_bytes = size.value_or(ParseSizeSpec(kSeed000Sizes));
-    p.payload = payload.value_or(ParsePayloadSpec(kSeed000Payload));
-    p.linger_ms = 1;
-    p.batch_bytes = 64 * 1024;
-    p.threads = threads;
-    p.producers = producers;
-    Register(session, p, options.find_max_rate);
-  }
-  {  // ... and its "repeated bodies" variant.
-    ProduceParams p = base;
-    p.acks = "1";
-    p.record_bytes = size.value_or(ParseSizeSpec(kSeed000Sizes));
-    p.payload = ParsePayloadSpec("repeated");
-    p.linger_ms = 1;
-    p.batch_bytes = 64 * 1024;
-    p.threads = 8;
-    p.producers = 2;
-    Register(session, p, options.find_max_rate);
-  }
-
-  // Seed 004's shape: 2000-byte records, batch.size 8196, 15 partitions.
-  {
-    ProduceParams p = base;
-    p.acks = "1";
-    p.record_bytes = size.value_or(SizeSpec{2000, 2000});
-    p.batch_bytes = 8196;
-    p.partitions = 15;
-    Register(session, p, options.find_max_rate);
-  }
-  // Idempotence (nothing lost, nothing duplicated, at the cost of ordering guarantees).
-  {
-    ProduceParams p = base;
-    p.idempotence = true;
-    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-    Register(session, p, options.find_max_rate);
-  }
-  // Open loop: latency from each record's intended send time, at fixed fractions of what
-  // the closed-loop row of the same shape (acks 1, 500 bytes) sustains.
-  for (std::int64_t rate : kOpenLoopRates) {
-    ProduceParams p = base;
-    p.acks = "1";
-    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-    p.rate = rate;
-    Register(session, p, options.find_max_rate);
-  }
-  // The rate the open-loop rows above are fractions of, searched (the full profile runs
-  // these; each is a search of several windows).
-  if (!options.find_max_rate) {
-    ProduceParams p = base;
-    p.variant = "max_rate";
-    p.acks = "1";
-    p.record_bytes = size.value_or(SizeSpec{kAcksCodecRecordBytes, kAcksCodecRecordBytes});
-    Register(session, p, false);
+    RegisterPaired(session, fresh, options.references_last,
+                   options.find_max_rate && !group.unless_find_max_rate);
   }
 }
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily);
+KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, ProduceKeysHelp);
 
 }  // namespace kbench::bench
