@@ -166,17 +166,16 @@ std::string ConsumeKeysHelp() {
 class ConsumeWork {
  public:
   explicit ConsumeWork(const ConsumeParams& p)
-      : cluster_(p.topic.empty()
-                     ? std::make_unique<BenchCluster>(p.run, "consume",
-                                                      TopicLayout{p.partitions, p.replication})
-                     : std::make_unique<BenchCluster>(p.run, ExistingTopic{p.topic})),
+      : cluster_(p.topic.empty() ? std::make_unique<BenchCluster>(
+                                       p.run, "consume", TopicLayout{p.partitions, p.replication})
+                                 : std::make_unique<BenchCluster>(p.run, ExistingTopic{p.topic})),
         run_(p.run),
         window_(p.run.window_seconds) {
     if (p.topic.empty()) Fill(p);
     std::string error;
-    consumer_ = ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}},
-                                                     run_.client_settings, {}),
-                                       cluster_->topic(), cluster_->layout().partitions, &error);
+    consumer_ = ConsumerDriver::Create(
+        MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}}, run_.client_settings, {}),
+        cluster_->topic(), cluster_->layout().partitions, &error);
     if (!consumer_) throw std::runtime_error(error);
   }
 
@@ -212,9 +211,9 @@ class ConsumeWork {
     cursor_ = {};
     read_window_ = {};
     window_.Reset();
-    const auto warm_end = WindowSchedule::Clock::now() +
-                          std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                              std::chrono::duration<double>(run_.warmup_seconds));
+    const auto warm_end =
+        WindowSchedule::Clock::now() + std::chrono::duration_cast<WindowSchedule::Clock::duration>(
+                                           std::chrono::duration<double>(run_.warmup_seconds));
     Status s =
         consumer_->ReadUntil(expected_.counts, warm_end, kReadIdleTimeout, &cursor_, nullptr);
     return s.ok() ? "" : "warm-up read: " + s.message();
@@ -326,7 +325,8 @@ void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_vie
     return;
   }
   std::string keys;
-  for (const ConsumeAxis& axis : ConsumeAxes()) keys.append(keys.empty() ? "" : ", ").append(axis.key);
+  for (const ConsumeAxis& axis : ConsumeAxes())
+    keys.append(keys.empty() ? "" : ", ").append(axis.key);
   throw UsageError("--consume: unknown key '" + std::string(key) + "'; keys: " + keys);
 }
 

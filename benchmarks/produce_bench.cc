@@ -147,9 +147,9 @@ std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
   const LevelRange& range = info.librdkafka_levels;
   if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
     return "librdkafka's compression.level for " + c.Name() +
-           (range.min == range.max ? " takes no level"
-                                   : " takes " + std::to_string(range.min) + ".." +
-                                         std::to_string(range.max));
+           (range.min == range.max
+                ? " takes no level"
+                : " takes " + std::to_string(range.min) + ".." + std::to_string(range.max));
   }
   return "";
 }
@@ -162,8 +162,8 @@ CodecSpec ProduceCodec(CodecSpec c) {
 // An integer key: parsed within [Min, Max], in the name when it differs from the default.
 template <auto Member, long long Min, long long Max>
 void ParseIntAxis(ProduceParams& p, std::string_view key, std::string_view value) {
-  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
-      ParseInt(key, value, Min, Max));
+  p.*Member =
+      static_cast<std::remove_reference_t<decltype(p.*Member)>>(ParseInt(key, value, Min, Max));
 }
 template <auto Member>
 void NameAlways(const ProduceParams& p, std::string_view key, BenchName& name) {
@@ -226,8 +226,7 @@ const std::vector<ProduceAxis>& ProduceAxes() {
        },
        nullptr},
       {"threads", "application threads producing (default 1)",
-       ParseIntAxis<&ProduceParams::threads, 1, 256>, NameAlways<&ProduceParams::threads>,
-       nullptr},
+       ParseIntAxis<&ProduceParams::threads, 1, 256>, NameAlways<&ProduceParams::threads>, nullptr},
       {"producers", "producer instances the threads share round-robin, or per_thread (default 1)",
        [](ProduceParams& p, std::string_view k, std::string_view v) {
          // per_thread: as many as threads, whichever order the keys come in (see expansion).
@@ -257,8 +256,8 @@ const std::vector<ProduceAxis>& ProduceAxes() {
        ParseIntAxis<&ProduceParams::partitions, 1, 10000>,
        NameIfChanged<&ProduceParams::partitions>, nullptr},
       {"replication", "replication factor of the topic (default 1)",
-       ParseIntAxis<&ProduceParams::replication, 1, 32>,
-       NameIfChanged<&ProduceParams::replication>, nullptr},
+       ParseIntAxis<&ProduceParams::replication, 1, 32>, NameIfChanged<&ProduceParams::replication>,
+       nullptr},
       {"max_in_flight", "max.in.flight.requests.per.connection (default 5)",
        ParseIntAxis<&ProduceParams::max_in_flight, 1, 1000000>,
        NameIfChanged<&ProduceParams::max_in_flight>,
@@ -499,8 +498,7 @@ IntervalSeries ToSeries(const MeasuredWindow& w) {
 
 class ProduceWork {
  public:
-  explicit ProduceWork(const ProduceParams& p)
-      : setup_(p), window_(p.run.window_seconds) {
+  explicit ProduceWork(const ProduceParams& p) : setup_(p), window_(p.run.window_seconds) {
     ProducerOptions o;
     o.settings = setup_.settings();
     o.topic = setup_.cluster().topic();
@@ -536,9 +534,9 @@ class ProduceWork {
     if (!round_error_.empty()) return round_error_;
     driver_->BeginMeasurement();
     driver_->Start();
-    driver_->WaitUntil(WindowSchedule::Clock::now() +
-                       std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                           setup_.warmup_seconds()));
+    driver_->WaitUntil(
+        WindowSchedule::Clock::now() +
+        std::chrono::duration_cast<WindowSchedule::Clock::duration>(setup_.warmup_seconds()));
     window_.Reset();
     return "";
   }
@@ -554,7 +552,9 @@ class ProduceWork {
     if (!s) round_error_ = s.message();
   }
 
-  std::int64_t items_per_iteration() const { return setup_.windowed() ? 0 : setup_.records_per_iteration(); }
+  std::int64_t items_per_iteration() const {
+    return setup_.windowed() ? 0 : setup_.records_per_iteration();
+  }
   std::int64_t bytes_per_iteration() const {
     return setup_.windowed() ? 0 : setup_.AverageValueBytes(setup_.records_per_iteration());
   }
@@ -611,9 +611,9 @@ class ProduceWork {
     WindowSchedule window(setup_.run().window_seconds);
     driver_->BeginMeasurement();
     driver_->Start();
-    driver_->WaitUntil(WindowSchedule::Clock::now() +
-                       std::chrono::duration_cast<WindowSchedule::Clock::duration>(
-                           setup_.warmup_seconds()));
+    driver_->WaitUntil(
+        WindowSchedule::Clock::now() +
+        std::chrono::duration_cast<WindowSchedule::Clock::duration>(setup_.warmup_seconds()));
     window.Open();
     driver_->OpenWindow(window.origin(), window.interval());
     driver_->WaitUntil(window.Next());
@@ -761,8 +761,7 @@ class MaxRateWork {
 // it polls) and counts the delivery reports served before it; the flush comes after.
 class BareProducevWork {
  public:
-  explicit BareProducevWork(const ProduceParams& p)
-      : setup_(p), window_(p.run.window_seconds) {
+  explicit BareProducevWork(const ProduceParams& p) : setup_(p), window_(p.run.window_seconds) {
     std::string error;
     rd_kafka_conf_t* conf = BuildConf(setup_.settings(), &error);
     if (!conf) throw std::runtime_error(error);
@@ -813,8 +812,7 @@ class BareProducevWork {
   std::string BeginRun() {
     if (!setup_.windowed()) return "";
     Loop(std::numeric_limits<std::int64_t>::max(),
-         Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            setup_.warmup_seconds()));
+         Clock::now() + std::chrono::duration_cast<Clock::duration>(setup_.warmup_seconds()));
     window_.Reset();
     boundaries_.clear();
     return "";
@@ -832,7 +830,9 @@ class BareProducevWork {
     }
     Loop(std::numeric_limits<std::int64_t>::max(), window_.Next());
   }
-  std::int64_t items_per_iteration() const { return setup_.windowed() ? 0 : setup_.records_per_iteration(); }
+  std::int64_t items_per_iteration() const {
+    return setup_.windowed() ? 0 : setup_.records_per_iteration();
+  }
   std::int64_t bytes_per_iteration() const {
     return setup_.windowed() ? 0 : setup_.AverageValueBytes(setup_.records_per_iteration());
   }
@@ -1004,7 +1004,8 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
     if (axis.key == key) return axis.parse(p, key, value);
   }
   std::string keys;
-  for (const ProduceAxis& axis : ProduceAxes()) keys.append(keys.empty() ? "" : ", ").append(axis.key);
+  for (const ProduceAxis& axis : ProduceAxes())
+    keys.append(keys.empty() ? "" : ", ").append(axis.key);
   throw UsageError("--produce: unknown key '" + std::string(key) + "'; keys: " + keys);
 }
 

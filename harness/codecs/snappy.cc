@@ -124,9 +124,7 @@ class SnappyCodec final : public Codec {
 
 class SnappyDirect final : public DirectCodec {
  public:
-  std::size_t CompressBound(std::size_t n) const override {
-    return snappy::MaxCompressedLength(n);
-  }
+  std::size_t CompressBound(std::size_t n) const override { return snappy::MaxCompressedLength(n); }
   std::size_t Compress(ByteView in, std::uint8_t* out, std::size_t) override {
     std::size_t n = 0;
     snappy::RawCompress(reinterpret_cast<const char*>(in.data()), in.size(),

@@ -274,9 +274,7 @@ Status BatchReader::ReadV2(ByteView in, std::size_t at, ReadResult& result) {
   if (!b.codec.is_none()) {
     ByteBuffer& buf = NextSectionBuffer();
     Status s = codecs_.Decompress(2, b.codec, section, buf, options_.max_decompressed_bytes);
-    if (!s)
-      return Fail(
-          at, "cannot decompress " + b.codec.Name() + " records: " + s.message());
+    if (!s) return Fail(at, "cannot decompress " + b.codec.Name() + " records: " + s.message());
     section = buf.view();
   }
   b.uncompressed_bytes = section.size();
@@ -353,9 +351,7 @@ Status BatchReader::ReadLegacy(ByteView in, std::size_t at, ReadResult& result) 
   ByteBuffer& buf = NextSectionBuffer();
   Status s =
       codecs_.Decompress(m.magic, b.codec, AsBytes(*m.value), buf, options_.max_decompressed_bytes);
-  if (!s)
-    return Fail(
-        at, "cannot decompress " + b.codec.Name() + " wrapper: " + s.message());
+  if (!s) return Fail(at, "cannot decompress " + b.codec.Name() + " wrapper: " + s.message());
   b.uncompressed_bytes = buf.size();
   ByteView inner = buf.view();
   std::size_t pos = 0;
