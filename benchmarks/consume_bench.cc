@@ -172,11 +172,11 @@ class ConsumeWork {
         run_(p.run),
         window_(p.run.window_seconds) {
     if (p.topic.empty()) Fill(p);
-    std::string error;
-    consumer_ = ConsumerDriver::Create(
+    auto consumer = ConsumerDriver::Create(
         MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}}, run_.client_settings, {}),
-        cluster_->topic(), cluster_->layout().partitions, &error);
-    if (!consumer_) throw std::runtime_error(error);
+        cluster_->topic(), cluster_->layout().partitions);
+    if (!consumer) throw std::runtime_error(consumer.message());
+    consumer_ = std::move(*consumer);
   }
 
   std::string Verify() {
@@ -281,9 +281,9 @@ class ConsumeWork {
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
     o.digest_records = true;
-    std::string error;
-    auto producer = ProducerDriver::Create(o, records, &error);
-    if (!producer) throw std::runtime_error(error);
+    auto made = ProducerDriver::Create(o, records);
+    if (!made) throw std::runtime_error(made.message());
+    std::unique_ptr<ProducerDriver> producer = std::move(*made);
     producer->BeginMeasurement();
     Status s = producer->RunRound(count_);
     ProduceTotals t = producer->Collect();

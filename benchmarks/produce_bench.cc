@@ -506,9 +506,9 @@ class ProduceWork {
     o.producers = p.producers;
     o.rate = static_cast<double>(p.rate);
     o.progress_label = Name(p).str();
-    std::string error;
-    driver_ = ProducerDriver::Create(o, setup_.records(), &error);
-    if (!driver_) throw std::runtime_error(error);
+    auto driver = ProducerDriver::Create(o, setup_.records());
+    if (!driver) throw std::runtime_error(driver.message());
+    driver_ = std::move(*driver);
   }
 
   std::string Verify() {
@@ -762,9 +762,9 @@ class MaxRateWork {
 class BareProducevWork {
  public:
   explicit BareProducevWork(const ProduceParams& p) : setup_(p), window_(p.run.window_seconds) {
-    std::string error;
-    rd_kafka_conf_t* conf = BuildConf(setup_.settings(), &error);
-    if (!conf) throw std::runtime_error(error);
+    StatusOr<rd_kafka_conf_t*> built = BuildConf(setup_.settings());
+    if (!built) throw std::runtime_error(built.message());
+    rd_kafka_conf_t* conf = *built;
     rd_kafka_conf_set_opaque(conf, this);
     rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
       auto* self = static_cast<BareProducevWork*>(opaque);

@@ -9,14 +9,13 @@
 
 namespace kbench {
 
-rd_kafka_conf_t* BuildConf(const ClientSettings& settings, std::string* error) {
+StatusOr<rd_kafka_conf_t*> BuildConf(const ClientSettings& settings) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   for (const auto& [key, value] : settings) {
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
-      if (error) *error = "client setting '" + key + "' rejected by librdkafka";
-      return nullptr;
+      return Status::Error("client setting '" + key + "' rejected by librdkafka");
     }
   }
   return conf;
@@ -55,19 +54,17 @@ std::vector<std::string> LogCapture::lines_with(const std::string& facility) con
 
 // ------------------------------------------------------------------ AdminClient
 
-std::unique_ptr<AdminClient> AdminClient::Create(const ClientSettings& settings,
-                                                 std::string* error) {
+StatusOr<std::unique_ptr<AdminClient>> AdminClient::Create(const ClientSettings& settings) {
   std::unique_ptr<AdminClient> admin(new AdminClient());
   admin->log_ = std::make_unique<LogCapture>();
-  rd_kafka_conf_t* conf = BuildConf(settings, error);
-  if (!conf) return nullptr;
-  admin->log_->Install(conf);
+  StatusOr<rd_kafka_conf_t*> conf = BuildConf(settings);
+  if (!conf) return conf.status();
+  admin->log_->Install(*conf);
   char err[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
   if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    if (error) *error = std::string("cannot create admin client: ") + err;
-    return nullptr;
+    rd_kafka_conf_destroy(*conf);
+    return Status::Error(std::string("cannot create admin client: ") + err);
   }
   admin->rk_.reset(rk);
   return admin;

@@ -20,9 +20,9 @@ namespace kbench {
 
 using ClientSettings = std::vector<std::pair<std::string, std::string>>;
 
-// Applies settings in order (a later key overrides an earlier one). On failure returns
-// nullptr and an error naming the key (values are not echoed: they may be secrets).
-rd_kafka_conf_t* BuildConf(const ClientSettings& settings, std::string* error);
+// Applies settings in order (a later key overrides an earlier one); the caller owns the
+// conf. Fails naming the key (values are not echoed: they may be secrets).
+StatusOr<rd_kafka_conf_t*> BuildConf(const ClientSettings& settings);
 
 // Owns an rd_kafka_t (destroyed on scope exit).
 struct RdKafkaDeleter {
@@ -49,7 +49,7 @@ class LogCapture {
 class AdminClient {
  public:
   // `settings` must include bootstrap.servers.
-  static std::unique_ptr<AdminClient> Create(const ClientSettings& settings, std::string* error);
+  static StatusOr<std::unique_ptr<AdminClient>> Create(const ClientSettings& settings);
 
   Status CreateTopic(const std::string& topic, int partitions, int replication,
                      std::chrono::milliseconds timeout);

@@ -4,9 +4,9 @@
 
 namespace kbench {
 
-std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& settings,
-                                                       const std::string& topic, int partitions,
-                                                       std::string* error) {
+StatusOr<std::unique_ptr<ConsumerDriver>> ConsumerDriver::Create(const ClientSettings& settings,
+                                                                 const std::string& topic,
+                                                                 int partitions) {
   // fetch.wait.max.ms: a caught-up partition's long poll (500 ms by default) would delay
   // the next read's first fetch on that broker; reads of a full topic never need it.
   ClientSettings all = {{"group.id", "kbench-consume"},
@@ -16,14 +16,13 @@ std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& set
                         // A truncated log must fail the read, not silently skip to the end.
                         {"auto.offset.reset", "error"}};
   all.insert(all.end(), settings.begin(), settings.end());
-  rd_kafka_conf_t* conf = BuildConf(all, error);
-  if (!conf) return nullptr;
+  StatusOr<rd_kafka_conf_t*> conf = BuildConf(all);
+  if (!conf) return conf.status();
   char err[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
   if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    *error = std::string("cannot create consumer: ") + err;
-    return nullptr;
+    rd_kafka_conf_destroy(*conf);
+    return Status::Error(std::string("cannot create consumer: ") + err);
   }
   std::unique_ptr<ConsumerDriver> d(new ConsumerDriver());
   d->rk_.reset(rk);

@@ -36,9 +36,8 @@ struct ExpectedRecords {
 class ConsumerDriver {
  public:
   // `settings` must include bootstrap.servers; group.id is set if absent (never committed).
-  static std::unique_ptr<ConsumerDriver> Create(const ClientSettings& settings,
-                                                const std::string& topic, int partitions,
-                                                std::string* error);
+  static StatusOr<std::unique_ptr<ConsumerDriver>> Create(const ClientSettings& settings,
+                                                          const std::string& topic, int partitions);
   // Reads every partition from its beginning until each has returned its expected
   // records. Fails, naming the partition and offsets, when a record arrives out of
   // sequence (read twice, skipped) or beyond the expected count (extra records), when the

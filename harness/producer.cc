@@ -225,17 +225,15 @@ std::string ProduceTotals::AccountingError() const {
   return msg;
 }
 
-std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& options,
-                                                       const RecordSet& records,
-                                                       std::string* error) {
+StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerOptions& options,
+                                                                 const RecordSet& records) {
   if (options.threads < 1 || options.producers < 1 || options.producers > options.threads) {
-    *error = "need 1 <= producers <= threads (got threads " + std::to_string(options.threads) +
-             ", producers " + std::to_string(options.producers) + ")";
-    return nullptr;
+    return Status::Error("need 1 <= producers <= threads (got threads " +
+                         std::to_string(options.threads) + ", producers " +
+                         std::to_string(options.producers) + ")");
   }
   if (records.size() == 0) {
-    *error = "no records to produce";
-    return nullptr;
+    return Status::Error("no records to produce");
   }
   std::unique_ptr<ProducerDriver> d(new ProducerDriver());
   d->options_ = options;
@@ -253,14 +251,12 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
       d->stats_interval_ = std::chrono::milliseconds(std::stoll(*v));
     }
   } catch (const std::exception&) {
-    *error = "message.timeout.ms / statistics.interval.ms must be integers";
-    return nullptr;
+    return Status::Error("message.timeout.ms / statistics.interval.ms must be integers");
   }
   if (d->stats_interval_.count() <= 0) {
-    *error =
+    return Status::Error(
         "statistics.interval.ms must be > 0: kbench reads wire bytes, requests, retries "
-        "and batch sizes from librdkafka's statistics";
-    return nullptr;
+        "and batch sizes from librdkafka's statistics");
   }
   // message.timeout.ms = 0 means infinite: cap the flush wait anyway.
   if (d->message_timeout_.count() == 0) d->message_timeout_ = std::chrono::minutes(5);
@@ -276,8 +272,9 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
 
   for (int i = 0; i < options.producers; ++i) {
     auto inst = std::make_unique<ProducerInstance>();
-    rd_kafka_conf_t* conf = BuildConf(settings, error);
-    if (!conf) return nullptr;
+    StatusOr<rd_kafka_conf_t*> built = BuildConf(settings);
+    if (!built) return built.status();
+    rd_kafka_conf_t* conf = *built;
     rd_kafka_conf_set_opaque(conf, inst.get());
     rd_kafka_conf_set_dr_msg_cb(conf, &OnDelivery);
     rd_kafka_conf_set_stats_cb(conf, &OnStats);
@@ -286,15 +283,13 @@ std::unique_ptr<ProducerDriver> ProducerDriver::Create(const ProducerOptions& op
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
     if (!rk) {
       rd_kafka_conf_destroy(conf);
-      *error = std::string("cannot create producer: ") + err;
-      return nullptr;
+      return Status::Error(std::string("cannot create producer: ") + err);
     }
     inst->rk.reset(rk);
     inst->rkt = rd_kafka_topic_new(rk, options.topic.c_str(), nullptr);
     if (!inst->rkt) {
-      *error = "cannot create topic handle for '" + options.topic +
-               "': " + rd_kafka_err2str(rd_kafka_last_error());
-      return nullptr;
+      return Status::Error("cannot create topic handle for '" + options.topic +
+                           "': " + rd_kafka_err2str(rd_kafka_last_error()));
     }
     d->instances_.push_back(std::move(inst));
   }

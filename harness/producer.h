@@ -121,8 +121,8 @@ struct ProduceTotals {
 class ProducerDriver {
  public:
   // Creates the producers and threads (not timed). `records` must outlive the driver.
-  static std::unique_ptr<ProducerDriver> Create(const ProducerOptions& options,
-                                                const RecordSet& records, std::string* error);
+  static StatusOr<std::unique_ptr<ProducerDriver>> Create(const ProducerOptions& options,
+                                                          const RecordSet& records);
   ~ProducerDriver();
   ProducerDriver(const ProducerDriver&) = delete;
   ProducerDriver& operator=(const ProducerDriver&) = delete;

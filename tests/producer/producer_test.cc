@@ -162,10 +162,9 @@ struct MockRun {
 };
 
 std::unique_ptr<ProducerDriver> MakeDriver(const MockRun& run, const ProducerOptions& o) {
-  std::string error;
-  auto d = ProducerDriver::Create(o, run.records, &error);
-  EXPECT_TRUE(d) << error;
-  return d;
+  auto d = ProducerDriver::Create(o, run.records);
+  EXPECT_TRUE(d.ok()) << d.message();
+  return d.ok() ? std::move(*d) : nullptr;
 }
 
 TEST(ProducerDriverMock, EveryRecordAccountedForAcrossSharedProducers) {
@@ -196,12 +195,13 @@ TEST(ProducerDriverMock, EveryRecordAccountedForAcrossSharedProducers) {
 
 TEST(ProducerDriverMock, RejectsBadShapes) {
   MockRun run;
-  std::string error;
-  EXPECT_FALSE(ProducerDriver::Create(run.Options(2, 3), run.records, &error));
-  EXPECT_NE(error.find("producers"), std::string::npos);
-  EXPECT_FALSE(ProducerDriver::Create(run.Options(1, 1, {{"statistics.interval.ms", "0"}}),
-                                      run.records, &error));
-  EXPECT_NE(error.find("statistics.interval.ms"), std::string::npos);
+  auto shape = ProducerDriver::Create(run.Options(2, 3), run.records);
+  EXPECT_FALSE(shape.ok());
+  EXPECT_NE(shape.message().find("producers"), std::string::npos);
+  auto stats =
+      ProducerDriver::Create(run.Options(1, 1, {{"statistics.interval.ms", "0"}}), run.records);
+  EXPECT_FALSE(stats.ok());
+  EXPECT_NE(stats.message().find("statistics.interval.ms"), std::string::npos);
 }
 
 TEST(ProducerDriverMock, BrokerRttShowsUpInLatency) {
@@ -342,9 +342,9 @@ TEST(ProducerDriverMock, OpenLoopWindowSendsAtTheTargetRate) {
 // period, never a hang (librdkafka 2.0.2's watermark query alone can retry for minutes).
 TEST(AdminClientMock, EndOffsetsWithEveryBrokerDownReturnInBoundedTime) {
   MockRun run({1, 1});
-  std::string error;
-  auto admin = AdminClient::Create(run.cluster.BaseSettings(), &error);
-  ASSERT_TRUE(admin) << error;
+  auto admin_made = AdminClient::Create(run.cluster.BaseSettings());
+  ASSERT_TRUE(admin_made.ok()) << admin_made.message();
+  auto admin = std::move(*admin_made);
   std::int64_t sum = -1;
   ASSERT_TRUE(admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(5), &sum).ok());
   EXPECT_EQ(sum, 0);
@@ -423,9 +423,9 @@ TEST(PartitionCheck, DigestDependsOnOffsetKeyAndValue) {
 // Writes `n` records straight to one partition, as another client would, behind the back
 // of whatever counted the topic's records.
 void ProduceBehindTheBack(const MockRun& run, int partition, std::int64_t n) {
-  std::string error;
-  rd_kafka_conf_t* conf = BuildConf(run.cluster.BaseSettings(), &error);
-  ASSERT_TRUE(conf) << error;
+  StatusOr<rd_kafka_conf_t*> built = BuildConf(run.cluster.BaseSettings());
+  ASSERT_TRUE(built.ok()) << built.message();
+  rd_kafka_conf_t* conf = *built;
   char err[512];
   RdKafkaPtr rk(rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err));
   ASSERT_TRUE(rk) << err;
@@ -533,9 +533,9 @@ TEST(ConsumerDriverMock, ReadsBackExactlyWhatWasProduced) {
   ProduceTotals fill = d->Collect();
   ASSERT_EQ(TotalCount(fill.delivered_per_partition), 3000);
   ASSERT_EQ(fill.digest_per_partition.size(), fill.delivered_per_partition.size());
-  std::string error;
-  auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
-  ASSERT_TRUE(c) << error;
+  auto c_made = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2);
+  ASSERT_TRUE(c_made.ok()) << c_made.message();
+  auto c = std::move(*c_made);
   ExpectedRecords expected{fill.delivered_per_partition, fill.digest_per_partition};
   for (int pass = 0; pass < 2; ++pass) {  // re-reading starts again at offset 0
     ConsumeResult r;
@@ -564,9 +564,9 @@ TEST(ConsumerDriverMock, LostRecordsFailTheReadNamingPartitionCounts) {
   ASSERT_TRUE(d->RunRound(2500).ok());
   ProduceTotals fill = d->Collect();
   ASSERT_EQ(TotalCount(fill.delivered_per_partition), 3000);
-  std::string error;
-  auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
-  ASSERT_TRUE(c) << error;
+  auto c_made = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2);
+  ASSERT_TRUE(c_made.ok()) << c_made.message();
+  auto c = std::move(*c_made);
   ConsumeResult r;
   Status s = c->ReadAll({fill.delivered_per_partition, {}}, std::chrono::milliseconds(1500), &r);
   std::printf("read after an acks=0 loss: %s\n", s.message().c_str());
@@ -584,9 +584,9 @@ TEST(ConsumerDriverMock, OtherRecordsWithTheSameCountsFailTheDigest) {
   ProduceTotals fill_a = Fill(a, 2000, 1);
   ProduceTotals fill_b = Fill(b, 2000, 2);  // another payload seed
   ASSERT_EQ(fill_a.delivered_per_partition, fill_b.delivered_per_partition);
-  std::string error;
-  auto c = ConsumerDriver::Create(b.cluster.BaseSettings(), b.cluster.topic(), 1, &error);
-  ASSERT_TRUE(c) << error;
+  auto c_made = ConsumerDriver::Create(b.cluster.BaseSettings(), b.cluster.topic(), 1);
+  ASSERT_TRUE(c_made.ok()) << c_made.message();
+  auto c = std::move(*c_made);
   ConsumeResult r;
   ASSERT_TRUE(c->ReadAll({fill_b.delivered_per_partition, fill_b.digest_per_partition},
                          std::chrono::seconds(10), &r)
@@ -611,9 +611,9 @@ TEST(ConsumerDriverMock, ExtraRecordsInOnePartitionFailTheReadEvenWhenTheTotalIs
   const int full = written[0] >= written[1] ? 0 : 1;
   const int other = 1 - full;
   ProduceBehindTheBack(run, full, 25);
-  std::string error;
-  auto c = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2, &error);
-  ASSERT_TRUE(c) << error;
+  auto c_made = ConsumerDriver::Create(run.cluster.BaseSettings(), run.cluster.topic(), 2);
+  ASSERT_TRUE(c_made.ok()) << c_made.message();
+  auto c = std::move(*c_made);
   ConsumeResult r;
   // Against the fill's own counts the read passes: the extras come after every expected
   // record (the end-offset check before reading is what catches them).
