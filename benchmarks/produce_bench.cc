@@ -130,9 +130,11 @@ std::string_view OneOf(std::string_view key, std::string_view value,
   for (std::string_view c : choices) {
     if (c == value) return c;
   }
-  std::string list;
-  for (std::string_view c : choices) list.append(list.empty() ? "" : ", ").append(c);
-  throw UsageError("--produce: " + std::string(key) + " must be one of " + list + ", not '" +
+  std::string list;  // "0, 1 or all"
+  for (std::size_t i = 0; i < N; ++i) {
+    list.append(i == 0 ? "" : i + 1 == N ? " or " : ", ").append(choices[i]);
+  }
+  throw UsageError("--produce: " + std::string(key) + " must be " + list + ", not '" +
                    std::string(value) + "'");
 }
 constexpr std::array<std::string_view, 3> kAcks = {"0", "1", "all"};
