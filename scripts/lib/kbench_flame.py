@@ -170,6 +170,7 @@ def fold_callgrind(lines):
     stacks = {}
     npos = 1
     fn = None
+    ob = ""
     skip_next = False
 
     def name_of(value, kind="fn"):
@@ -191,8 +192,13 @@ def fold_callgrind(lines):
         if line.startswith("positions:"):
             npos = len(line.split()[1:]) or 1
             continue
+        if line.startswith("ob="):
+            ob = name_of(line[3:], "ob")
+            continue
         if line.startswith("fn="):
             chain = name_of(line[3:]).split("'")
+            if _HEX.match(chain[0]) and ob:
+                chain[0] = "[%s]" % ob.rsplit("/", 1)[-1]  # as perf names an unknown symbol
             fn = ";".join(f.replace(";", ":") for f in reversed(chain))
             skip_next = False
             continue
@@ -221,7 +227,7 @@ def fold_callgrind(lines):
             continue
         if "=" in line.split(":", 1)[0]:
             key, value = line.split("=", 1)
-            if key in ("fl", "fi", "fe", "ob"):
+            if key in ("fl", "fi", "fe"):
                 name_of(value, kind_of[key])
     return stacks
 
@@ -347,12 +353,29 @@ _STATE = {"R": "[runnable: preempted, waiting for a CPU]", "R+": "[runnable: pre
           "S": "[sleeping: futex, poll, timer...]", "D": "[uninterruptible: disk or kernel lock]"}
 
 
-def fold_offcpu(lines):
+_SYSTEM_DSO = re.compile(r"(^\[kernel|^\[vdso|/libc\.so|/libpthread|/ld-linux|/libstdc\+\+\.so)")
+
+
+_LIBC_NAMES = re.compile(r"^(_|lll_|futex|poll|select|epoll|nanosleep|clock_nanosleep|usleep|sleep|"
+                         r"pthread_|cnd_|thrd_|mtx_|sem_|malloc|free|calloc|realloc|mmap|munmap|"
+                         r"mprotect|read|write|recv|send|start_thread|clone)")
+
+
+def _is_system_frame(name, dso):
+    """C library, kernel and vDSO frames: where a thread waits, not who chose to wait."""
+    if dso and dso != "?":
+        return bool(_SYSTEM_DSO.search(dso))
+    return bool(_LIBC_NAMES.match(name))
+
+
+def fold_offcpu(lines, sites=None):
     """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
     recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
     state come from the thread's sched_switch sample, the time it stayed off the CPU from
     its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
     thread splits into time blocked (sleeping) and time runnable but not running.
+    When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
+    outside the C library and kernel (the code that chose to wait) and the call it waits in.
     """
     stacks = {}
     pending = {}  # tid -> (time, comm, state, frames)
@@ -360,8 +383,22 @@ def fold_offcpu(lines):
 
     def close_sample():
         if cur is not None:
-            tid, t, comm, state, frames = cur
-            pending[tid] = (t, comm, state, frames)
+            tid, t, comm, state, frames, dsos, addrs = cur
+            site = None
+            # perf prints inlined frames before the function holding them, with "(inlined)"
+            # for a DSO: they belong to the DSO of the next real frame.
+            # perf prints inlined frames before the frame holding them, with "(inlined)" for
+            # a DSO: take the DSO of the next frame at the same address; else judge by name.
+            for i in range(len(dsos) - 1, -1, -1):
+                if dsos[i] == "inlined":
+                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and addrs[i + 1] == addrs[i] else "?"
+            if sites is not None:
+                waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
+                caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
+                wait = waits[0] if waits else (frames[-1] if frames else "?")
+                site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
+                                   else wait)
+            pending[tid] = (t, comm, state, frames, site)
 
     for raw in lines:
         line = raw.rstrip("\n")
@@ -382,16 +419,18 @@ def fold_offcpu(lines):
             if "sched:sched_switch:" in rest:
                 sm = re.search(r"prev_state=(\S+)", rest)
                 state = sm.group(1) if sm else "?"
-                cur = (tid, t, comm, state, [])
+                cur = (tid, t, comm, state, [], [], [])
             elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
                 p = pending.pop(tid, None)
                 if p is not None:
-                    t0, pcomm, state, frames = p
+                    t0, pcomm, state, frames, site = p
                     us = int(round((t - t0) * 1e6))
                     if us > 0:
                         label = _STATE.get(state, "[state %s]" % state)
                         key = ";".join([pcomm, label] + frames[::-1])
                         stacks[key] = stacks.get(key, 0) + us
+                        if site is not None and state not in ("R", "R+"):
+                            sites[site] = sites.get(site, 0) + us
             continue
         if cur is None:
             continue
@@ -409,10 +448,12 @@ def fold_offcpu(lines):
         if dso.startswith("[kernel"):
             sym += "_[k]"  # flame graph tools' mark for kernel frames
         cur[4].append(sym.replace(";", ":"))
+        cur[5].append(dso)
+        cur[6].append(parts[0])
     return stacks
 
 
-def offcpu_table(stacks, top=20):
+def offcpu_table(stacks, top=20, sites=None):
     total = sum(stacks.values())
     out = ["off-CPU time: %.3f s over all threads" % (total / 1e6), ""]
     per = {}
@@ -428,16 +469,21 @@ def offcpu_table(stacks, top=20):
         out.append("%-24s %-18s %12.1f %12.1f %12.1f" % (comm, thread_role(comm), blocked / 1e3,
                                                          runnable / 1e3, other / 1e3))
     out.append("")
-    out.append("where threads wait (blocked time by the innermost three user-space frames, "
-               "caller > ... > callee):")
-    waits = {}
-    for stack, us in stacks.items():
-        frames = stack.split(";")
-        if not frames[1].startswith(("[sleeping", "[uninterruptible")):
-            continue
-        user = [f for f in frames[2:] if not f.endswith("_[k]")]
-        key = "%s: %s" % (thread_role(frames[0]), " > ".join(user[-3:]) if user else frames[-1])
-        waits[key] = waits.get(key, 0) + us
+    if sites is not None:
+        out.append("where threads wait (blocked time by wait site: the innermost frame outside "
+                   "the C library and kernel > the call it waits in):")
+        waits = sites
+    else:
+        out.append("where threads wait (blocked time by the innermost three user-space frames, "
+                   "caller > ... > callee):")
+        waits = {}
+        for stack, us in stacks.items():
+            frames = stack.split(";")
+            if not frames[1].startswith(("[sleeping", "[uninterruptible")):
+                continue
+            user = [f for f in frames[2:] if not f.endswith("_[k]")]
+            key = "%s: %s" % (thread_role(frames[0]), " > ".join(user[-3:]) if user else frames[-1])
+            waits[key] = waits.get(key, 0) + us
     for k, us in sorted(waits.items(), key=lambda kv: -kv[1])[:top]:
         out.append("%10.1f ms %6.2f%%  %s" % (us / 1e3, 100.0 * us / total if total else 0, k))
     return "\n".join(out) + "\n"
@@ -470,7 +516,7 @@ def diff_table(rows, ta, tb, unit, normalize, top=30):
     out = ["A total %d %s, B total %d %s (%+.3f%%); %s" % (
         ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
         "B scaled to A's total (shares compared)" if normalize else "raw counts compared")]
-    out.append("ranked by |change of self cost|; delta%%fn = change relative to the function's A cost")
+    out.append("ranked by |change of self cost|; d fn% = change relative to the function's A cost")
     out.append("")
     out.append("%4s %14s %14s %8s %8s %9s %10s  %s" % ("rank", "A self", "B self", "A share", "B share",
                                                      "d total%", "d fn%", "function"))
@@ -606,14 +652,16 @@ def main(argv):
     try:
         if args.cmd in ("fold", "fold-callgrind", "offcpu"):
             with open(args.input, encoding="utf-8", errors="replace") as fh:
-                fn = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind,
-                      "offcpu": fold_offcpu}[args.cmd]
-                stacks = fn(fh)
+                sites = {}
+                if args.cmd == "offcpu":
+                    stacks = fold_offcpu(fh, sites)
+                else:
+                    stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind}[args.cmd](fh)
             for k in sorted(stacks):
                 sys.stdout.write("%s %d\n" % (k, stacks[k]))
             if args.cmd == "offcpu" and args.table:
                 with open(args.table, "w") as out:
-                    out.write(offcpu_table(stacks))
+                    out.write(offcpu_table(stacks, sites=sites))
         elif args.cmd == "svg":
             stacks = _read_folded_file(args.input)
             if not stacks:

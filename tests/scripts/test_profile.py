@@ -136,6 +136,11 @@ class TestFlame(unittest.TestCase):
         })
         table = kf.offcpu_table(stacks)
         self.assertIn("application: RunWork > pthread_cond_wait@@GLIBC_2.3.2", table)
+        # Wait sites: the frame outside libc and the kernel that chose to wait, and the call.
+        sites = {}
+        kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True), sites)
+        self.assertEqual(sites, {"application: RunWork > pthread_cond_wait@@GLIBC_2.3.2": 2010})
+        self.assertIn("2.0 ms  80.08%  application: RunWork > pthread_cond_wait", kf.offcpu_table(stacks, sites=sites))
 
     def test_diff_ranks_planted_first(self):
         a = {"main;compress": 600, "main;checksum": 300, "main;copy": 100}
