@@ -190,6 +190,9 @@ class TestProfileScript(unittest.TestCase):
     def test_errors(self):
         for args, env, needle in (([], {}, "missing FILTER"),
                                   (["--diff", "A"], {}, "--diff needs two sides"),
+                                  (["--diff", "no-such-rev", "HEAD", "X"], {}, "neither an executable"),
+                                  (["--diff", "libs=/nonexistent", "HEAD", "X"], {}, "no directory"),
+                                  (["--freq", "x", "X"], {}, "--freq must be"),
                                   (["--callers", "0", "X"], {}, "--callers must be"),
                                   (["--tool", "callgrind", "--off-cpu", "X"], {"KBENCH_BIN": "/bin/true"},
                                    "--off-cpu needs perf"),
