@@ -233,18 +233,19 @@ resolve_classpath() {
 # ---------------------------------------------------------------- nodes
 
 # shellcheck disable=SC2016  # \$1 is expanded by the inner shell
-port_in_use() { timeout 2 bash -c ': >/dev/tcp/127.0.0.1/$1' _ "$1" 2>/dev/null; }
+# KAFKA_HOST: the address the brokers listen on (scripts/kafka start --host).
+port_in_use() { timeout 2 bash -c ': >/dev/tcp/$1/$2' _ "${KAFKA_HOST:-127.0.0.1}" "$1" 2>/dev/null; }
 
 # free_port_base COUNT OFFSET — a port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1
-# can all be bound on 127.0.0.1 now. P is the kernel's (bind to port 0), the rest are tried.
+# can all be bound on KAFKA_HOST (default 127.0.0.1) now. P is the kernel's (bind to port 0), the rest are tried.
 free_port_base() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "${KAFKA_HOST:-127.0.0.1}" <<'PY'
 import socket, sys
-count, offset = int(sys.argv[1]), int(sys.argv[2])
+count, offset, host = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 def bind(port):
     s = socket.socket()
     try:
-        s.bind(("127.0.0.1", port))
+        s.bind((host, port))
         return s
     except OSError:
         s.close()
