@@ -330,6 +330,7 @@ class ProduceWork {
   }
 
   std::string Verify() {
+    WaitForCommonStart();  // set-up is done; several hosts send their first records together
     // The warm-up round doubles as the check: it must be delivered in full.
     std::int64_t warm = std::max<std::int64_t>(setup_.warmup(), 1);
     driver_->BeginMeasurement();
