@@ -184,5 +184,18 @@ else
   not_ok "namespaces before stop $before (want 2), after $after (want 0)"
 fi
 
+# netem delay: used where the kernel has it, else refused with exit 2 leaving nothing.
+rc=0
+"$ROOT/scripts/trogdor" start --agents 1 --delay 2ms --dir "$WORK/delay" >/dev/null 2>"$WORK/delay.err" || rc=$?
+if ((rc == 0)); then
+  "$ROOT/scripts/trogdor" stop --dir "$WORK/delay" >/dev/null 2>&1
+  ok "--delay: this kernel has netem"
+elif ((rc == 2)) && grep -q netem "$WORK/delay.err" &&
+  ! ip netns list | grep -q "^kbt$(printf '%s' "$WORK/delay" | md5sum | cut -c1-5)-"; then
+  ok "--delay without netem: refused with exit 2, no namespace left"
+else
+  not_ok "--delay: exit $rc:$(sed 's/^/    /' "$WORK/delay.err")"
+fi
+
 echo "$passed passed, $failed failed"
 ((failed == 0))
