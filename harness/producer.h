@@ -64,7 +64,12 @@ struct ProducerOptions {
   // back and checked record by record). Hashes every value: off in timed rows. Needs
   // acks 1 or all: with acks=0 delivery reports carry no offset.
   bool digest_records = false;
+  // Carry each record's intended send time (steady-clock nanoseconds, 8 bytes in host
+  // order: the consumer runs on the same host) in a header named kSendTimeHeader, for an
+  // end-to-end latency measured where the record is read (benchmarks/end_to_end_bench.cc).
+  bool stamp_send_time = false;
 };
+inline constexpr const char* kSendTimeHeader = "kbench.t";
 
 // One interval of a measured window: records delivered in it (by delivery time) and the
 // latency of records intended to be sent in it.
@@ -159,6 +164,9 @@ class ProducerDriver {
   // The requested codec (compression.codec / compression.type, default none).
   const std::string& requested_codec() const { return requested_codec_; }
   int producers() const { return static_cast<int>(instances_.size()); }
+  // Records accepted by rd_kafka_producev since BeginMeasurement and not yet reported
+  // (delivered or failed): what the client holds in its queues and requests right now.
+  std::int64_t InFlight() const;
 
  private:
   ProducerDriver() = default;
