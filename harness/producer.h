@@ -20,7 +20,9 @@
 // queue-full retries: queueing, not latency. The delivery report callback records
 // now - intended (now: when the serving poll began) into a histogram owned by the thread
 // serving the callback (rd_kafka_poll/flush), so histograms are per thread and merged
-// after the round or window.
+// after the round or window. A thread polls every 64 records, and with a target rate also
+// whenever it has time before its next record is due, so that a report is stamped when it
+// arrived (at 10,000 records/s, 64 records are 6.4 ms: more than a loopback round trip).
 // rd_kafka_message_latency() is not used: it starts at enqueue and cannot see the
 // schedule.
 
