@@ -383,6 +383,13 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
         rd_kafka_poll(rk, 0);
         s.poll_now_ns = 0;
         now = NowNs();
+        // A millisecond or more to wait: wait inside rd_kafka_poll, which returns as soon
+        // as a report arrives (each stamped by its own clock read: poll_now_ns is 0), so
+        // at low rates a report does not wait for the thread's next record either.
+        while (intended >= now + 1000000) {
+          rd_kafka_poll(rk, static_cast<int>((intended - now) / 1000000));
+          now = NowNs();
+        }
         if (now < intended) std::this_thread::sleep_for(std::chrono::nanoseconds(intended - now));
       }
     } else {

@@ -21,8 +21,9 @@
 // now - intended (now: when the serving poll began) into a histogram owned by the thread
 // serving the callback (rd_kafka_poll/flush), so histograms are per thread and merged
 // after the round or window. A thread polls every 64 records, and with a target rate also
-// whenever it has time before its next record is due, so that a report is stamped when it
-// arrived (at 10,000 records/s, 64 records are 6.4 ms: more than a loopback round trip).
+// whenever it has time before its next record is due (waiting a millisecond or more inside
+// rd_kafka_poll), so that a report is stamped when it arrived (at 10,000 records/s, 64
+// records are 6.4 ms: more than a loopback round trip).
 // rd_kafka_message_latency() is not used: it starts at enqueue and cannot see the
 // schedule.
 
