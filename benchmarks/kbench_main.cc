@@ -19,6 +19,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/cost_counters.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
@@ -221,6 +222,7 @@ int main(int argc, char** argv) {
     kbench::bench::RegisterAllFamilies(options, session);
     std::string target = kbench::bench::ResolveTarget(options, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
+    kbench::bench::SetUpCostMeasurement(options, target);
   } catch (const kbench::UsageError& e) {
     std::cerr << "kbench: error: " << e.what() << "\n";
     return 2;

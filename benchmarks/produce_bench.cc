@@ -66,6 +66,7 @@
 #include "fixtures/options.h"
 #include "fixtures/rate_search.h"
 #include "fixtures/runner.h"
+#include "fixtures/stage_counters.h"
 #include "fixtures/window.h"
 #include "harness/partition_check.h"
 #include "harness/payload.h"
@@ -425,6 +426,7 @@ class ProduceWork {
   }
 
   const IntervalSeries& intervals() const { return intervals_; }
+  std::int64_t inflight_records() const { return Windowed() ? driver_->InFlight() : -1; }
 
   // One window at `rate` (0: unthrottled) outside Google Benchmark's loop, for the
   // maximum-rate search: warm-up at the same rate, window, drain. Every record of it is
@@ -484,6 +486,7 @@ class ProduceWork {
         s.txmsg_bytes > 0 ? s.batch_bytes.sum / static_cast<double>(s.txmsg_bytes) : 0.0);
     state.counters[counters::kErrors] = counters::Value(static_cast<double>(errors));
     state.counters[counters::kRetries] = counters::Value(static_cast<double>(retries));
+    ReportStages(state, s);
   }
 
  private:
