@@ -458,6 +458,7 @@ def newest_check(name, metric, direction, before, new, alpha, threshold):
 
 def _change(runs, cp, row, how):
     return {"index": cp, "how": how, "before_commit": runs[cp - 1]["commit"],
+            "before_time": runs[cp - 1]["time"],
             "after_commit": runs[cp]["commit"], "time": runs[cp]["time"],
             "subject": runs[cp]["subject"], "verdict": row["verdict"],
             "change_pct": row["change_pct"], "ci_low_pct": row["ci_low_pct"],
@@ -481,15 +482,32 @@ def all_changes(series, **kw):
 
 
 def group_changes(changes):
-    """Changes that share a series and a commit range moved together."""
-    groups = {}
+    """Changes of one series whose steps are at most one commit apart moved together (noise
+    can place one benchmark's step a commit early or late); the group's commit range spans
+    theirs."""
+    out = []
+    per_series = {}
     for key, ch in changes:
-        g = groups.setdefault((key[0], ch["before_commit"], ch["after_commit"]),
-                              {"series": key[0], "before_commit": ch["before_commit"],
-                               "after_commit": ch["after_commit"], "time": ch["time"],
-                               "subject": ch["subject"], "members": []})
-        g["members"].append(dict(ch, benchmark=key[1], metric=key[2]))
-    out = sorted(groups.values(), key=lambda g: (-g["time"], g["series"]))
+        per_series.setdefault(key[0], []).append(dict(ch, benchmark=key[1], metric=key[2]))
+    for sid, members in per_series.items():
+        # Position of each commit in the series' own order (commit time).
+        order = sorted({(m["time"], m["after_commit"]) for m in members}
+                       | {(m["before_time"], m["before_commit"]) for m in members})
+        pos = {sha: i for i, (_, sha) in enumerate(order)}
+        members.sort(key=lambda m: (m["time"], m["after_commit"]))
+        group = None
+        for m in members:
+            if group and pos[m["after_commit"]] - pos[group["after_commit"]] <= 1 \
+                    and m["before_time"] <= group["time"]:
+                group["members"].append(m)
+                group["after_commit"], group["time"] = m["after_commit"], m["time"]
+                group["subject"] = m["subject"]
+                continue
+            group = {"series": sid, "before_commit": m["before_commit"],
+                     "after_commit": m["after_commit"], "time": m["time"],
+                     "subject": m["subject"], "members": [m]}
+            out.append(group)
+    out.sort(key=lambda g: (-g["time"], g["series"]))
     for g in out:
         g["members"].sort(key=lambda m: (m["verdict"] != "regression",
                                          -abs(m["change_pct"] or 0)))
@@ -550,6 +568,7 @@ var f=document.getElementById('filter');
 if(f)f.addEventListener('input',function(){var re;try{re=new RegExp(f.value,'i');}
  catch(err){return;}document.querySelectorAll('.chart').forEach(function(c){
  c.style.display=re.test(c.dataset.name)?'':'none';});});
+document.body.dataset.ready='1';
 })();
 """
 
