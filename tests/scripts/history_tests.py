@@ -333,6 +333,55 @@ class TestBenchAddsItsRuns(Tmp):
             self.assertIn("3 runs", f.read())
 
 
+@unittest.skipUnless(all(shutil.which(t) for t in ("git", "cmake", "ninja", "cc", "valgrind")),
+                     "needs git, cmake, ninja, cc, valgrind")
+class TestBisect(Tmp):
+    PLANTED = 11  # of commits 1..16 after GOOD; 3 % more work per iteration from here on
+
+    def test_finds_a_3_percent_instruction_regression_among_16_commits(self):
+        repo = os.path.join(self.tmp, "repo")
+        fake_repo(repo)
+        os.makedirs(os.path.join(repo, "tests"))
+        with open(os.path.join(repo, "tests", "benchmark_list.txt"), "w") as f:
+            f.write("Codec/compress/codec:fake/level:1/payload:az/record_bytes:100/"
+                    "batch_bytes:65536\nFake/loop/n:2/real_time\n")
+        git(repo, "add", ".")
+        git(repo, "commit", "-qm", "benchmark list")
+        good = git(repo, "rev-parse", "HEAD")
+        shas = []
+        for i in range(1, 17):
+            path = os.path.join(repo, "notes.txt" if i != self.PLANTED else "cost.h")
+            with open(path, "w") as f:
+                f.write("#define COST 103\n" if i == self.PLANTED else "commit %d\n" % i)
+            git(repo, "add", ".")
+            git(repo, "commit", "-qm", "commit %d" % i)
+            shas.append(git(repo, "rev-parse", "HEAD"))
+        out = os.path.join(self.tmp, "bisect")
+        p = run([os.path.join(ROOT, "scripts", "bisect"), good, shas[-1], "--filter", "^Codec/",
+                 "--repo", repo, "--out-dir", out], timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("mode: instructions", p.stderr)
+        last = p.stdout.strip().splitlines()[-1]
+        self.assertEqual(last, "first bad commit: %s commit %d" % (shas[self.PLANTED - 1],
+                                                                   self.PLANTED))
+        steps = int(p.stdout.split(" build-and-measure step")[0].split()[-1])
+        self.assertLessEqual(steps, 5, p.stdout)
+        # Each step's evidence: its verdict and the change it measured.
+        with open(os.path.join(out, "summary.txt")) as f:
+            summary = f.read()
+        self.assertRegex(summary, r"\+[23]\.\d+% \(instructions\)")
+        self.assertEqual(git(repo, "worktree", "list").count("\n"), 0, "worktrees left behind")
+
+    def test_usage(self):
+        b = os.path.join(ROOT, "scripts", "bisect")
+        for args, needle in (([], "expected GOOD and BAD"), (["HEAD~1", "HEAD"], "--filter"),
+                             (["HEAD~1", "HEAD", "--filter", "x", "--runs", "0"], "--runs"),
+                             (["nosuch", "HEAD", "--filter", "x"], "not a commit")):
+            p = run([b] + args)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(needle, p.stderr)
+
+
 if __name__ == "__main__":
     sys.path.insert(0, HERE)
     unittest.main()
