@@ -548,7 +548,8 @@ border-radius:3px;display:none;white-space:pre;z-index:9}
 JS = """
 (function(){
 var tip=document.getElementById('tip');
-var data=JSON.parse(document.getElementById('kbench-data').textContent);
+var all=JSON.parse(document.getElementById('kbench-data').textContent);
+var data=all.charts||[],commits=all.commits||[];
 function fmt(v){var a=Math.abs(v);if(a>=1e9)return(v/1e9).toPrecision(4)+'G';
 if(a>=1e6)return(v/1e6).toPrecision(4)+'M';if(a>=1e3)return(v/1e3).toPrecision(4)+'k';
 return v.toPrecision(4);}
@@ -557,10 +558,10 @@ document.querySelectorAll('.chart svg').forEach(function(svg){
  svg.addEventListener('mousemove',function(e){
   var r=svg.getBoundingClientRect();var x=e.clientX-r.left;
   var i=Math.round((x-d.x0)/d.dx);if(i<0)i=0;if(i>=d.p.length)i=d.p.length-1;
-  var p=d.p[i];dot.setAttribute('cx',d.x0+i*d.dx);dot.setAttribute('cy',p[5]);
+  var p=d.p[i],c=commits[p[0]];dot.setAttribute('cx',d.x0+i*d.dx);dot.setAttribute('cy',p[4]);
   dot.style.display='';
-  tip.textContent=p[0]+'  '+p[1]+'\\n'+d.m+': '+fmt(p[2])+' '+d.u+'  (min '+fmt(p[3])+
-   ', max '+fmt(p[4])+')\\n'+p[6];
+  tip.textContent=c[0]+'  '+c[1]+'\\n'+d.m+': '+fmt(p[1])+' '+d.u+'  (min '+fmt(p[2])+
+   ', max '+fmt(p[3])+'; '+p[5]+' process(es))\\n'+c[2];
   tip.style.left=(e.clientX+14)+'px';tip.style.top=(e.clientY+10)+'px';tip.style.display='block';});
  svg.addEventListener('mouseleave',function(){tip.style.display='none';dot.style.display='none';});
 });
@@ -583,9 +584,15 @@ def _fmt_axis(v):
     return "%.3g" % v
 
 
-def chart_svg(i, runs, changes):
+def _g(v):
+    """A number for the hover data: 5 significant digits are plenty and keep pages small."""
+    return float("%.5g" % v)
+
+
+def chart_svg(i, runs, changes, commit_index):
     """One series as SVG: the min-max band of each run, the median line, change points
-    as dashed lines labelled with their commit. Returns (svg, hover data)."""
+    as dashed lines labelled with their commit. Returns (svg, hover data); the hover data
+    refers to commits by their index in commit_index (one table per page)."""
     n = len(runs)
     lo = min(r["lo"] for r in runs)
     hi = max(r["hi"] for r in runs)
@@ -601,8 +608,8 @@ def chart_svg(i, runs, changes):
 
     def y(v):
         return PAD_T + (H - PAD_T - PAD_B) * (hi - v) / (hi - lo)
-    top = " ".join("%.1f,%.1f" % (x(k), y(r["hi"])) for k, r in enumerate(runs))
-    bottom = " ".join("%.1f,%.1f" % (x(k), y(r["lo"])) for k, r in reversed(list(enumerate(runs))))
+    top = " ".join("%.0f,%.0f" % (x(k), y(r["hi"])) for k, r in enumerate(runs))
+    bottom = " ".join("%.0f,%.0f" % (x(k), y(r["lo"])) for k, r in reversed(list(enumerate(runs))))
     med = " ".join("%.1f,%.1f" % (x(k), y(r["median"])) for k, r in enumerate(runs))
     parts = ['<svg width="%d" height="%d" data-i="%d" role="img">' % (W, H, i)]
     for v in (lo + 0.05 * (hi - lo) / 1.1, (lo + hi) / 2, hi - 0.05 * (hi - lo) / 1.1):
@@ -628,10 +635,14 @@ def chart_svg(i, runs, changes):
     parts.append('<text class="axis" x="%d" y="%d" text-anchor="end">%s</text>' % (
         W - PAD_R, H - 4, html.escape(short(runs[-1]["commit"]))))
     parts.append('<circle class="dot" r="4" cx="0" cy="0" style="display:none"/></svg>')
-    hover = [[short(r["commit"]), datetime.fromtimestamp(r["time"], timezone.utc)
-              .strftime("%Y-%m-%d %H:%M"), r["median"], r["lo"], r["hi"],
-              round(y(r["median"]), 1), "%d process(es); %s" % (
-                  len(r["processes"]), (r["subject"] or "")[:60])] for r in runs]
+    hover = []
+    for r in runs:
+        if r["commit"] not in commit_index:
+            commit_index[r["commit"]] = (len(commit_index), [
+                short(r["commit"]), datetime.fromtimestamp(r["time"], timezone.utc)
+                .strftime("%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
+        hover.append([commit_index[r["commit"]][0], _g(r["median"]), _g(r["lo"]), _g(r["hi"]),
+                      round(y(r["median"])), len(r["processes"])])
     return "".join(parts), hover
 
 
@@ -649,7 +660,7 @@ def _page(title, body, data=None):
             "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
             "<script>%s</script></body></html>"
             % (html.escape(title), CSS, body,
-               json.dumps(data or []).replace("</", "<\\/"), JS))
+               json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
 
 
 def family_slug(family):
@@ -668,6 +679,7 @@ def write_report(db, out_dir, series, changes, labels, newest):
     pages = []
     for family in sorted(fams):
         data = []
+        commit_index = {}
         body = ['<p><a href="index.html">&larr; all families</a></p><h1>%s</h1>'
                 '<p><input id="filter" placeholder="filter benchmarks (regular expression)">'
                 '</p><p>Each chart: one benchmark over commits (oldest left), the median of '
@@ -684,7 +696,7 @@ def write_report(db, out_dir, series, changes, labels, newest):
                 runs = series[key]["runs"]
                 # Change points of every metric of the benchmark go on its chart.
                 chs = [dict(c, metric=m) for m in metrics for c in by_key.get((sid, name, m), [])]
-                svg, hover = chart_svg(len(data), runs, chs)
+                svg, hover = chart_svg(len(data), runs, chs, commit_index)
                 data.append({"p": hover, "x0": PAD_L, "dx": (W - PAD_L - PAD_R) / max(
                     len(runs) - 1, 1), "m": metric, "u": kc._unit(metric)})
                 notes = "".join(
@@ -698,7 +710,8 @@ def write_report(db, out_dir, series, changes, labels, newest):
                                 html.escape(metric), len(runs), svg, notes))
         path = os.path.join(out_dir, family_slug(family))
         with open(path, "w", encoding="utf-8") as f:
-            f.write(_page("kbench: " + family, "".join(body), data))
+            f.write(_page("kbench: " + family, "".join(body), {
+                "charts": data, "commits": [c for _, c in sorted(commit_index.values())]}))
         pages.append((family, sum(1 for _ in fams[family]), path))
     groups = group_changes(changes)
     runs_n, commits_n = db.execute(
