@@ -246,6 +246,17 @@ class TestChangesAndReport(unittest.TestCase):
         # The page's script ran to its end (hover and filter wired) and the charts are there.
         self.assertIn('data-ready="1"', dom.stdout)
         self.assertEqual(dom.stdout.count('<polyline class="med"'), 4)
+        # Hover: a mouse move over the right end of the first chart shows the newest run.
+        probe = os.path.join(self.tmp, "probe.html")
+        with open(probe, "w") as f:
+            f.write(html.replace("</body>", "<script>var s=document.querySelector('.chart svg');"
+                                 "var r=s.getBoundingClientRect();s.dispatchEvent(new MouseEvent("
+                                 "'mousemove',{clientX:r.right-9,clientY:r.top+50}));document."
+                                 "body.dataset.tip=document.getElementById('tip').textContent;"
+                                 "</script></body>"))
+        dom = run(base + ["--dump-dom", "file://" + probe], timeout=90)
+        self.assertRegex(dom.stdout, r'data-tip="%s  2026-01-03 11:00\ncpu_time: [0-9.]+k ns'
+                         % self.shas[-1][:12])
         shot = os.path.join(self.tmp, "shot.png")
         s = run(base + ["--screenshot=" + shot, "file://" + page], timeout=90)
         self.assertTrue(os.path.isfile(shot), s.stderr[-2000:])
