@@ -570,6 +570,10 @@ if(f)f.addEventListener('input',function(){var re;try{re=new RegExp(f.value,'i')
  catch(err){return;}document.querySelectorAll('.chart').forEach(function(c){
  c.style.display=re.test(c.dataset.name)?'':'none';});});
 document.body.dataset.ready='1';
+// Milliseconds from navigation to the load event (after layout): the dashboard's test
+// and its evidence read this from the DOM.
+window.addEventListener('load',function(){setTimeout(function(){
+ document.body.dataset.loadMs=Math.round(performance.now());},0);});
 })();
 """
 
