@@ -29,7 +29,8 @@ over each series of run medians; each candidate is then judged by scripts/compar
 test (kbench_compare.compare_metric: exact rank test and Hodges-Lehmann shift with its
 interval) on up to WINDOW runs either side, and kept only as a regression or improvement.
 The newest commit gets its own check (E-Divisive cannot split off a last, single point):
-its processes against the runs since the last change point.
+its run against a t prediction interval from the runs since the last change point,
+corrected over all series by Benjamini-Hochberg.
 """
 
 import hashlib
@@ -416,18 +417,19 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
     if len(commits) >= 2 and not any(c["index"] == last for c in changes):
         start = max([c["index"] for c in changes] + [0])
         before = values[max(start, last - WINDOW):last]
-        row = newest_check(name, metric, direction, before, values[last:], alpha, threshold)
+        row = newest_check(name, metric, direction, before, values[last:], alpha)
         if row:
+            # A candidate: all_changes keeps it if it passes over all series together.
             changes.append(_change(runs, last, row, "newest"))
     return changes
 
 
-def newest_check(name, metric, direction, before, new, alpha, threshold):
-    """Is the newest commit's run (median of its runs) outside what the runs before it
-    predict? A rank test cannot tell one run from 30 at alpha 0.01, and the processes of
+def newest_check(name, metric, direction, before, new, alpha):
+    """How far is the newest commit's run (median of its runs) outside what the runs before
+    it predict? A rank test cannot tell one run from 30 at alpha 0.01, and the processes of
     one run share its drift, so they are not independent samples; instead (as conbench's
     lookback z-score) a t prediction interval for one new run from the runs since the last
-    step, at level alpha, and a step of at least `threshold` %."""
+    step. Returns the row with its p (None without enough runs); all_changes decides."""
     from scipy import stats
     if len(before) < 3 or not new:
         return None
@@ -446,8 +448,6 @@ def newest_check(name, metric, direction, before, new, alpha, threshold):
         p = float(2.0 * stats.t.sf(abs(t), len(before) - 1))
         half = float(stats.t.ppf(1.0 - alpha, len(before) - 1)) * sd * math.sqrt(
             1.0 + 1.0 / len(before)) / abs(ref) * 100.0
-    if p >= alpha or abs(change) < threshold:
-        return None
     return {"verdict": "regression" if change * direction < 0 else "improvement",
             "change_pct": change, "ci_low_pct": change - half, "ci_high_pct": change + half,
             "ci_level": 1.0 - 2.0 * alpha, "p_value": p, "n_base": len(before),
@@ -468,17 +468,46 @@ def _change(runs, cp, row, how):
             "reason": row["reason"]}
 
 
+def benjamini_hochberg(pvalues, q):
+    """Indices of the p-values that the Benjamini-Hochberg procedure rejects at FDR q."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    m = len(pvalues)
+    k = 0
+    for rank, i in enumerate(order, 1):
+        if pvalues[i] <= q * rank / m:
+            k = rank
+    return set(order[:k])
+
+
+def _series_changes(item, kw):
+    key, s = item
+    return [(key, ch) for ch in find_changes(key[1], key[2], s["direction"], s["runs"], **kw)]
+
+
 def all_changes(series, **kw):
-    """[(key, change)] over every series, plus each series' newest commit."""
-    out = []
-    newest = {}
-    for key, s in series.items():
-        runs = s["runs"]
-        if runs:
-            newest[key] = runs[-1]["commit"]
-        for ch in find_changes(key[1], key[2], s["direction"], runs, **kw):
-            out.append((key, ch))
-    return out, newest
+    """[(key, change)] over every series, plus each series' newest commit. Many series are
+    spread over the CPUs (each series is seeded on its own, so the result is the same)."""
+    import functools
+    newest = {key: s["runs"][-1]["commit"] for key, s in series.items() if s["runs"]}
+    items = list(series.items())
+    work = functools.partial(_series_changes, kw=kw)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    if len(items) >= 50 and cpus > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=cpus) as pool:
+            parts = list(pool.map(work, items, chunksize=max(1, len(items) // (4 * cpus))))
+    else:
+        parts = [work(i) for i in items]
+    changes = [c for part in parts for c in part if c[1]["how"] != "newest"]
+    # The newest commit is tested once per series: with hundreds of series, some would
+    # pass alpha by chance every time. Its steps are kept when they pass the
+    # Benjamini-Hochberg procedure over all series at alpha, and reach the threshold.
+    cands = [c for part in parts for c in part if c[1]["how"] == "newest"]
+    keep = benjamini_hochberg([c[1]["p_value"] for c in cands], kw.get("alpha", 0.01))
+    for i, (key, ch) in enumerate(cands):
+        if i in keep and abs(ch["change_pct"]) >= kw.get("threshold", 2.0):
+            changes.append((key, ch))
+    return changes, newest
 
 
 def group_changes(changes):
