@@ -904,7 +904,7 @@ def main(argv=None):
 
 def print_changes(series, changes, newest, labels, args):
     groups = group_changes(changes)
-    judged = sum(1 for s in series.values() if len(s["runs"]) >= MIN_POINTS)
+    judged = sum(1 for s in series.values() if judgeable(s["runs"]))
     for g in groups:
         print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]),
                                   datetime.fromtimestamp(g["time"], timezone.utc)
@@ -918,19 +918,25 @@ def print_changes(series, changes, newest, labels, args):
                 else ""))
     newest_regressions = [(k, ch) for k, ch in changes if ch["verdict"] == "regression"
                           and ch["after_commit"] == newest.get(k)]
-    print("history: %d change(s) in %d group(s) over %d series (%d with >= %d runs); "
-          "newest commit regresses %d series" % (
-              len(changes), len(groups), len(series), judged, MIN_POINTS,
-              len(newest_regressions)))
+    print("history: %d change(s) in %d group(s) over %d series (%d with enough runs to "
+          "judge); newest commit regresses %d series" % (
+              len(changes), len(groups), len(series), judged, len(newest_regressions)))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
     if newest_regressions:
         return 1
-    if judged == 0 and not any(len(s["runs"]) >= 2 for s in series.values()):
-        print("history: no series has two runs: nothing could be judged", file=sys.stderr)
+    if judged == 0:
+        print("history: no series has enough runs to be judged (E-Divisive needs %d, the "
+              "newest commit 3 before it)" % MIN_POINTS, file=sys.stderr)
         return 3
     return 0
+
+
+def judgeable(runs):
+    """A series that change points or the newest commit's check can say something about."""
+    newest = runs[-1]["commit"] if runs else None
+    return len(runs) >= MIN_POINTS or sum(1 for r in runs if r["commit"] != newest) >= 3
 
 
 if __name__ == "__main__":

@@ -285,6 +285,13 @@ class TestNewestCommit(Tmp):
         self.assertIn(shas[13][:12] + ".." + shas[14][:12], p.stdout)
         self.assertIn("newest commit regresses 1 series", p.stdout)
 
+    def test_too_few_runs_to_judge_exits_3(self):
+        files = hj.write_history(os.path.join(self.tmp, "few"), 3, [(CODEC % 1, 1000.0, {})])
+        self.ok(history(self.db, "add", "--repo", self.tmp, *[f for f, _ in files]))
+        p = history(self.db, "changes")
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertIn("enough runs", p.stderr)
+
     def test_a_quiet_newest_commit_exits_0(self):
         self.make(0.0)
         p = history(self.db, "changes")
