@@ -15,6 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BAD_USAGE = {
     "scripts/bench": (["--no-such-option"], "bench"),
     "scripts/bench-commits": (["--runs"], "bench-commits"),
+    "scripts/bisect": (["HEAD~1", "HEAD"], "bisect"),
+    "scripts/history": (["changes", "--alpha"], "history"),
     "scripts/compare": (["--alpha", "2", "a.json", "b.json"], "compare"),
     "scripts/distributed": (["run", "--agents"], "distributed"),
     "scripts/kafka": (["start", "--brokers"], "kafka"),
