@@ -73,18 +73,22 @@ TEST(Cost, ThreadSplitSumsToProcessTotal) {
   EXPECT_GE(d.process_s(), 0.17);
   EXPECT_GT(d.user_s, 0);
 
-  std::atomic<bool> stop{false}, go2{false};
+  std::atomic<bool> stop{false}, go2{false}, named2{false}, burned{false};
   std::thread live([&] {
     pthread_setname_np(pthread_self(), "rdk:main");
+    named2 = true;
     while (!go2.load()) std::this_thread::yield();
     Burn(std::chrono::milliseconds(80));
+    burned = true;
     while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!named2.load()) std::this_thread::yield();
   const CostSnapshot b2 = CostSnapshot::Take();
   go2 = true;
   Burn(std::chrono::milliseconds(80));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the thread finish burning
+  // Wait for the thread's burn itself, not a fixed sleep: on a loaded machine 80 ms of CPU
+  // can take far longer than 200 ms of wall time.
+  while (!burned.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const CostSnapshot a2 = CostSnapshot::Take();
   stop = true;
   live.join();
