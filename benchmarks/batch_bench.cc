@@ -6,8 +6,9 @@
 // decompression, record parsing), as a consumer or a validating broker does. Reference
 // rows on the uncompressed v2 batch of the same records: `memcpy` copies its bytes (the
 // ceiling for `build`); `crc32c` computes its CRC-32C with ISA-L, the fastest packaged
-// implementation, without copying: the least any build must do, so build/memcpy can never
-// exceed crc32c/memcpy.
+// implementation, without copying. `build` checksums with kbench's own fused copy+CRC
+// kernel (harness/record/crc_copy*), not ISA-L's, so crc32c/memcpy is a comparison for
+// build/memcpy (what the checksum alone costs with the packaged code), not a bound on it.
 // Not timed: payload generation, turning it into record views, verification.
 // Verified before timing: the built batch reads back to the same records (offsets,
 // timestamps, keys, values), or the benchmark fails with SkipWithError.

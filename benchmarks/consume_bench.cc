@@ -230,8 +230,6 @@ class ConsumeWork {
 
 // ------------------------------------------------------------------ registration
 
-// ------------------------------------------------------------------ registration
-
 void Register(BenchSession& session, const ConsumeParams& p) {
   RegisterWork<ConsumeWork>(session, Name(p), p)->UseRealTime();
   NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
