@@ -44,7 +44,6 @@ using record::BatchBuilder;
 using record::BatchOptions;
 using record::BatchReader;
 using record::ReadResult;
-using record::Record;
 
 // ------------------------------------------------------------------ parameters
 

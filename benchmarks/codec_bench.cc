@@ -344,6 +344,7 @@ std::vector<CodecSpec> DefaultCodecs() {
 template <typename T, std::size_t N, typename Parse>
 auto FromDefaults(const std::array<T, N>& defaults, Parse parse) {
   std::vector<decltype(parse(defaults[0]))> out;
+  out.reserve(N);
   for (const auto& d : defaults) out.push_back(parse(d));
   return out;
 }

@@ -39,9 +39,6 @@ namespace {
 
 using record::BatchBuilder;
 using record::BatchOptions;
-using record::BatchReader;
-using record::ReadResult;
-using record::Record;
 using record::TimestampType;
 
 // ------------------------------------------------------------------ parameters

@@ -119,8 +119,9 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
         out << (first_curve ? "\n" : ",\n") << "    \"" << name << "\": [";
         first_curve = false;
         for (std::size_t r = 0; r < reps.size(); ++r) {
-          const auto& [index, probes] = reps[r];
-          out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << index;
+          // Not a structured binding: clang 14 (clang-tidy) cannot capture one in a lambda.
+          const auto& probes = reps[r].second;
+          out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << reps[r].first;
           auto field = [&](const char* key, auto get) {
             std::vector<double> values;
             for (const auto& p : probes) values.push_back(get(p));
