@@ -12,7 +12,6 @@ namespace kbench::record {
 
 namespace {
 
-using crc32c_fused::kOne;
 using crc32c_fused::MulMod;
 using crc32c_fused::XPow;
 
