@@ -14,7 +14,7 @@
 
 #include "cost.h"
 
-static const char *names[] = {
+static const char* names[] = {
     "Codec/compress/codec:fake/level:1/payload:az/record_bytes:100/batch_bytes:65536",
     "Fake/loop/n:2/real_time",
 };
@@ -31,21 +31,32 @@ __attribute__((noinline)) static void work(long iterations, int scale) {
     for (long j = 0; j < (long)COST * 50 * scale; j++) sink += (unsigned long)j ^ (unsigned long)i;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const char *filter = ".", *out = NULL;
   int list = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strncmp(argv[i], "--benchmark_filter=", 19)) filter = argv[i] + 19;
-    else if (!strncmp(argv[i], "--benchmark_out=", 16)) out = argv[i] + 16;
-    else if (!strncmp(argv[i], "--benchmark_list_tests", 22)) list = 1;
-    else if (!strncmp(argv[i], "--benchmark_", 12)) continue;
+    if (!strncmp(argv[i], "--benchmark_filter=", 19))
+      filter = argv[i] + 19;
+    else if (!strncmp(argv[i], "--benchmark_out=", 16))
+      out = argv[i] + 16;
+    else if (!strncmp(argv[i], "--benchmark_list_tests", 22))
+      list = 1;
+    else if (!strncmp(argv[i], "--benchmark_", 12))
+      continue;
     /* scripts/bench alternates this across processes; the fake has no references. */
-    else if (!strcmp(argv[i], "--references-last")) continue;
-    else { fprintf(stderr, "fake kbench: unknown argument %s\n", argv[i]); return 1; }
+    else if (!strcmp(argv[i], "--references-last"))
+      continue;
+    else {
+      fprintf(stderr, "fake kbench: unknown argument %s\n", argv[i]);
+      return 1;
+    }
   }
   regex_t re;
-  if (regcomp(&re, filter, REG_EXTENDED | REG_NOSUB)) { fprintf(stderr, "bad filter\n"); return 1; }
-  const char *fixed = getenv("KBENCH_FIXED_ITERATIONS");
+  if (regcomp(&re, filter, REG_EXTENDED | REG_NOSUB)) {
+    fprintf(stderr, "bad filter\n");
+    return 1;
+  }
+  const char* fixed = getenv("KBENCH_FIXED_ITERATIONS");
   long iterations = fixed ? atol(fixed) : 50;
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -54,43 +65,55 @@ int main(int argc, char **argv) {
    * the real kbench records it, so that results can go into scripts/history. */
   char sha[64] = "unknown", exe[4096] = {0}, cmd[4300];
   if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) {
-    char *slash = strrchr(exe, '/');
+    char* slash = strrchr(exe, '/');
     if (slash) *slash = 0;
     snprintf(cmd, sizeof cmd, "git -C '%s/..' rev-parse HEAD 2>/dev/null", exe);
-    FILE *g = popen(cmd, "r");
+    FILE* g = popen(cmd, "r");
     if (g) {
       if (fscanf(g, "%63s", sha) != 1) strcpy(sha, "unknown");
       pclose(g);
     }
   }
-  FILE *f = NULL;
+  FILE* f = NULL;
   if (out && !list) {
     f = fopen(out, "w");
-    if (!f) { perror(out); return 1; }
-    fprintf(f, "{\n  \"context\": {\"host_name\": \"fake\", \"num_cpus\": 2, \"target\": \"none\","
-               " \"build_type\": \"Release\", \"cpu_model\": \"fake\", \"git_sha\": \"%s\","
-               " \"git_dirty\": \"false\", \"kbench_version\": \"fake\", \"cost\": %d},\n"
-               "  \"benchmarks\": [\n", sha, COST);
+    if (!f) {
+      perror(out);
+      return 1;
+    }
+    fprintf(f,
+            "{\n  \"context\": {\"host_name\": \"fake\", \"num_cpus\": 2, \"target\": \"none\","
+            " \"build_type\": \"Release\", \"cpu_model\": \"fake\", \"git_sha\": \"%s\","
+            " \"git_dirty\": \"false\", \"kbench_version\": \"fake\", \"cost\": %d},\n"
+            "  \"benchmarks\": [\n",
+            sha, COST);
   }
   int first = 1;
   for (size_t b = 0; b < sizeof names / sizeof *names; b++) {
     if (regexec(&re, names[b], 0, NULL, 0)) continue;
-    if (list) { printf("%s\n", names[b]); continue; }
+    if (list) {
+      printf("%s\n", names[b]);
+      continue;
+    }
     work(iterations, (int)b + 1);
     double t = COST * 1000.0 * (b + 1) * (1.0 + (rand() % 1000) / 100000.0);
     if (f) {
-      fprintf(f, "%s    {\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\","
-                 " \"repetitions\": 1, \"repetition_index\": 0, \"threads\": 1,"
-                 " \"iterations\": %ld, \"real_time\": %f, \"cpu_time\": %f,"
-                 " \"time_unit\": \"ns\", \"items_per_second\": %f%s}",
-              first ? "" : ",\n", names[b], names[b], iterations, t, t, 1e9 / t,
-              fake_error ? ", \"error_occurred\": true, \"error_message\": \"fake check failed\""
-                         : "");
+      fprintf(
+          f,
+          "%s    {\"name\": \"%s\", \"run_name\": \"%s\", \"run_type\": \"iteration\","
+          " \"repetitions\": 1, \"repetition_index\": 0, \"threads\": 1,"
+          " \"iterations\": %ld, \"real_time\": %f, \"cpu_time\": %f,"
+          " \"time_unit\": \"ns\", \"items_per_second\": %f%s}",
+          first ? "" : ",\n", names[b], names[b], iterations, t, t, 1e9 / t,
+          fake_error ? ", \"error_occurred\": true, \"error_message\": \"fake check failed\"" : "");
       first = 0;
     }
     printf("%-80s %12.0f ns\n", names[b], t);
   }
-  if (f) { fprintf(f, "\n  ]\n}\n"); fclose(f); }
+  if (f) {
+    fprintf(f, "\n  ]\n}\n");
+    fclose(f);
+  }
   regfree(&re);
   return fake_error ? 1 : 0;
 }

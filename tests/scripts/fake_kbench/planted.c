@@ -27,12 +27,12 @@ __attribute__((noinline)) static void fake_copy(long n) {
   for (long i = 0; i < n * 100; i++) sink += (unsigned long)i;
 }
 
-int main(int argc, char **argv) {
-  const char *out = NULL;
+int main(int argc, char** argv) {
+  const char* out = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "--benchmark_out=", 16)) out = argv[i] + 16;
   }
-  const char *fixed = getenv("KBENCH_FIXED_ITERATIONS");
+  const char* fixed = getenv("KBENCH_FIXED_ITERATIONS");
   long iterations = fixed ? atol(fixed) : 20;
   for (long it = 0; it < iterations; it++) {
     fake_compress(100);
@@ -40,10 +40,11 @@ int main(int argc, char **argv) {
     fake_copy(100);
   }
   if (out) {
-    FILE *f = fopen(out, "w");
+    FILE* f = fopen(out, "w");
     if (!f) return 1;
-    fprintf(f, "{\"context\": {\"target\": \"none\"}, \"benchmarks\": [{\"name\": \"Fake/planted\","
-               " \"iterations\": %ld, \"real_time\": 1, \"cpu_time\": 1, \"time_unit\": \"ns\"}]}\n",
+    fprintf(f,
+            "{\"context\": {\"target\": \"none\"}, \"benchmarks\": [{\"name\": \"Fake/planted\","
+            " \"iterations\": %ld, \"real_time\": 1, \"cpu_time\": 1, \"time_unit\": \"ns\"}]}\n",
             iterations);
     fclose(f);
   }
