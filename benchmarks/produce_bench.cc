@@ -356,7 +356,10 @@ class ProduceWork {
 
   void Iterate() {
     if (Windowed()) {
-      if (window_.Open()) driver_->OpenWindow(window_.origin(), window_.interval());
+      if (window_.Open()) {
+        driver_->OpenWindow(window_.origin(), window_.interval());
+        cpu_at_open_ = ProcessCpuSeconds();
+      }
       driver_->WaitUntil(window_.Next());
       return;
     }
@@ -372,7 +375,10 @@ class ProduceWork {
 
   void Report(benchmark::State& state) {
     std::optional<MeasuredWindow> window;
+    double window_cpu = 0;
     if (Windowed()) {
+      // The timed loop ended at the window's end: the process CPU since it opened.
+      window_cpu = ProcessCpuSeconds() - cpu_at_open_;
       // The drain: after the window, not timed. Deliveries it serves count in the totals
       // (and the end-offset check), not in the window.
       Status s = driver_->Stop();
@@ -400,6 +406,7 @@ class ProduceWork {
       intervals_ = ToSeries(*window);
       state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
       state.counters[counters::kWindowSeconds] = counters::Value(window->seconds);
+      ReportWindowCpu(state, window_cpu, window->seconds, static_cast<double>(window->value_bytes));
       if (open_loop) ReportRate(state, static_cast<double>(window->sent) / window->seconds);
     } else {
       // Exact value bytes, not the per-iteration estimate used for the declaration.
@@ -504,6 +511,7 @@ class ProduceWork {
   ProduceSetup setup_;
   std::unique_ptr<ProducerDriver> driver_;
   WindowSchedule window_;
+  double cpu_at_open_ = 0;  // process CPU seconds when the window opened
   IntervalSeries intervals_;
   std::string round_error_;
   std::int64_t delivered_total_ = 0;

@@ -56,6 +56,9 @@ METRICS = {
     "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
                        "measurement-quality figure"),
     "window_seconds": (0, "length of the measured window: a setting, not a result"),
+    "cpu_ms_per_mb": (-1, "client process CPU (all threads) per MiB of values in the window: "
+                          "what the client pays, e.g. for compression or TLS"),
+    "cpu_cores": (0, "client CPU seconds per second in the window: load, not cost"),
     "max_rate": (+1, "highest open-loop records/s sustained (Produce/max_rate), confirmed "
                      "twice on a fixed 4.9 % grid"),
     "max_rate_mb_per_second": (0, "max_rate in value MiB/s: follows max_rate"),
@@ -92,6 +95,7 @@ UNITS = {
     "avg_batch_bytes": "B",
     "p50_us": "us", "p95_us": "us", "p99_us": "us", "p999_us": "us", "max_us": "us", "avg_us": "us",
     "requests_per_second": "req/s",
+    "cpu_ms_per_mb": "ms/MiB",
     "instructions": "Ir",
 }
 
