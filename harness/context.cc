@@ -1,11 +1,14 @@
 #include "harness/context.h"
 
+#include <link.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 
 #include <librdkafka/rdkafka.h>
 
@@ -41,6 +44,35 @@ std::string Kernel() {
   utsname u{};
   if (uname(&u) != 0) return "unknown";
   return std::string(u.sysname) + " " + u.release;
+}
+
+// "soname=path,..." of the codec and librdkafka shared objects this process loaded, resolved:
+// LD_LIBRARY_PATH (scripts/symbols, scripts/librdkafka) can swap any of them, and only the
+// file that ran says which build a result or profile came from.
+constexpr std::array<std::string_view, 5> kLibraryPrefixes = {
+    "librdkafka.so", "libzstd.so", "liblz4.so", "libsnappy.so", "libz.so"};
+
+std::string LoadedLibraries() {
+  std::vector<std::string> found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        std::string_view path = info->dlpi_name ? info->dlpi_name : "";
+        const size_t slash = path.rfind('/');
+        std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+        for (auto prefix : kLibraryPrefixes) {
+          if (!base.starts_with(prefix)) continue;
+          std::unique_ptr<char, decltype(&std::free)> real(
+              realpath(std::string(path).c_str(), nullptr), &std::free);
+          static_cast<std::vector<std::string>*>(data)->push_back(
+              std::string(base) + "=" + (real ? real.get() : std::string(path)));
+        }
+        return 0;
+      },
+      &found);
+  std::sort(found.begin(), found.end());
+  std::string out;
+  for (const auto& f : found) out += (out.empty() ? "" : ",") + f;
+  return out;
 }
 
 }  // namespace
@@ -98,6 +130,7 @@ ContextEntries CollectBuildAndMachineContext() {
       {"zstd_version", codecs.zstd},
       {"lz4_version", codecs.lz4},
       {"snappy_version", codecs.snappy},
+      {"loaded_libraries", LoadedLibraries()},
       {"cpu_model", CpuModel()},
       {"kernel", Kernel()},
   };

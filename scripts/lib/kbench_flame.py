@@ -1,11 +1,16 @@
 #!/usr/bin/python3
-"""Folded stacks and flame graph SVGs from `perf script` output.
+"""Folded stacks, flame graph SVGs and the views scripts/profile derives from them.
 
 Debian 12 packages no flame graph tool (neither Brendan Gregg's FlameGraph
 scripts nor inferno), so scripts/profile uses this small converter:
 
   kbench_flame.py fold  PERF_SCRIPT.txt  > stacks.folded
+  kbench_flame.py fold-callgrind CALLGRIND_OUT > stacks.folded
   kbench_flame.py svg   stacks.folded --title T > flamegraph.svg
+  kbench_flame.py summary stacks.folded > summary.txt
+  kbench_flame.py roles stacks.folded OUT_DIR          (per-thread-role views)
+  kbench_flame.py offcpu PERF_SCRIPT.txt > offcpu.folded
+  kbench_flame.py diff A.folded B.folded --svg D.svg --table D.txt
 
 The folded format is the common one (`root;child;leaf COUNT` per line), so the
 output also feeds other flame graph tools and speedscope.
@@ -13,6 +18,8 @@ output also feeds other flame graph tools and speedscope.
 
 import argparse
 import html
+import json
+import os
 import re
 import sys
 import zlib
@@ -149,27 +156,549 @@ def render_svg(stacks, title="Flame graph", width=1200, frame_h=16, min_px=0.3):
     return "\n".join(out) + "\n"
 
 
+# --- callgrind ------------------------------------------------------------------------------
+
+def fold_callgrind(lines):
+    """Self cost of the first event (Ir) per call chain, from a callgrind.out written with
+    --separate-callers=N: each function name is then `fn'caller'caller...`, so the cost
+    lines under fn= are exactly that chain's self cost and become one folded stack.
+    """
+    # Compressed names, "(id) name" once and "(id)" after, have one table per kind.
+    tables = {"fn": {}, "fl": {}, "ob": {}}
+    kind_of = {"fn": "fn", "cfn": "fn", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl",
+               "cfl": "fl", "ob": "ob", "cob": "ob"}
+    stacks = {}
+    npos = 1
+    fn = None
+    ob = ""
+    skip_next = False
+
+    def name_of(value, kind="fn"):
+        names = tables[kind]
+        value = value.strip()
+        if value.startswith("("):
+            close = value.find(")")
+            ident, rest = value[1:close], value[close + 1:].strip()
+            if rest:
+                names[ident] = rest
+                return rest
+            return names.get(ident, value)
+        return value
+
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line or line[0] == "#":
+            continue
+        if line.startswith("positions:"):
+            npos = len(line.split()[1:]) or 1
+            continue
+        if line.startswith("ob="):
+            ob = name_of(line[3:], "ob")
+            continue
+        if line.startswith("fn="):
+            chain = name_of(line[3:]).split("'")
+            if _HEX.match(chain[0]) and ob:
+                chain[0] = "[%s]" % ob.rsplit("/", 1)[-1]  # as perf names an unknown symbol
+            fn = ";".join(f.replace(";", ":") for f in reversed(chain))
+            skip_next = False
+            continue
+        if line.startswith(("cfn=", "cfi=", "cfl=", "cob=")):
+            key, value = line.split("=", 1)
+            name_of(value, kind_of[key])  # defines compressed names used later
+            continue
+        if line.startswith("calls="):
+            skip_next = True  # the next cost line is the call's inclusive cost
+            continue
+        c = line[0]
+        if c.isdigit() or c in "+-*":
+            if skip_next:
+                skip_next = False
+                continue
+            if fn is None:
+                continue
+            parts = line.split()
+            if len(parts) > npos:
+                try:
+                    cost = int(parts[npos])
+                except ValueError:
+                    continue
+                if cost:
+                    stacks[fn] = stacks.get(fn, 0) + cost
+            continue
+        if "=" in line.split(":", 1)[0]:
+            key, value = line.split("=", 1)
+            if key in ("fl", "fi", "fe"):
+                name_of(value, kind_of[key])
+    return stacks
+
+
+# --- summaries ------------------------------------------------------------------------------
+
+_HEX = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
+
+
+def is_named(frame):
+    """False for frames a profiler could not name: `[libfoo.so]`, `[unknown]`, bare hex."""
+    return not (frame.startswith("[") and frame.endswith("]")) and not _HEX.match(frame)
+
+
+def self_costs(stacks):
+    out = {}
+    for stack, count in stacks.items():
+        leaf = stack.rsplit(";", 1)[-1]
+        out[leaf] = out.get(leaf, 0) + count
+    return out
+
+
+def inclusive_costs(stacks, skip_root=False):
+    out = {}
+    for stack, count in stacks.items():
+        frames = stack.split(";")
+        if skip_root:
+            frames = frames[1:]
+        for f in set(frames):
+            out[f] = out.get(f, 0) + count
+    return out
+
+
+def named_fraction(stacks):
+    total = sum(stacks.values())
+    named = sum(c for s, c in stacks.items() if is_named(s.rsplit(";", 1)[-1]))
+    return (named / total) if total else 0.0
+
+
+def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
+    total = sum(stacks.values())
+    out = []
+    if not total:
+        return "no samples\n"
+    frac = named_fraction(stacks)
+    unnamed = {}
+    for s, c in stacks.items():
+        leaf = s.rsplit(";", 1)[-1]
+        if not is_named(leaf):
+            unnamed[leaf] = unnamed.get(leaf, 0) + c
+    out.append("%d %s; %.2f%% in named functions (leaf frame has a symbol)" % (total, unit, 100 * frac))
+    if unnamed:
+        worst = sorted(unnamed.items(), key=lambda kv: -kv[1])[:5]
+        out.append("unnamed leaves: " + ", ".join("%s %.2f%%" % (k, 100.0 * v / total) for k, v in worst))
+    out.append("")
+    out.append("top functions by self %s:" % unit)
+    out.append("%8s %14s  %s" % ("self%", unit, "function"))
+    for name, c in sorted(self_costs(stacks).items(), key=lambda kv: -kv[1])[:top]:
+        out.append("%7.2f%% %14d  %s" % (100.0 * c / total, c, name))
+    out.append("")
+    out.append("top functions by inclusive %s:" % unit)
+    out.append("%8s %14s  %s" % ("incl%", unit, "function"))
+    incl = inclusive_costs(stacks, skip_root=root_is_thread)
+    for name, c in sorted(incl.items(), key=lambda kv: -kv[1])[:top]:
+        out.append("%7.2f%% %14d  %s" % (100.0 * c / total, c, name))
+    return "\n".join(out) + "\n"
+
+
+# --- thread roles ---------------------------------------------------------------------------
+
+# librdkafka names its threads (rd_kafka_set_thread_name): rdk:main, rdk:broker<id> and
+# rdk:broker-1 (internal), rdk:broker<N> of the mock cluster... Anything else is the
+# application's (kbench's benchmark threads, the runner).
+ROLES = (
+    ("librdkafka-main", re.compile(r"^rdk:main")),
+    ("librdkafka-broker", re.compile(r"^rdk:broker")),
+    ("librdkafka-mock", re.compile(r"^rdk:mock")),
+    ("librdkafka-other", re.compile(r"^rdk:")),
+)
+
+
+def thread_role(comm):
+    for role, rx in ROLES:
+        if rx.match(comm):
+            return role
+    return "application"
+
+
+def split_roles(stacks):
+    out = {}
+    for stack, count in stacks.items():
+        role = thread_role(stack.split(";", 1)[0])
+        d = out.setdefault(role, {})
+        d[stack] = d.get(stack, 0) + count
+    return out
+
+
+def roles_table(stacks):
+    total = sum(stacks.values())
+    by_role = split_roles(stacks)
+    threads = {}
+    for stack, count in stacks.items():
+        comm = stack.split(";", 1)[0]
+        threads[comm] = threads.get(comm, 0) + count
+    out = ["%-20s %10s %8s  %s" % ("role", "samples", "share", "top self function")]
+    for role, st in sorted(by_role.items(), key=lambda kv: -sum(kv[1].values())):
+        n = sum(st.values())
+        top = sorted(self_costs(st).items(), key=lambda kv: -kv[1])[:1]
+        out.append("%-20s %10d %7.2f%%  %s" % (role, n, 100.0 * n / total,
+                                               "%s (%.1f%% of role)" % (top[0][0], 100.0 * top[0][1] / n)
+                                               if top else ""))
+    out.append("")
+    out.append("%-28s %-18s %10s %8s" % ("thread (comm)", "role", "samples", "share"))
+    for comm, n in sorted(threads.items(), key=lambda kv: -kv[1]):
+        out.append("%-28s %-18s %10d %7.2f%%" % (comm, thread_role(comm), n, 100.0 * n / total))
+    return "\n".join(out) + "\n"
+
+
+# --- off-CPU --------------------------------------------------------------------------------
+
+_HDR = re.compile(r"^(.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+(.*)$")
+_STATE = {"R": "[runnable: preempted, waiting for a CPU]", "R+": "[runnable: preempted, waiting for a CPU]",
+          "S": "[sleeping: futex, poll, timer...]", "D": "[uninterruptible: disk or kernel lock]"}
+
+
+_SYSTEM_DSO = re.compile(r"(^\[kernel|^\[vdso|/libc\.so|/libpthread|/ld-linux|/libstdc\+\+\.so)")
+
+
+_LIBC_NAMES = re.compile(r"^(_|lll_|futex|poll|select|epoll|nanosleep|clock_nanosleep|usleep|sleep|"
+                         r"pthread_|cnd_|thrd_|mtx_|sem_|malloc|free|calloc|realloc|mmap|munmap|"
+                         r"mprotect|read|write|recv|send|start_thread|clone)")
+
+
+def _is_system_frame(name, dso):
+    """C library, kernel and vDSO frames: where a thread waits, not who chose to wait."""
+    if dso and dso != "?":
+        return bool(_SYSTEM_DSO.search(dso))
+    return bool(_LIBC_NAMES.match(name))
+
+
+def fold_offcpu(lines, sites=None):
+    """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
+    recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
+    state come from the thread's sched_switch sample, the time it stayed off the CPU from
+    its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
+    thread splits into time blocked (sleeping) and time runnable but not running.
+    When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
+    outside the C library and kernel (the code that chose to wait) and the call it waits in.
+    """
+    stacks = {}
+    pending = {}  # tid -> (time, comm, state, frames)
+    cur = None
+
+    def close_sample():
+        if cur is not None:
+            tid, t, comm, state, frames, dsos, addrs = cur
+            site = None
+            # perf prints inlined frames before the function holding them, with "(inlined)"
+            # for a DSO: they belong to the DSO of the next real frame.
+            # perf prints inlined frames before the frame holding them, with "(inlined)" for
+            # a DSO: take the DSO of the next frame at the same address; else judge by name.
+            for i in range(len(dsos) - 1, -1, -1):
+                if dsos[i] == "inlined":
+                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and addrs[i + 1] == addrs[i] else "?"
+            if sites is not None:
+                waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
+                caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
+                wait = waits[0] if waits else (frames[-1] if frames else "?")
+                site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
+                                   else wait)
+            pending[tid] = (t, comm, state, frames, site)
+
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.strip():
+            close_sample()
+            cur = None
+            continue
+        if line[0] not in " \t":
+            close_sample()
+            cur = None
+            m = _HDR.match(line)
+            if not m:
+                continue
+            comm, pid, tid, t, rest = m.groups()
+            tid = tid or pid
+            comm = comm.strip().replace(";", ":")
+            t = float(t)
+            if "sched:sched_switch:" in rest:
+                sm = re.search(r"prev_state=(\S+)", rest)
+                state = sm.group(1) if sm else "?"
+                cur = (tid, t, comm, state, [], [], [])
+            elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
+                p = pending.pop(tid, None)
+                if p is not None:
+                    t0, pcomm, state, frames, site = p
+                    us = int(round((t - t0) * 1e6))
+                    if us > 0:
+                        label = _STATE.get(state, "[state %s]" % state)
+                        key = ";".join([pcomm, label] + frames[::-1])
+                        stacks[key] = stacks.get(key, 0) + us
+                        if site is not None and state not in ("R", "R+"):
+                            sites[site] = sites.get(site, 0) + us
+            continue
+        if cur is None:
+            continue
+        parts = line.strip().split(None, 1)
+        if len(parts) < 2:
+            continue
+        rest = parts[1]
+        dso = ""
+        if rest.endswith(")") and " (" in rest:
+            rest, dso = rest.rsplit(" (", 1)
+            dso = dso[:-1]
+        sym = _OFFSET.sub("", rest.strip())
+        if not sym or sym == "[unknown]":
+            sym = "[%s]" % (dso.rsplit("/", 1)[-1] if dso and dso != "[unknown]" else "unknown")
+        if dso.startswith("[kernel"):
+            sym += "_[k]"  # flame graph tools' mark for kernel frames
+        cur[4].append(sym.replace(";", ":"))
+        cur[5].append(dso)
+        cur[6].append(parts[0])
+    return stacks
+
+
+def offcpu_table(stacks, top=20, sites=None):
+    total = sum(stacks.values())
+    out = ["off-CPU time: %.3f s over all threads" % (total / 1e6), ""]
+    per = {}
+    for stack, us in stacks.items():
+        comm, state = stack.split(";")[:2]
+        d = per.setdefault(comm, {})
+        d[state] = d.get(state, 0) + us
+    out.append("%-24s %-18s %12s %12s %12s" % ("thread", "role", "blocked ms", "runnable ms", "other ms"))
+    for comm, d in sorted(per.items(), key=lambda kv: -sum(kv[1].values())):
+        blocked = sum(v for k, v in d.items() if k.startswith(("[sleeping", "[uninterruptible")))
+        runnable = sum(v for k, v in d.items() if k.startswith("[runnable"))
+        other = sum(d.values()) - blocked - runnable
+        out.append("%-24s %-18s %12.1f %12.1f %12.1f" % (comm, thread_role(comm), blocked / 1e3,
+                                                         runnable / 1e3, other / 1e3))
+    out.append("")
+    if sites is not None:
+        out.append("where threads wait (blocked time by wait site: the innermost frame outside "
+                   "the C library and kernel > the call it waits in):")
+        waits = sites
+    else:
+        out.append("where threads wait (blocked time by the innermost three user-space frames, "
+                   "caller > ... > callee):")
+        waits = {}
+        for stack, us in stacks.items():
+            frames = stack.split(";")
+            if not frames[1].startswith(("[sleeping", "[uninterruptible")):
+                continue
+            user = [f for f in frames[2:] if not f.endswith("_[k]")]
+            key = "%s: %s" % (thread_role(frames[0]), " > ".join(user[-3:]) if user else frames[-1])
+            waits[key] = waits.get(key, 0) + us
+    for k, us in sorted(waits.items(), key=lambda kv: -kv[1])[:top]:
+        out.append("%10.1f ms %6.2f%%  %s" % (us / 1e3, 100.0 * us / total if total else 0, k))
+    return "\n".join(out) + "\n"
+
+
+# --- differential ---------------------------------------------------------------------------
+
+def diff_profiles(a, b, normalize):
+    """Per function (leaf frame): self cost of A and B, B's scaled to A's total when
+    normalize (sampled profiles, whose totals follow run time), raw otherwise (callgrind
+    with the same fixed iteration count: counts are exact and comparable). Sorted by the
+    size of the change, largest first."""
+    ta, tb = sum(a.values()), sum(b.values())
+    scale = (ta / tb) if (normalize and tb) else 1.0
+    sa, sb = self_costs(a), self_costs(b)
+    rows = []
+    for name in set(sa) | set(sb):
+        va, vb = sa.get(name, 0), sb.get(name, 0)
+        delta = vb * scale - va
+        rows.append({"function": name, "a": va, "b": vb,
+                     "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0,
+                     "delta": delta,
+                     "delta_pct_of_function": (100.0 * delta / va) if va else float("inf"),
+                     "delta_pct_of_total": (100.0 * delta / ta) if ta else 0.0})
+    rows.sort(key=lambda r: (-abs(r["delta"]), r["function"]))
+    return rows, ta, tb
+
+
+def diff_table(rows, ta, tb, unit, normalize, top=30):
+    out = ["A total %d %s, B total %d %s (%+.3f%%); %s" % (
+        ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
+        "B scaled to A's total (shares compared)" if normalize else "raw counts compared")]
+    out.append("ranked by |change of self cost|; d fn% = change relative to the function's A cost")
+    out.append("")
+    out.append("%4s %14s %14s %8s %8s %9s %10s  %s" % ("rank", "A self", "B self", "A share", "B share",
+                                                     "d total%", "d fn%", "function"))
+    for i, r in enumerate(rows[:top], 1):
+        dfn = "new" if r["delta_pct_of_function"] == float("inf") else "%+.2f%%" % r["delta_pct_of_function"]
+        out.append("%4d %14d %14d %7.3f%% %7.3f%% %+8.3f%% %10s  %s" % (
+            i, r["a"], r["b"], 100 * r["share_a"], 100 * r["share_b"], r["delta_pct_of_total"], dfn,
+            r["function"]))
+    return "\n".join(out) + "\n"
+
+
+def render_diff_svg(a, b, title, normalize, width=1200, frame_h=16, min_px=0.3):
+    """B's flame graph (widths: B), each frame coloured by the change of its inclusive cost
+    from A: red grew, blue shrank, white unchanged; intensity relative to the largest change."""
+    ta, tb = sum(a.values()), sum(b.values())
+    scale = (ta / tb) if (normalize and tb) else 1.0
+    ta_tree, tb_tree = _tree(a), _tree(b)
+
+    def lookup(tree, path):
+        node = tree
+        for f in path:
+            node = node["children"].get(f)
+            if node is None:
+                return 0
+        return node["value"]
+
+    deltas = {}
+
+    def walk(node, path):
+        for name, c in node["children"].items():
+            p = path + (name,)
+            deltas[p] = c["value"] * scale - lookup(ta_tree, p)
+            walk(c, p)
+    walk(tb_tree, ())
+    maxabs = max([abs(v) for v in deltas.values()] + [1e-12])
+
+    def color(path):
+        d = deltas.get(path, 0.0)
+        x = min(abs(d) / maxabs, 1.0)
+        v = int(round(255 - 200 * x))
+        return "rgb(255,%d,%d)" % (v, v) if d > 0 else ("rgb(%d,%d,255)" % (v, v) if d < 0 else "rgb(250,250,250)")
+
+    depth = [0]
+
+    def max_depth(node, d):
+        depth[0] = max(depth[0], d)
+        for c in node["children"].values():
+            max_depth(c, d + 1)
+    max_depth(tb_tree, 0)
+    total = tb_tree["value"]
+    pad_top, pad_bottom = 40, 10
+    height = pad_top + (depth[0] + 1) * frame_h + pad_bottom
+    px = (width - 20) / float(total) if total else 0
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'viewBox="0 0 %d %d" font-family="monospace" font-size="11">' % (width, height, width, height),
+           '<rect width="100%" height="100%" fill="#f8f8f8"/>',
+           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>' % (width // 2, html.escape(title)),
+           '<text x="10" y="36" font-size="10" fill="#555">widths: B (%d); colour: change from A '
+           '(red grew, blue shrank); hover for details</text>' % total]
+
+    def draw(node, x, d, path):
+        w = node["value"] * px
+        if w < min_px:
+            return
+        y = height - pad_bottom - (d + 1) * frame_h
+        name = html.escape(node["name"])
+        delta = deltas.get(path, 0.0)
+        base = lookup(ta_tree, path) if path else ta_tree["value"]
+        rel = ("%+.2f%%" % (100.0 * delta / base)) if base else "new"
+        out.append('<g><title>%s (B %d, A %d, change %s)</title>'
+                   '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" stroke="#ccc" stroke-width="0.3" rx="1"/>'
+                   % (name, node["value"], base, rel, x, y, max(w - 0.5, 0.1), frame_h - 1,
+                      color(path) if d else "rgb(200,200,200)"))
+        chars = int((w - 6) / 6.6)
+        if chars >= 3:
+            label = node["name"] if len(node["name"]) <= chars else node["name"][:chars - 2] + ".."
+            out.append('<text x="%.2f" y="%d">%s</text>' % (x + 3, y + frame_h - 4, html.escape(label)))
+        out.append("</g>")
+        cx = x
+        for c in sorted(node["children"].values(), key=lambda c: c["name"]):
+            draw(c, cx, d + 1, path + (c["name"],))
+            cx += c["value"] * px
+
+    draw(tb_tree, 10.0, 0, ())
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def write_stacks(path, stacks):
+    with open(path, "w") as f:
+        for k in sorted(stacks):
+            f.write("%s %d\n" % (k, stacks[k]))
+
+
+def _read_folded_file(path):
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return read_folded(fh)
+
+
 def main(argv):
     ap = ArgumentParser(prog="kbench_flame.py", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fold", help="perf script output -> folded stacks")
     f.add_argument("input")
+    f = sub.add_parser("fold-callgrind", help="callgrind.out (--separate-callers) -> folded stacks")
+    f.add_argument("input")
+    f = sub.add_parser("offcpu", help="perf script of sched_switch + switch events -> off-CPU folded (us)")
+    f.add_argument("input")
+    f.add_argument("--table", help="also write the per-thread off-CPU table here")
     s = sub.add_parser("svg", help="folded stacks -> flame graph SVG")
     s.add_argument("input")
     s.add_argument("--title", default="Flame graph")
+    m = sub.add_parser("summary", help="folded stacks -> top functions and named share")
+    m.add_argument("input")
+    m.add_argument("--unit", default="samples")
+    m.add_argument("--no-thread-root", action="store_true", help="the first frame is not a thread name")
+    r = sub.add_parser("roles", help="folded stacks -> per-thread-role folded stacks and SVGs")
+    r.add_argument("input")
+    r.add_argument("out_dir")
+    r.add_argument("--title", default="kbench")
+    d = sub.add_parser("diff", help="A.folded B.folded -> differential SVG and table")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("--svg", required=True)
+    d.add_argument("--table", required=True)
+    d.add_argument("--json")
+    d.add_argument("--title", default="Differential profile")
+    d.add_argument("--unit", default="samples")
+    d.add_argument("--raw", action="store_true", help="compare raw counts (callgrind, same iterations)")
     args = ap.parse_args(argv)
     try:
-        with open(args.input, encoding="utf-8", errors="replace") as fh:
-            if args.cmd == "fold":
-                stacks = fold_perf_script(fh)
-                for k in sorted(stacks):
-                    sys.stdout.write("%s %d\n" % (k, stacks[k]))
-            else:
-                stacks = read_folded(fh)
-                if not stacks:
-                    die("%s has no samples" % args.input)
-                sys.stdout.write(render_svg(stacks, args.title))
+        if args.cmd in ("fold", "fold-callgrind", "offcpu"):
+            with open(args.input, encoding="utf-8", errors="replace") as fh:
+                sites = {}
+                if args.cmd == "offcpu":
+                    stacks = fold_offcpu(fh, sites)
+                else:
+                    stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind}[args.cmd](fh)
+            for k in sorted(stacks):
+                sys.stdout.write("%s %d\n" % (k, stacks[k]))
+            if args.cmd == "offcpu" and args.table:
+                with open(args.table, "w") as out:
+                    out.write(offcpu_table(stacks, sites=sites))
+        elif args.cmd == "svg":
+            stacks = _read_folded_file(args.input)
+            if not stacks:
+                die("%s has no samples" % args.input)
+            sys.stdout.write(render_svg(stacks, args.title))
+        elif args.cmd == "summary":
+            stacks = _read_folded_file(args.input)
+            sys.stdout.write(summary_text(stacks, unit=args.unit, root_is_thread=not args.no_thread_root))
+        elif args.cmd == "roles":
+            stacks = _read_folded_file(args.input)
+            if not stacks:
+                die("%s has no samples" % args.input)
+            os.makedirs(args.out_dir, exist_ok=True)
+            for role, st in split_roles(stacks).items():
+                write_stacks(os.path.join(args.out_dir, "%s.folded" % role), st)
+                with open(os.path.join(args.out_dir, "%s.svg" % role), "w") as out:
+                    out.write(render_svg(st, "%s: %s threads" % (args.title, role)))
+            with open(os.path.join(args.out_dir, "roles.txt"), "w") as out:
+                out.write(roles_table(stacks))
+            sys.stdout.write(roles_table(stacks))
+        else:
+            a, b = _read_folded_file(args.a), _read_folded_file(args.b)
+            if not a or not b:
+                die("a side has no samples: %s" % (args.a if not a else args.b))
+            rows, ta, tb = diff_profiles(a, b, normalize=not args.raw)
+            with open(args.table, "w") as out:
+                out.write(diff_table(rows, ta, tb, args.unit, not args.raw))
+            with open(args.svg, "w") as out:
+                out.write(render_diff_svg(a, b, args.title, normalize=not args.raw))
+            if args.json:
+                with open(args.json, "w") as out:
+                    json.dump({"a_total": ta, "b_total": tb, "normalized": not args.raw,
+                               "rows": [dict(r, delta_pct_of_function=None
+                                             if r["delta_pct_of_function"] == float("inf")
+                                             else r["delta_pct_of_function"]) for r in rows[:200]]},
+                              out, indent=1)
+            sys.stdout.write(diff_table(rows, ta, tb, args.unit, not args.raw, top=10))
     except (OSError, ValueError) as e:
         die(e)
     return 0

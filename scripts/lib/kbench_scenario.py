@@ -5,8 +5,8 @@ line of each scenario's own report.py.
 
 Subcommands (the scenarios' runners call them through scenario_lib.sh):
   context JSON KEY                       print one run-context value
-  sum OUT.json IN.json...                one entry per benchmark whose rates are the sum
-                                         of concurrent processes' medians
+  sum OUT.json IN.json...                per benchmark and repetition, the rates of
+                                         concurrent processes added up
   merge OUT.json IN.json...              concatenate runs (repetitions renumbered)
 
 Reports put the machine, the versions and what differs from the original setup first,
@@ -14,6 +14,7 @@ so that a scaled run on one small host is never read as the original's numbers.
 """
 
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
@@ -44,41 +45,49 @@ SUMMED = ("items_per_second", "bytes_per_second", "wire_bytes_per_second",
 def sum_processes(datas, sources):
     """Rates of N processes that ran the same benchmarks at the same time, added up.
 
-    Each process's median over its repetitions is taken first, then the medians are
-    summed: the processes are not synchronised per repetition, only per run. Latency
-    is the worst process's median (what a user of the slowest process saw).
+    Repetition i of every process is summed with repetition i of the others: the processes
+    start together and every repetition is a warm-up plus a window of the same length, so
+    repetition i of each covers about the same seconds. The sums keep one entry per
+    repetition, so a report shows their spread. Latency is the worst process's (what a user
+    of the slowest process saw).
     """
     per_name = {}
     order = []
-    for data in datas:
+    for data, source in zip(datas, sources):
         for name, g in kr.group_runs(data).items():
-            if g["errors"] and not g["runs"]:
-                raise ScenarioError("%s failed in one of the processes: %s" % (name, g["errors"][0]))
-            m = kr.median_metrics(g)
+            if g["errors"]:
+                raise ScenarioError("%s failed in %s: %s" % (name, source, g["errors"][0]))
+            if not g["runs"]:
+                raise ScenarioError("%s in %s has no repetitions (aggregates only?)" % (name, source))
             if name not in per_name:
                 order.append(name)
                 per_name[name] = []
-            per_name[name].append(m)
+            per_name[name].append(g["runs"])
     benches = []
     for name in order:
-        ms = per_name[name]
-        if len(ms) != len(datas):
-            raise ScenarioError("%s ran in %d of %d processes" % (name, len(ms), len(datas)))
-        e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
-             "repetition_index": 0, "threads": 1, "iterations": 1, "time_unit": "ns",
-             "real_time": max(m.get("real_time", 0.0) for m in ms),
-             "cpu_time": sum(m.get("cpu_time", 0.0) for m in ms),
-             "processes": float(len(ms))}
-        for key in SUMMED:
-            if all(key in m for m in ms):
-                e[key] = sum(m[key] for m in ms)
-        for key in kr.LATENCY_METRICS:
-            if all(key in m for m in ms):
-                e[key] = max(m[key] for m in ms)
-        for key in ("avg_batch_bytes", "records_per_batch", "ratio"):
-            if all(key in m for m in ms):
-                e[key] = sum(m[key] for m in ms) / len(ms)
-        benches.append(e)
+        procs = per_name[name]
+        if len(procs) != len(datas):
+            raise ScenarioError("%s ran in %d of %d processes" % (name, len(procs), len(datas)))
+        reps = min(len(runs) for runs in procs)
+        if reps != max(len(runs) for runs in procs):
+            raise ScenarioError("%s: the processes ran different numbers of repetitions" % name)
+        for i in range(reps):
+            ms = [runs[i] for runs in procs]
+            e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
+                 "repetition_index": i, "threads": 1, "iterations": 1, "time_unit": "ns",
+                 "real_time": max(m.get("real_time", 0.0) for m in ms),
+                 "cpu_time": sum(m.get("cpu_time", 0.0) for m in ms),
+                 "processes": float(len(ms))}
+            for key in SUMMED + ("lost_records", "duplicate_records"):
+                if all(key in m for m in ms):
+                    e[key] = sum(m[key] for m in ms)
+            for key in kr.LATENCY_METRICS:
+                if all(key in m for m in ms):
+                    e[key] = max(m[key] for m in ms)
+            for key in ("avg_batch_bytes", "records_per_batch", "ratio"):
+                if all(key in m for m in ms):
+                    e[key] = sum(m[key] for m in ms) / len(ms)
+            benches.append(e)
     ctx = dict(datas[0].get("context", {}))
     ctx["kbench_concurrent_processes"] = len(datas)
     ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
@@ -111,6 +120,85 @@ def median_table(data):
             raise ScenarioError("benchmark %s failed: %s" % (name, g["errors"][0]))
         out[name] = (kr.parse_name(name)[2], kr.median_metrics(g))
     return out
+
+
+class Spread:
+    """One cell over its repetitions: median, range (lowest to highest) and count.
+
+    Reports show the range rather than mean ± sd: 3–5 repetitions of a skewed quantity on a
+    shared machine. Two cells are ordered only when each has at least ORDER_MIN_N
+    repetitions and their ranges do not overlap (order()).
+    """
+
+    __slots__ = ("median", "lo", "hi", "n", "total")
+
+    def __init__(self, median, lo, hi, n, total):
+        self.median, self.lo, self.hi, self.n, self.total = median, lo, hi, n, total
+
+    @classmethod
+    def of(cls, values):
+        values = [v for v in values if v is not None]
+        if not values:
+            return None
+        return cls(statistics.median(values), min(values), max(values), len(values), sum(values))
+
+    def scaled(self, k):
+        return Spread(self.median * k, self.lo * k, self.hi * k, self.n, self.total * k)
+
+
+def spread_table(data):
+    """name -> (params dict, {metric: Spread over the repetitions}); errored benchmarks raise."""
+    out = {}
+    for name, g in kr.group_runs(data).items():
+        if not g["runs"] and g["errors"]:
+            raise ScenarioError("benchmark %s failed: %s" % (name, g["errors"][0]))
+        runs = g["runs"] or [kr.median_metrics(g)]
+        keys = []
+        for r in runs:
+            keys += [k for k in r if k not in keys]
+        out[name] = (kr.parse_name(name)[2],
+                     {k: Spread.of([r.get(k) for r in runs]) for k in keys})
+    return out
+
+
+# Two cells of 3 repetitions with the same distribution fail to overlap by chance with
+# probability 2 / C(6, 3) = 1/10; with 2 a side it is 1/3, too often to claim an order.
+ORDER_MIN_N = 3
+
+
+def order(a, b):
+    """+1 when every repetition of a beat every one of b, -1 the other way, 0 when the ranges
+    overlap, a side is missing or has fewer than ORDER_MIN_N repetitions (no order claimed)."""
+    if a is None or b is None or min(a.n, b.n) < ORDER_MIN_N:
+        return 0
+    if a.lo > b.hi:
+        return 1
+    if a.hi < b.lo:
+        return -1
+    return 0
+
+
+def unordered_reason(a, b):
+    """Why order(a, b) claimed nothing, in a report's words."""
+    if a is None or b is None:
+        return "a side is missing"
+    if min(a.n, b.n) < ORDER_MIN_N:
+        return "fewer than %d repetitions" % ORDER_MIN_N
+    return "ranges overlap"
+
+
+def fmt_spread(s, fmt):
+    """`median [lo–hi]` with the cell's own number format; a single repetition shows alone."""
+    if s is None:
+        return "—"
+    if s.n < 2:
+        return fmt(s.median)
+    return "%s [%s–%s]" % (fmt(s.median), fmt(s.lo), fmt(s.hi))
+
+
+def error_bars(spreads, k=1.0):
+    """matplotlib yerr (2 x N) of Spreads around their medians, scaled by k."""
+    return [[(s.median - s.lo) * k for s in spreads], [(s.hi - s.median) * k for s in spreads]]
 
 
 def fmt_k(v):

@@ -147,7 +147,7 @@ check "the refusal ran no benchmark (no raw results, within 30 s)" \
 run_scenario producer-sharing --bootstrap "$BOOT"
 check_outputs producer-sharing "$WORK/producer-sharing" "${COMMON[@]}" \
   '^\| threads \| 1 producer shared by all' '^\| 4 \| [0-9.]+[KM]? \(1 prod\.\)' '^\| 8 \|' \
-  '\*\*Best setting of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
+  '\*\*Highest median of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
 "$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
 
 # ...the others start their own clusters (the start/stop path).

@@ -128,7 +128,7 @@ class TestEndToEnd(BenchCommitsCase):
     def test_instructions(self):
         out = os.path.join(self.tmp, "instr")
         proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions",
-                           "--iterations", "10", "--filter", "Codec", "--out-dir", out)
+                           "--iterations", "10", "--filter", "Codec", "--out-dir", out, "--profile")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         with open(os.path.join(out, "verdict.json")) as f:
             verdict = json.load(f)
@@ -137,6 +137,13 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(row["metric"], "instructions")
         self.assertAlmostEqual(row["change_pct"], 30.0, delta=1.0)
         self.assertEqual(len(self.worktrees()), 1)
+        # --profile: the flagged row's differential profile names the function that grew.
+        profiles = os.listdir(os.path.join(out, "profiles"))
+        self.assertEqual(len(profiles), 1, profiles)
+        with open(os.path.join(out, "profiles", profiles[0], "diff", "diff.json")) as f:
+            rows = json.load(f)["rows"]
+        self.assertEqual(rows[0]["function"], "work")
+        self.assertAlmostEqual(rows[0]["delta_pct_of_function"], 30.0, delta=1.0)
 
     def test_kbench_without_fixed_iterations_is_reported(self):
         # A binary that ignores KBENCH_FIXED_ITERATIONS must not yield numbers.

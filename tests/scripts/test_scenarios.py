@@ -78,3 +78,99 @@ class Folders(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# ------------------------------------------------------------------ spreads and orderings
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import kbench_scenario as ks  # noqa: E402
+
+
+def _entries(name, values, key="items_per_second", **extra):
+    return [dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": len(values),
+                  "repetition_index": i, "threads": 1, "iterations": 1, "real_time": 2e9,
+                  "cpu_time": 1e9, "time_unit": "ns", key: v}, **extra)
+            for i, v in enumerate(values)]
+
+
+class Spreads(unittest.TestCase):
+    def test_order_needs_three_repetitions_and_disjoint_ranges(self):
+        a = ks.Spread.of([10, 11, 12])
+        self.assertEqual(ks.order(a, ks.Spread.of([7, 8, 9])), 1)
+        self.assertEqual(ks.order(ks.Spread.of([7, 8, 9]), a), -1)
+        self.assertEqual(ks.order(a, ks.Spread.of([8, 9, 10])), 0)  # touching ranges overlap
+        self.assertEqual(ks.order(ks.Spread.of([10, 11]), ks.Spread.of([1, 2])), 0)  # 2 a side
+        self.assertEqual(ks.order(a, None), 0)
+
+    def test_fmt_spread_shows_median_and_range(self):
+        self.assertEqual(ks.fmt_spread(ks.Spread.of([3e5, 1e5, 2e5]), ks.fmt_k), "200K [100K–300K]")
+        self.assertEqual(ks.fmt_spread(ks.Spread.of([2e5]), ks.fmt_k), "200K")
+        self.assertEqual(ks.fmt_spread(None, ks.fmt_k), "—")
+
+    def test_sum_adds_repetition_i_of_each_process(self):
+        p1 = {"context": {}, "benchmarks": _entries("Produce/x", [100, 200, 300])}
+        p2 = {"context": {}, "benchmarks": _entries("Produce/x", [10, 20, 30])}
+        out = ks.sum_processes([p1, p2], ["p1.json", "p2.json"])
+        self.assertEqual([b["items_per_second"] for b in out["benchmarks"]], [110, 220, 330])
+        (_p, m), = ks.spread_table(out).values()
+        self.assertEqual((m["items_per_second"].lo, m["items_per_second"].hi), (110, 330))
+
+    def test_sum_refuses_unequal_repetitions_and_errors(self):
+        p1 = {"context": {}, "benchmarks": _entries("Produce/x", [100, 200, 300])}
+        p2 = {"context": {}, "benchmarks": _entries("Produce/x", [10, 20])}
+        with self.assertRaisesRegex(ks.ScenarioError, "different numbers of repetitions"):
+            ks.sum_processes([p1, p2], ["p1.json", "p2.json"])
+        bad = {"context": {}, "benchmarks": _entries("Produce/x", [1], error_occurred=True,
+                                                       error_message="lost 5 records")}
+        with self.assertRaisesRegex(ks.ScenarioError, "lost 5 records"):
+            ks.sum_processes([p1, bad], ["p1.json", "bad.json"])
+
+
+def _report(scenario, files, *extra):
+    """Run a scenario's report.py on prepared JSON; returns report.md's text."""
+    with tempfile.TemporaryDirectory() as d:
+        for fname, data in files.items():
+            with open(os.path.join(d, fname), "w", encoding="utf-8") as f:
+                json.dump(data, f)
+        subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"),
+                        os.path.join(SCENARIOS, scenario, "report.py"), d, "--scale", "small"]
+                       + list(extra), check=True, capture_output=True, text=True)
+        with open(os.path.join(d, "report.md"), encoding="utf-8") as f:
+            return f.read()
+
+
+def _acks_name(size, acks, rf, batched=True):
+    batch = 200 * size if batched else size
+    return ("Produce/send/acks:%s/codec:none/record_bytes:%d/batch_bytes:%d/partitions:3/"
+            "replication:%d/real_time" % (acks, size, batch, rf))
+
+
+class ReportsOrderOnlyWhatTheyShow(unittest.TestCase):
+    def test_acks_replication_orders_disjoint_cells_only(self):
+        benches = []
+        # acks 1 clearly above acks all at 1000 B; acks all above acks 1 at 300 B but overlapping.
+        for size, acks, values in ((1000, "1", [300, 310, 320]), (1000, "all", [200, 210, 220]),
+                                   (300, "1", [170, 200, 230]), (300, "all", [190, 250, 260])):
+            benches += _entries(_acks_name(size, acks, 2), [v * ks.MIB for v in values],
+                                key="bytes_per_second", items_per_second=1000.0)
+        text = _report("acks-replication", {"single.json": {"context": {}, "benchmarks": benches}})
+        self.assertIn("1000 B, replication 2: acks LEADER > acks ALL", text)
+        self.assertIn("300 B, replication 2: acks LEADER ≈ acks ALL", text)
+        self.assertNotIn("acks ALL > acks LEADER", text)
+        self.assertIn("310 [300–320]", text)
+
+    def test_producer_sharing_names_the_cells_it_cannot_tell_from_the_best(self):
+        def name(threads, producers):
+            return ("Produce/send/acks:1/codec:none/record_bytes:250-750/batch_bytes:65536/"
+                    "payload:random/linger_ms:1/threads:%d/producers:%d/real_time" % (threads, producers))
+        benches = (_entries(name(8, 2), [250e3, 260e3, 270e3]) + _entries(name(8, 8), [240e3, 245e3, 255e3])
+                   + _entries(name(8, 1), [100e3, 110e3, 120e3]))
+        text = _report("producer-sharing", {"producer-sharing.json": {"context": {}, "benchmarks": benches}})
+        self.assertIn("Highest median: **8 threads sharing 2 clients**: 260K [250K–270K]", text)
+        self.assertIn("Not ordered against it (ranges overlap): 8 threads with dedicated client per thread.",
+                      text)
+        self.assertNotIn("sharing 1 client.", text.split("Not ordered against it")[1].split("\n")[0])

@@ -23,6 +23,7 @@ BAD_USAGE = {
     "scripts/profile": (["--tool"], "profile"),
     "scripts/scenario": (["no-such-scenario"], "scenario"),
     "scripts/setup": (["--no-such-option"], "setup"),
+    "scripts/symbols": (["build", "no-such-library"], "symbols"),
     "scripts/test": (["--no-such-option"], "test"),
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
     "scripts/lib/kbench_flame.py": ([], "kbench_flame.py"),
@@ -32,6 +33,7 @@ BAD_USAGE = {
     "fixtures/golden/generate": (["--no-such-option"], "generate"),
     "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
     "tests/detector/plant_slowdown.py": (["no-such-kind"], "plant_slowdown.py"),
+    "tests/profile/plant_lz4.sh": ([], "plant_lz4"),
     "tests/scripts/make_json.py": ([], "make_json.py"),
 }
 # Scenarios: scripts/scenarios/<name>/run, each with the same bad option.

@@ -70,5 +70,21 @@ TEST(Context, SecurityContextNamesProtocolAndMechanismOnly) {
   EXPECT_EQ(mtls["tls_client_certificate"], "true");
 }
 
+// The files that ran, so a profile or result says whether symbol builds were used.
+TEST(Context, LoadedLibrariesNameTheFilesThatRan) {
+  std::map<std::string, std::string> ctx;
+  for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
+  const std::string& libs = ctx["loaded_libraries"];
+  for (const char* soname :
+       {"librdkafka.so.1=/", "libzstd.so.1=/", "liblz4.so.1=/", "libz.so.1=/"}) {
+    EXPECT_NE(libs.find(soname), std::string::npos) << soname << " in " << libs;
+  }
+  // Resolved to the real file (libzstd.so.1.5.4), not the SONAME link.
+  const size_t at = libs.find("libzstd.so.1=");
+  ASSERT_NE(at, std::string::npos);
+  const std::string path = libs.substr(at, libs.find(',', at) - at);
+  EXPECT_NE(path.find("/libzstd.so.1."), std::string::npos) << path;
+}
+
 }  // namespace
 }  // namespace kbench

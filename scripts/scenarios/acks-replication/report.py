@@ -25,15 +25,15 @@ SEED001 = {
 
 
 def _acks_rows(data):
-    """(batched, size, acks, rf) -> (MiB/s, records/s)."""
+    """(batched, size, acks, rf) -> (MiB/s, records/s), each a Spread over repetitions."""
     rows = {}
-    for _name, (p, m) in ks.median_table(data).items():
+    for _name, (p, m) in ks.spread_table(data).items():
         size = int(p["record_bytes"])
         batch = int(p.get("batch_bytes", 1000000))
         batched = batch > size  # batches of 1 record are named batch_bytes = record size
         key = (batched, size, p["acks"], int(p.get("replication", 1)))
         bps = m.get("bytes_per_second")
-        rows[key] = (bps / ks.MIB if bps is not None else None, m.get("items_per_second"))
+        rows[key] = (bps.scaled(1 / ks.MIB) if bps is not None else None, m.get("items_per_second"))
     return rows
 
 
@@ -83,14 +83,15 @@ def report(directory, args):
                     cells = [str(size), label]
                     for rf in rfs:
                         mb, rps = sub.get((size, acks, rf), (None, None))
-                        cells += [ks.fmt_mb(mb), ks.fmt_int(rps)]
+                        cells += [ks.fmt_spread(mb, ks.fmt_mb), ks.fmt_spread(rps, ks.fmt_int)]
                     if 3 in rfs:
                         mb, rps = sub.get((size, acks, 3), (None, None))
-                        cells += [ks.fmt_mb(mb / nbrokers if mb is not None else None),
-                                  ks.fmt_int(rps / nbrokers if rps is not None else None)]
+                        cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers), ks.fmt_mb),
+                                  ks.fmt_spread(rps and rps.scaled(1 / nbrokers), ks.fmt_int)]
                     lines.append("| " + " | ".join(cells) + " |")
             lines.append("")
         lines += _batching_summary(rows)
+        lines += _orderings(rows)
     lines += _losses(single)
     lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", "",
               "| message.size | acks | Replica=2 MB.sec | Replica=2 nMsg.sec | Replica=3 MB.sec | Replica=3 nMsg.sec |",
@@ -102,8 +103,8 @@ def report(directory, args):
                          % (size, label, v[0], ks.fmt_int(v[1]), v[2], ks.fmt_int(v[3])))
     lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
               "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
-              "Files: `single.json`, `three-processes.json` (per benchmark, the sum of the three "
-              "processes' medians), `raw/` (every process's own JSON), `acks-replication.png`, "
+              "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum "
+              "of the three processes'), `raw/` (every process's own JSON), `acks-replication.png`, "
               "`commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_acks(directory, runs)
@@ -128,13 +129,56 @@ def _batching_summary(rows):
     for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
         if not batched or mb is None:
             continue
-        other = rows.get((False, size, acks, rf))
-        if other and other[0]:
-            out.append("- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s (×%.1f)"
-                       % (size, acks, rf, ks.fmt_mb(mb), ks.fmt_mb(other[0]), mb / other[0]))
+        other = rows.get((False, size, acks, rf), (None, None))[0]
+        if other is None or not other.median:
+            continue
+        head = "- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s" % (
+            size, acks, rf, ks.fmt_spread(mb, ks.fmt_mb), ks.fmt_spread(other, ks.fmt_mb))
+        if ks.order(mb, other):
+            out.append("%s (×%.1f)" % (head, mb.median / other.median))
+        else:
+            out.append("%s (%s: no order claimed)" % (head, ks.unordered_reason(mb, other)))
     if out:
-        out = ["Batching effect:", ""] + out + [""]
+        out = ["Batching effect (median [lowest–highest] over repetitions):", ""] + out + [""]
     return out
+
+
+def _orderings(rows):
+    """Which neighbouring cells this run can order: acks levels at one size and replication,
+    and replication 2 against 3 at one size and acks. Only ranges that do not overlap count."""
+    ordered, tied = [], []
+    names = {a: label for a, label in ACKS_ORDER}
+
+    def judge(what, a, b, la, lb):
+        if a is None or b is None:
+            return
+        o = ks.order(a, b)
+        if o:
+            hi, lo = (la, lb) if o > 0 else (lb, la)
+            ordered.append("%s: %s > %s" % (what, hi, lo))
+        else:
+            tied.append("%s: %s ≈ %s%s" % (what, la, lb, "" if ks.unordered_reason(a, b) == "ranges overlap"
+                                              else " (%s)" % ks.unordered_reason(a, b)))
+
+    for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
+        what = "%d B%s" % (size, "" if batched else ", batches of 1")
+        i = [a for a, _ in ACKS_ORDER].index(acks)
+        if i + 1 < len(ACKS_ORDER):
+            nxt = ACKS_ORDER[i + 1][0]
+            other = rows.get((batched, size, nxt, rf), (None, None))[0]
+            judge("%s, replication %d" % (what, rf), mb, other,
+                  "acks %s" % names[acks], "acks %s" % names[nxt])
+        if rf == 2:
+            other = rows.get((batched, size, acks, 3), (None, None))[0]
+            judge("%s, acks %s" % (what, names[acks]), mb, other, "replication 2", "replication 3")
+    if not ordered and not tied:
+        return []
+    out = ["What this run can order (MB/s; a > b only when every repetition of a beat every "
+           "repetition of b):", ""]
+    out += ["- %s" % o for o in ordered] or ["- nothing"]
+    if tied:
+        out += ["", "Not ordered (ranges overlap, unless said): " + "; ".join(tied) + "."]
+    return out + [""]
 
 
 def _chart_acks(directory, runs):
@@ -152,9 +196,11 @@ def _chart_acks(directory, runs):
                   if any((s, acks, rf) in sub for s in sizes)]
         width = 0.8 / max(len(series), 1)
         for i, (acks, label, rf) in enumerate(series):
-            xs = [j + (i - (len(series) - 1) / 2) * width for j, s in enumerate(sizes) if (s, acks, rf) in sub]
-            ys = [sub[(s, acks, rf)][0] or 0 for s in sizes if (s, acks, rf) in sub]
-            ax.bar(xs, ys, width, label="acks %s, rf %d" % (label, rf))
+            present = [(j, sub[(s, acks, rf)][0]) for j, s in enumerate(sizes)
+                       if (s, acks, rf) in sub and sub[(s, acks, rf)][0] is not None]
+            xs = [j + (i - (len(series) - 1) / 2) * width for j, _ in present]
+            ax.bar(xs, [m.median for _, m in present], width, label="acks %s, rf %d" % (label, rf),
+                   yerr=ks.error_bars([m for _, m in present]), capsize=2)
         ax.set_xticks(range(len(sizes)))
         ax.set_xticklabels([str(s) for s in sizes])
         ax.set_xlabel("record bytes")
@@ -162,7 +208,7 @@ def _chart_acks(directory, runs):
         ax.set_title(title, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("Acks and replication (seed 001): MiB/s of record values")
+    fig.suptitle("Acks and replication (seed 001): MiB/s of record values, median and range of repetitions")
     fig.savefig(os.path.join(directory, "acks-replication.png"), dpi=110, bbox_inches="tight")
     plt.close(fig)
 

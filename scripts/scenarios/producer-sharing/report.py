@@ -33,8 +33,8 @@ def sharing_key(threads, producers):
 def report(directory, args):
     data = ks.load_dir_json(directory, "producer-sharing.json")
     ctx = data.get("context", {})
-    table = ks.median_table(data)
-    # (payload, linger) -> threads -> sharing -> (records/s, producers)
+    table = ks.spread_table(data)
+    # (payload, linger) -> threads -> sharing -> (records/s Spread, producers, metrics)
     groups = {}
     for _name, (p, m) in table.items():
         threads, producers = int(p["threads"]), int(p["producers"])
@@ -59,7 +59,7 @@ def report(directory, args):
                    "threads/producer counts\")",
                    ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
 
-    lines += ["## Records/s (median of repetitions)", ""]
+    lines += ["## Records/s (median [lowest–highest] of repetitions)", ""]
     best_overall = None
     for (payload, linger), g in sorted(groups.items()):
         title = "payload %s%s, linger.ms %s" % (
@@ -74,16 +74,17 @@ def report(directory, args):
             for key, _ in cols:
                 if key in g[threads]:
                     rps, producers, _m = g[threads][key]
-                    cells.append("%s (%d prod.)" % (ks.fmt_k(rps), producers))
-                    if rps is not None and (best is None or rps > best[0]):
+                    cells.append("%s (%d prod.)" % (ks.fmt_spread(rps, ks.fmt_k), producers))
+                    if rps is not None and (best is None or rps.median > best[0].median):
                         best = (rps, threads, producers, key)
                 else:
                     cells.append("—")
             lines.append("| %d | %s |" % (threads, " | ".join(cells)))
         if best:
-            lines += ["", "Best: **%d threads %s**: %s records/s."
-                      % (best[1], _seed_phrase(best[1], best[2]), ks.fmt_k(best[0]))]
-            if best_overall is None or best[0] > best_overall[0]:
+            lines += ["", "Highest median: **%d threads %s**: %s records/s. %s"
+                      % (best[1], _seed_phrase(best[1], best[2]), ks.fmt_spread(best[0], ks.fmt_k),
+                         _not_ordered_with(g, best))]
+            if best_overall is None or best[0].median > best_overall[0].median:
                 best_overall = best + (title,)
         lines += [""]
         # The seed's own phrasing, for reading side by side.
@@ -92,12 +93,14 @@ def report(directory, args):
             for key, _ in cols:
                 if key in g[threads]:
                     rps, producers, _m = g[threads][key]
-                    lines.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers), ks.fmt_k(rps)))
+                    lines.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
+                                                        ks.fmt_k(rps.median if rps else None)))
         lines += ["```", ""]
     if best_overall:
-        lines += ["**Best setting of this run:** %d threads with %d producer(s), %s: %s records/s "
+        lines += ["**Highest median of this run:** %d threads with %d producer(s), %s: %s records/s "
                   "(the original's best: 16 threads sharing 4 producers, 869K; 1.05M with repeated "
-                  "bodies)." % (best_overall[1], best_overall[2], best_overall[4], ks.fmt_k(best_overall[0])), ""]
+                  "bodies)." % (best_overall[1], best_overall[2], best_overall[4],
+                                ks.fmt_spread(best_overall[0], ks.fmt_k)), ""]
 
     lines += ["## The original's numbers (records/s)", "",
               "| threads | " + " | ".join(c[1] for c in SHARING) + " |",
@@ -112,6 +115,19 @@ def report(directory, args):
               "`producer-sharing.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_producer_sharing(directory, groups)
+
+
+def _not_ordered_with(g, best):
+    """The cells this run cannot tell from the best one: their ranges overlap its range."""
+    rps = best[0]
+    ties = ["%d threads %s" % (t, _seed_phrase(t, cell[1]))
+            for t in sorted(g) for k, cell in g[t].items()
+            if (t, k) != (best[1], best[3]) and cell[0] is not None and not ks.order(rps, cell[0])]
+    if rps.n < ks.ORDER_MIN_N:
+        return "Fewer than %d repetitions: no order is claimed." % ks.ORDER_MIN_N
+    if not ties:
+        return "Every repetition of it beat every repetition of every other cell."
+    return "Not ordered against it (ranges overlap): %s." % "; ".join(ties)
 
 
 def _partitions(table):
@@ -129,8 +145,8 @@ def _seed_phrase(threads, producers):
 
 
 def _counter_notes(table):
-    batches = [m.get("records_per_batch") for _, (p, m) in table.items() if m.get("records_per_batch")]
-    errors = sum(m.get("errors", 0) for _, (p, m) in table.items())
+    batches = [m["records_per_batch"].median for _, (p, m) in table.items() if m.get("records_per_batch")]
+    errors = sum(m["errors"].total for _, (p, m) in table.items() if m.get("errors"))
     lines = []
     if batches:
         lines.append("Records per batch ranged %.0f–%.0f (the original thread's advice: watch "
@@ -151,12 +167,13 @@ def _chart_producer_sharing(directory, groups):
         width = 0.8 / max(len(cols), 1)
         for i, (ck, label) in enumerate(cols):
             color = "C%d" % [k for k, _ in SHARING].index(ck)  # same column, same colour
-            xs, ys = [], []
+            xs, cells = [], []
             for j, t in enumerate(threads):
                 if ck in g[t] and g[t][ck][0] is not None:
                     xs.append(j + (i - (len(cols) - 1) / 2) * width)
-                    ys.append(g[t][ck][0] / 1e3)
-            ax.bar(xs, ys, width, label=label, color=color)
+                    cells.append(g[t][ck][0])
+            ax.bar(xs, [c.median / 1e3 for c in cells], width, label=label, color=color,
+                   yerr=ks.error_bars(cells, 1e-3), capsize=2)
         ax.set_xticks(range(len(threads)))
         ax.set_xticklabels([str(t) for t in threads])
         ax.set_xlabel("application threads")
@@ -164,7 +181,7 @@ def _chart_producer_sharing(directory, groups):
         ax.set_title("payload %s, linger.ms %s" % key)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Producer sharing (seed 000): records/s, median of repetitions")
+    fig.suptitle("Producer sharing (seed 000): records/s, median and range of repetitions")
     fig.savefig(os.path.join(directory, "producer-sharing.png"), dpi=110, bbox_inches="tight")
     plt.close(fig)
 

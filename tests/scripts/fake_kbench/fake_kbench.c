@@ -25,7 +25,8 @@ static volatile unsigned long sink;
  * (error_occurred in the JSON, exit status 1 at the end). */
 static const int fake_error = 0;
 
-static void work(long iterations, int scale) {
+/* noinline: a differential profile (bench-commits --profile) must see it by name. */
+__attribute__((noinline)) static void work(long iterations, int scale) {
   for (long i = 0; i < iterations; i++)
     for (long j = 0; j < (long)COST * 50 * scale; j++) sink += (unsigned long)j ^ (unsigned long)i;
 }
