@@ -145,7 +145,6 @@ class ConsumeWork {
     if (window_.Open()) {
       read_window_.origin = window_.origin();
       read_window_.interval = window_.interval();
-      cpu_at_open_ = ProcessCpuSeconds();
     }
     Status s = consumer_->ReadUntil(expected_.counts, window_.Next(), kReadIdleTimeout, &cursor_,
                                     &read_window_);
@@ -161,7 +160,6 @@ class ConsumeWork {
       state.SkipWithError(error_.c_str());
       return;
     }
-    const double window_cpu = ProcessCpuSeconds() - cpu_at_open_;
     const double width = std::chrono::duration<double>(window_.interval()).count();
     const auto n = static_cast<std::size_t>(std::max(1L, std::lround(window_.seconds() / width)));
     std::int64_t records = 0, bytes = 0;
@@ -179,7 +177,6 @@ class ConsumeWork {
     state.SetBytesProcessed(bytes);
     state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
     state.counters[counters::kWindowSeconds] = counters::Value(window_.seconds());
-    ReportWindowCpu(state, window_cpu, window_.seconds(), static_cast<double>(bytes));
   }
   const IntervalSeries& intervals() const { return intervals_; }
 
@@ -226,7 +223,6 @@ class ConsumeWork {
   std::string error_;
   std::unique_ptr<ConsumerDriver> consumer_;
   WindowSchedule window_{GlobalOptions().window_seconds};
-  double cpu_at_open_ = 0;  // process CPU seconds when the window opened
   ConsumerDriver::Cursor cursor_;
   ConsumerDriver::Window read_window_;
   IntervalSeries intervals_;

@@ -20,6 +20,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/cost_counters.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
@@ -60,7 +61,10 @@ class KbenchDisplayReporter : public benchmark::BenchmarkReporter {
 // Google Benchmark's JSON, plus the interval samples of every windowed run in a top-level
 // "kbench_intervals" object (benchmark entries hold numbers only):
 //   "kbench_intervals": {"<run_name>": [{"repetition_index": 0, "seconds": [...],
-//       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...]}, ...]}
+//       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...],
+//       Produce: "start_unix_seconds": S, "latency_count": N, "latency_sum_us": N,
+//       "latency_min_us": N, "latency_max_us": N,
+//       "latency_buckets": [[upper_bound_us, count], ...]}, ...]}
 // and, when a maximum-rate search ran, its probes in the order they ran (the latency curve):
 //   "kbench_rate_curves": {"<run_name>": [{"repetition_index": 0, "target_rate": [...],
 //       "sent_rate": [...], "delivered_rate": [...], "p50_us": [...], "p99_us": [...],
@@ -89,6 +93,22 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
         Array(out, "records_per_second", series.records_per_second);
         Array(out, "mb_per_second", series.mb_per_second);
         if (!series.p99_us.empty()) Array(out, "p99_us", series.p99_us);
+        if (series.start_unix_seconds > 0) {
+          char buf[48];
+          std::snprintf(buf, sizeof buf, "%.6f", series.start_unix_seconds);
+          out << ", \"start_unix_seconds\": " << buf;
+        }
+        if (series.latency_count > 0) {
+          out << ", \"latency_count\": " << series.latency_count
+              << ", \"latency_sum_us\": " << series.latency_sum_us
+              << ", \"latency_min_us\": " << series.latency_min_us
+              << ", \"latency_max_us\": " << series.latency_max_us << ", \"latency_buckets\": [";
+          for (std::size_t b = 0; b < series.latency_buckets.size(); ++b) {
+            const auto& [bound, count] = series.latency_buckets[b];
+            out << (b ? ", [" : "[") << bound << ", " << count << "]";
+          }
+          out << "]";
+        }
         out << "}";
       }
       out << "\n    ]";
@@ -224,6 +244,7 @@ int main(int argc, char** argv) {
     kbench::bench::RegisterAllFamilies(options, session);
     std::string target = kbench::bench::ResolveTarget(options, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
+    kbench::bench::SetUpCostMeasurement(options, target);
   } catch (const kbench::UsageError& e) {
     std::cerr << "kbench: error: " << e.what() << "\n";
     return 2;

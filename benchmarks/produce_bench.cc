@@ -66,6 +66,7 @@
 #include "fixtures/options.h"
 #include "fixtures/rate_search.h"
 #include "fixtures/runner.h"
+#include "fixtures/stage_counters.h"
 #include "fixtures/window.h"
 #include "harness/partition_check.h"
 #include "harness/payload.h"
@@ -305,6 +306,11 @@ IntervalSeries ToSeries(const MeasuredWindow& w) {
     series.mb_per_second.push_back(static_cast<double>(iv.value_bytes) / secs / (1024.0 * 1024.0));
     series.p99_us.push_back(static_cast<double>(iv.latency.Percentile(0.99)));
   }
+  series.latency_buckets = w.latency.Buckets();
+  series.latency_count = w.latency.count();
+  series.latency_sum_us = w.latency.sum();
+  series.latency_min_us = w.latency.min();
+  series.latency_max_us = w.latency.max();
   return series;
 }
 
@@ -325,6 +331,7 @@ class ProduceWork {
   }
 
   std::string Verify() {
+    WaitForCommonStart();  // set-up is done; several hosts send their first records together
     // The warm-up round doubles as the check: it must be delivered in full.
     std::int64_t warm = std::max<std::int64_t>(setup_.warmup(), 1);
     driver_->BeginMeasurement();
@@ -356,10 +363,7 @@ class ProduceWork {
 
   void Iterate() {
     if (Windowed()) {
-      if (window_.Open()) {
-        driver_->OpenWindow(window_.origin(), window_.interval());
-        cpu_at_open_ = ProcessCpuSeconds();
-      }
+      if (window_.Open()) driver_->OpenWindow(window_.origin(), window_.interval());
       driver_->WaitUntil(window_.Next());
       return;
     }
@@ -375,10 +379,7 @@ class ProduceWork {
 
   void Report(benchmark::State& state) {
     std::optional<MeasuredWindow> window;
-    double window_cpu = 0;
     if (Windowed()) {
-      // The timed loop ended at the window's end: the process CPU since it opened.
-      window_cpu = ProcessCpuSeconds() - cpu_at_open_;
       // The drain: after the window, not timed. Deliveries it serves count in the totals
       // (and the end-offset check), not in the window.
       Status s = driver_->Stop();
@@ -404,9 +405,14 @@ class ProduceWork {
       ReportLatency(state, window->latency, open_loop);
       ReportStats(state, window->stats, t.failed + t.rejected, t.retries());
       intervals_ = ToSeries(*window);
+      // The window's opening on the wall clock: steady clocks are not comparable across hosts.
+      const auto opened = std::chrono::system_clock::now() -
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                              std::chrono::steady_clock::now() - window_.origin());
+      intervals_.start_unix_seconds =
+          std::chrono::duration<double>(opened.time_since_epoch()).count();
       state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
       state.counters[counters::kWindowSeconds] = counters::Value(window->seconds);
-      ReportWindowCpu(state, window_cpu, window->seconds, static_cast<double>(window->value_bytes));
       if (open_loop) ReportRate(state, static_cast<double>(window->sent) / window->seconds);
     } else {
       // Exact value bytes, not the per-iteration estimate used for the declaration.
@@ -420,6 +426,7 @@ class ProduceWork {
   }
 
   const IntervalSeries& intervals() const { return intervals_; }
+  std::int64_t inflight_records() const { return Windowed() ? driver_->InFlight() : -1; }
 
   // One window at `rate` (0: unthrottled) outside Google Benchmark's loop, for the
   // maximum-rate search: warm-up at the same rate, window, drain. Every record of it is
@@ -479,6 +486,7 @@ class ProduceWork {
         s.txmsg_bytes > 0 ? s.batch_bytes.sum / static_cast<double>(s.txmsg_bytes) : 0.0);
     state.counters[counters::kErrors] = counters::Value(static_cast<double>(errors));
     state.counters[counters::kRetries] = counters::Value(static_cast<double>(retries));
+    ReportStages(state, s);
   }
 
  private:
@@ -511,7 +519,6 @@ class ProduceWork {
   ProduceSetup setup_;
   std::unique_ptr<ProducerDriver> driver_;
   WindowSchedule window_;
-  double cpu_at_open_ = 0;  // process CPU seconds when the window opened
   IntervalSeries intervals_;
   std::string round_error_;
   std::int64_t delivered_total_ = 0;

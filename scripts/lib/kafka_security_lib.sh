@@ -61,12 +61,18 @@ random_secret() {
   printf '%s\n' "${s:0:32}"
 }
 
-# make_certificates TLS_DIR — CA, broker and client certificates. The broker's names only
-# 127.0.0.1 (where every node listens and what it advertises): a client that connects as
-# "localhost" fails hostname verification, which is how the failure tests provoke it.
-# Passwords reach openssl through the environment, never its command line.
+# make_certificates TLS_DIR HOST... — CA, broker and client certificates. The broker's
+# names 127.0.0.1 and the nodes' addresses (what they listen on and advertise), nothing
+# else: a client that connects as "localhost" fails hostname verification, which is how
+# the failure tests provoke it. Passwords reach openssl through the environment, never its
+# command line.
 make_certificates() {
-  local tls="$1" days=7
+  local tls="$1" days=7 h names="IP:127.0.0.1"
+  shift
+  for h in "$@"; do
+    [[ $h == 127.0.0.1 || ,$names, == *",IP:$h,"* || ,$names, == *",DNS:$h,"* ]] && continue
+    if [[ $h =~ ^[0-9.]+$ || $h == *:* ]]; then names+=",IP:$h"; else names+=",DNS:$h"; fi
+  done
   mkdir -p "$tls"
   chmod 700 "$tls"
   (
@@ -79,7 +85,7 @@ make_certificates() {
     local who
     for who in broker client; do
       local subject="/CN=kbench $who" san=""
-      [[ $who == broker ]] && subject="/CN=127.0.0.1" && san="subjectAltName=IP:127.0.0.1"
+      [[ $who == broker ]] && subject="/CN=127.0.0.1" && san="subjectAltName=$names"
       openssl req -newkey rsa:2048 -nodes -keyout "$who.key.plain" -out "$who.csr" -subj "$subject"
       printf '%s\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n' "$san" >"$who.ext"
       openssl x509 -req -in "$who.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days "$days" \
@@ -97,8 +103,9 @@ make_certificates() {
   ) >"$tls/openssl.log" 2>&1 || die 1 "making the throwaway certificates failed; see $tls/openssl.log:$(tail_log "$tls/openssl.log")"
 }
 
-# prepare_security DIR MODE — writes the files listed above and sets SECURITY_BLOCK (the
-# broker's settings) and SCRAM_FORMAT_ARGS (the storage tool's --add-scram arguments).
+# prepare_security DIR MODE HOST... — writes the files listed above (the broker
+# certificate naming every node's HOST) and sets SECURITY_BLOCK (the broker's settings) and
+# SCRAM_FORMAT_ARGS (the storage tool's --add-scram arguments).
 # Both are read by scripts/kafka.
 # shellcheck disable=SC2034
 prepare_security() {
@@ -111,7 +118,7 @@ prepare_security() {
   local client=("security.protocol=$protocol") java=("security.protocol=$protocol") broker=()
   if security_uses_tls "$mode"; then
     KBENCH_TLS_PASS="$(random_secret)"
-    make_certificates "$dir/tls"
+    make_certificates "$dir/tls" "${@:3}"
     broker+=("ssl.keystore.type=PKCS12" "ssl.keystore.location=$dir/tls/broker.p12"
       "ssl.keystore.password=$KBENCH_TLS_PASS" "ssl.key.password=$KBENCH_TLS_PASS"
       "ssl.truststore.type=PEM" "ssl.truststore.location=$dir/tls/ca.pem")

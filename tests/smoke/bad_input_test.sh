@@ -49,8 +49,12 @@ expect_usage_error "not a positive integer" --records-per-iteration=0
 expect_usage_error "topic=t reads an existing topic: it needs a live cluster" --consume 'topic=t'
 expect_usage_error "is not a Kafka topic name" --bootstrap=127.0.0.1:1 --consume 'topic=a/b'
 expect_usage_error "reads the topic as it is" --bootstrap=127.0.0.1:1 --consume 'topic=t,records=10' 
+expect_usage_error "--costs must be on or off, not 'maybe'" --costs=maybe
+expect_usage_error "--end-to-end: acks must be 1 or all" --end-to-end 'acks=0'
+expect_usage_error "--end-to-end: unknown key 'linger_ms'" --end-to-end 'linger_ms=5'
 expect_usage_error "--window-seconds '0' is not a number of seconds" --window-seconds=0
 expect_usage_error "--warmup-seconds '-1' is not a number of seconds" --warmup-seconds=-1
+expect_usage_error "--start-at 'soon' is not a wall-clock time in Unix seconds" --start-at=soon
 
 expect_usage_error "cannot write --benchmark_out '/proc/nope/x.json'" --benchmark_out=/proc/nope/x.json
 

@@ -57,8 +57,9 @@ def report(directory, args):
         "SASL) with librdkafka %s as the client; one broker per protocol on this host, brokers "
         "replicating over the same protocol; throwaway 2048-bit RSA certificates and SCRAM-SHA-512 "
         "users made by scripts/kafka." % ctx.get("librdkafka_version", "?"),
-        "Client CPU per MB is the kbench process's CPU (every thread: application and librdkafka) "
-        "within the measured window per MiB of record values; the broker's CPU is not in it.",
+        "Client CPU per MB is kbench's cpu_us_per_mb: the client process's CPU (every thread: "
+        "application and librdkafka) within the measured window per MiB of record values; the "
+        "broker's CPU is not in it.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools."])
     lines = ks.header("Security cost: plaintext against TLS, SASL_SSL and mTLS",
                       "the PLAINTEXT/SSL/SASL matrix of Kafka's benchmark_test.py "
@@ -88,9 +89,10 @@ def report(directory, args):
                    "Closed loop (unthrottled); × is the protocol's records/s over plaintext's.", closed)
     lines += table("MiB/s of record values", "bytes_per_second",
                    lambda v: ks.fmt_mb(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
-    lines += table("Client CPU per MiB (ms)", "cpu_ms_per_mb", _fmt,
-                   "The kbench process's CPU per MiB of values in the window; × over plaintext "
-                   "(above 1: the protocol costs the client CPU).", closed)
+    lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", lambda v: _fmt(v, 0),
+                   "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB "
+                   "of values in the window; × over plaintext (above 1: the protocol costs the "
+                   "client CPU).", closed)
     if open_loop:
         lines += table("Latency p50 (µs) at a fixed rate", "p50_us", lambda v: _fmt(v, 0),
                        "Open loop, from each record's intended send time to its delivery report.", open_loop)
@@ -115,8 +117,8 @@ def _headline(rows, others):
             if not b or not v:
                 continue
             rps = v.get("items_per_second", 0) / b["items_per_second"] if b.get("items_per_second") else None
-            cpu = (v.get("cpu_ms_per_mb") / b["cpu_ms_per_mb"]
-                   if b.get("cpu_ms_per_mb") and v.get("cpu_ms_per_mb") is not None else None)
+            cpu = (v.get("cpu_us_per_mb") / b["cpu_us_per_mb"]
+                   if b.get("cpu_us_per_mb") and v.get("cpu_us_per_mb") is not None else None)
             out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
                        % (p, size, "%.2f" % rps if rps is not None else "—", "%.2f" % cpu if cpu is not None else "—"))
     return out + [""]
@@ -128,7 +130,7 @@ def _chart(directory, rows, others, closed):
     labels = [ks_short(k) for k in closed]
     width = 0.8 / max(len(others), 1)
     for ax, metric, title in ((axes[0], "items_per_second", "records/s over plaintext"),
-                              (axes[1], "cpu_ms_per_mb", "client CPU per MiB over plaintext")):
+                              (axes[1], "cpu_us_per_mb", "client CPU per MiB over plaintext")):
         for i, p in enumerate(others):
             ys = []
             for k in closed:
