@@ -4,6 +4,7 @@
 // written), 2 bad usage.
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
+#include "fixtures/runner.h"
 #include "fixtures/session.h"
 #include "fixtures/target.h"
 #include "harness/status.h"
@@ -188,6 +190,16 @@ bool WritesJsonFile(int argc, char** argv) {
   return out && json;
 }
 
+// The --benchmark_out=FILE path ("" if none), read before benchmark::Initialize.
+std::string OutputFile(int argc, char** argv) {
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_out=")) path = arg.substr(std::strlen("--benchmark_out="));
+  }
+  return path;
+}
+
 bool WantsHelp(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -213,6 +225,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool json_file = WritesJsonFile(argc, argv);
+  // Google Benchmark would only say "invalid file name" (exit 1); refuse it as bad usage.
+  if (std::string path = OutputFile(argc, argv); !path.empty()) {
+    if (std::FILE* f = std::fopen(path.c_str(), "a")) {
+      std::fclose(f);
+    } else {
+      std::cerr << "kbench: error: cannot write --benchmark_out '" << path
+                << "': " << std::strerror(errno) << "\n";
+      return 2;
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   kbench::bench::SetGlobalOptions(options);
@@ -231,9 +253,17 @@ int main(int argc, char** argv) {
 
   KbenchDisplayReporter reporter(benchmark::CreateDefaultDisplayReporter(), session);
   KbenchJsonReporter json(session);
+  kbench::bench::InstallInterruptHandlers();
   benchmark::RunSpecifiedBenchmarks(&reporter, json_file ? &json : nullptr);
   session.ReleaseAll();  // a benchmark that never reached its report (none expected)
   benchmark::Shutdown();
+  if (int sig = kbench::bench::InterruptSignal()) {
+    std::size_t cut = 0;
+    for (const auto& f : reporter.failures()) cut += f.find(": interrupted by ") != f.npos;
+    std::cerr << "kbench: " << kbench::bench::InterruptMessage("") << "- " << cut
+              << " benchmark(s) cut short or not run; the JSON holds what finished\n";
+    return 128 + sig;
+  }
   if (!reporter.failures().empty()) {
     std::cerr << "kbench: " << reporter.failures().size() << " benchmark(s) failed:\n";
     for (const auto& f : reporter.failures()) std::cerr << "  " << f << "\n";

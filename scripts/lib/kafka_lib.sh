@@ -387,7 +387,7 @@ wait_ready() {
     done
     if ((open)); then
       out="$(timeout 30 "$java" "${QUICK_JVM_OPTS[@]}" "${TOOL_JVM_OPTS[@]}" -cp "$cp" "$probe_class" \
-        --bootstrap-server "$bootstrap" 2>/dev/null)" || true
+        --bootstrap-server "$bootstrap" --command-config "$dir/client-java.properties" 2>/dev/null)" || true
       seen="$(grep -cE '^[^ ]+ \(id: [0-9]+' <<<"$out" || true)"
       ((seen == n)) && return 0
     fi

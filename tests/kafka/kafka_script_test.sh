@@ -66,6 +66,8 @@ expect_exit 2 "--host not an address of this machine" -- "$KAFKA" start --dir "$
 expect_exit 2 "--host not an address" -- "$KAFKA" start --dir "$DIR" --host nowhere
 expect_exit 2 "--version not a version" -- "$KAFKA" start --dir "$DIR" --version latest
 expect_exit 2 "--port-base out of range" -- "$KAFKA" start --dir "$DIR" --port-base 80
+expect_exit 2 "--security unknown" -- "$KAFKA" start --dir "$DIR" --security tls13
+expect_exit 2 "stop-node without a node number" -- "$KAFKA" stop-node --dir "$DIR"
 expect_exit 2 "--dir without a value" -- "$KAFKA" status --dir
 expect_exit 2 "run-class without a class" -- "$KAFKA" run-class --dir "$DIR"
 expect_exit 2 "run-class with a bad name" -- "$KAFKA" run-class --dir "$DIR" 'no such tool'

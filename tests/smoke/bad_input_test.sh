@@ -56,6 +56,17 @@ expect_usage_error "--window-seconds '0' is not a number of seconds" --window-se
 expect_usage_error "--warmup-seconds '-1' is not a number of seconds" --warmup-seconds=-1
 expect_usage_error "--start-at 'soon' is not a wall-clock time in Unix seconds" --start-at=soon
 
+expect_usage_error "cannot write --benchmark_out '/proc/nope/x.json'" --benchmark_out=/proc/nope/x.json
+
+# scripts/bench refuses a results folder it cannot write before building or running anything.
+err="$(timeout 30 "$here/../../scripts/bench" --no-build --out /proc/nope 2>&1 >/dev/null)"
+rc=$?
+if [[ $rc -ne 2 || "$err" != *"cannot create or write the results folder"* ]]; then
+  echo "FAIL: scripts/bench --out /proc/nope exited $rc, want 2 (stderr: $err)"; failures=$((failures + 1))
+else
+  passed=$((passed + 1))
+fi
+
 # A secret in a rejected value must not be echoed.
 err="$("$bin" --benchmark_list_tests -X sasl.mechanisms=hunter2-secret 2>&1 >/dev/null)"
 if [[ "$err" == *"hunter2-secret"* && "$err" != *"(value rejected)"* ]]; then
