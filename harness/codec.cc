@@ -516,8 +516,7 @@ std::string CodecSpec::Name() const {
 LevelRange CodecLevels(CodecId id) {
   switch (id) {
     case CodecId::kNone:
-      return {0, 0, 0};
-    case CodecId::kSnappy:
+    case CodecId::kSnappy:  // no levels
       return {0, 0, 0};
     case CodecId::kGzip:
       return {1, 9, 6};
