@@ -397,6 +397,11 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
                         % (n1, n2, kind, alpha, min_samples(alpha)))
     p = permutation_p(base_vals, new_vals)
     row["p_value"] = p
+    return _decide(row, p, est, lo, hi, alpha, threshold, direction)
+
+
+def _decide(row, p, est, lo, hi, alpha, threshold, direction):
+    """The verdict of a row from its p-value and its shift's estimate and interval."""
     bad = est * direction < 0
     if p < alpha and abs(est) >= threshold:
         return _verdict(row, "regression" if bad else "improvement",
@@ -440,19 +445,7 @@ def compare_metric_paired(name, metric, pairs, alpha, threshold, direction):
                         % (len(pairs), alpha, min_pairs(alpha)))
     p = signed_rank_p(diffs)
     row["p_value"] = p
-    if p < alpha and abs(est) >= threshold:
-        return _verdict(row, "regression" if est * direction < 0 else "improvement",
-                        "p < %g and shift >= %g %%" % (alpha, threshold))
-    if lo is not None and -threshold < lo and hi < threshold:
-        return _verdict(row, "unchanged",
-                        "%g %% interval inside +-%g %%" % (100 * row["ci_level"], threshold))
-    if p < alpha:
-        why = "significant, but its interval reaches past +-%g %%" % threshold
-    elif abs(est) >= threshold:
-        why = "shift of %s is not significant (p >= %g)" % (fmt_change(est), alpha)
-    else:
-        why = "interval straddles +-%g %%" % threshold
-    return _verdict(row, "inconclusive", why)
+    return _decide(row, p, est, lo, hi, alpha, threshold, direction)
 
 
 def _median_or_none(vals):
