@@ -21,7 +21,7 @@ BAD_USAGE = {
     "scripts/distributed": (["run", "--agents"], "distributed"),
     "scripts/kafka": (["start", "--brokers"], "kafka"),
     "scripts/librdkafka": (["frobnicate"], "librdkafka"),
-    "scripts/lint": (["--shell", "--python"], "lint"),
+    "scripts/lint": (["--no-such-option"], "lint"),
     "scripts/plot": ([], "plot"),
     "scripts/profile": (["--tool"], "profile"),
     "scripts/scenario": (["no-such-scenario"], "scenario"),
