@@ -1,8 +1,25 @@
 #include "harness/consumer.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kbench {
+
+rd_kafka_t* NewConsumerHandle(ClientSettings all, const ClientSettings& settings,
+                              std::string* error) {
+  all.insert(all.end(), settings.begin(), settings.end());
+  rd_kafka_conf_t* conf = BuildConf(all, error);
+  if (!conf) return nullptr;
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    *error = std::string("cannot create consumer: ") + err;
+    return nullptr;
+  }
+  rd_kafka_poll_set_consumer(rk);
+  return rk;
+}
 
 std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& settings,
                                                        const std::string& topic, int partitions,
@@ -15,19 +32,10 @@ std::unique_ptr<ConsumerDriver> ConsumerDriver::Create(const ClientSettings& set
                         {"fetch.wait.max.ms", "10"},
                         // A truncated log must fail the read, not silently skip to the end.
                         {"auto.offset.reset", "error"}};
-  all.insert(all.end(), settings.begin(), settings.end());
-  rd_kafka_conf_t* conf = BuildConf(all, error);
-  if (!conf) return nullptr;
-  char err[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-  if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    *error = std::string("cannot create consumer: ") + err;
-    return nullptr;
-  }
+  rd_kafka_t* rk = NewConsumerHandle(std::move(all), settings, error);
+  if (!rk) return nullptr;
   std::unique_ptr<ConsumerDriver> d(new ConsumerDriver());
   d->rk_.reset(rk);
-  rd_kafka_poll_set_consumer(rk);
   d->topic_ = topic;
   d->partitions_ = partitions;
   return d;

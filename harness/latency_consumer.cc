@@ -1,7 +1,9 @@
 #include "harness/latency_consumer.h"
 
 #include <cstring>
+#include <utility>
 
+#include "harness/consumer.h"
 #include "harness/producer.h"
 
 namespace kbench {
@@ -28,19 +30,10 @@ std::unique_ptr<LatencyConsumer> LatencyConsumer::Create(const ClientSettings& s
                         {"enable.partition.eof", "false"},
                         {"fetch.min.bytes", "1"},
                         {"auto.offset.reset", "error"}};
-  all.insert(all.end(), settings.begin(), settings.end());
-  rd_kafka_conf_t* conf = BuildConf(all, error);
-  if (!conf) return nullptr;
-  char err[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-  if (!rk) {
-    rd_kafka_conf_destroy(conf);
-    *error = std::string("cannot create consumer: ") + err;
-    return nullptr;
-  }
+  rd_kafka_t* rk = NewConsumerHandle(std::move(all), settings, error);
+  if (!rk) return nullptr;
   std::unique_ptr<LatencyConsumer> c(new LatencyConsumer());
   c->rk_.reset(rk);
-  rd_kafka_poll_set_consumer(rk);
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p)
     rd_kafka_topic_partition_list_add(parts, topic.c_str(), p)->offset = 0;
