@@ -153,13 +153,7 @@ BenchName Name(const ConsumeParams& p) {
   return name;
 }
 
-std::string ConsumeKeysHelp() {
-  std::string help = "--consume keys (Consume rows; key=value, alternatives with '|'):\n";
-  for (const ConsumeAxis& axis : ConsumeAxes()) {
-    help.append("    ").append(axis.key).append(": ").append(axis.help).append("\n");
-  }
-  return help;
-}
+std::string ConsumeKeysHelp() { return AxesHelp("--consume", "Consume", ConsumeAxes()); }
 
 // ------------------------------------------------------------------ work
 
@@ -318,16 +312,8 @@ void Register(BenchSession& session, const ConsumeParams& p) {
 // ------------------------------------------------------------------ --consume
 
 void ApplyConsumeSetting(ConsumeParams& p, std::string_view key, std::string_view value) {
-  for (const ConsumeAxis& axis : ConsumeAxes()) {
-    if (axis.key != key) continue;
-    axis.parse(p, key, value);
-    if (key != "topic") p.layout_given = true;
-    return;
-  }
-  std::string keys;
-  for (const ConsumeAxis& axis : ConsumeAxes())
-    keys.append(keys.empty() ? "" : ", ").append(axis.key);
-  throw UsageError("--consume: unknown key '" + std::string(key) + "'; keys: " + keys);
+  FindAxis("--consume", ConsumeAxes(), key).parse(p, key, value);
+  if (key != "topic") p.layout_given = true;
 }
 
 // The mock cluster drops the oldest data beyond 5 MiB per partition, and a small fill may

@@ -4,6 +4,7 @@
 // written), 2 bad usage.
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,9 +20,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/cost_counters.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
+#include "fixtures/runner.h"
 #include "fixtures/session.h"
 #include "fixtures/target.h"
 #include "harness/status.h"
@@ -58,7 +61,10 @@ class KbenchDisplayReporter : public benchmark::BenchmarkReporter {
 // Google Benchmark's JSON, plus the interval samples of every windowed run in a top-level
 // "kbench_intervals" object (benchmark entries hold numbers only):
 //   "kbench_intervals": {"<run_name>": [{"repetition_index": 0, "seconds": [...],
-//       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...]}, ...]}
+//       "records_per_second": [...], "mb_per_second": [...], "p99_us": [...],
+//       Produce: "start_unix_seconds": S, "latency_count": N, "latency_sum_us": N,
+//       "latency_min_us": N, "latency_max_us": N,
+//       "latency_buckets": [[upper_bound_us, count], ...]}, ...]}
 // and, when a maximum-rate search ran, its probes in the order they ran (the latency curve):
 //   "kbench_rate_curves": {"<run_name>": [{"repetition_index": 0, "target_rate": [...],
 //       "sent_rate": [...], "delivered_rate": [...], "p50_us": [...], "p99_us": [...],
@@ -87,6 +93,22 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
         Array(out, "records_per_second", series.records_per_second);
         Array(out, "mb_per_second", series.mb_per_second);
         if (!series.p99_us.empty()) Array(out, "p99_us", series.p99_us);
+        if (series.start_unix_seconds > 0) {
+          char buf[48];
+          std::snprintf(buf, sizeof buf, "%.6f", series.start_unix_seconds);
+          out << ", \"start_unix_seconds\": " << buf;
+        }
+        if (series.latency_count > 0) {
+          out << ", \"latency_count\": " << series.latency_count
+              << ", \"latency_sum_us\": " << series.latency_sum_us
+              << ", \"latency_min_us\": " << series.latency_min_us
+              << ", \"latency_max_us\": " << series.latency_max_us << ", \"latency_buckets\": [";
+          for (std::size_t b = 0; b < series.latency_buckets.size(); ++b) {
+            const auto& [bound, count] = series.latency_buckets[b];
+            out << (b ? ", [" : "[") << bound << ", " << count << "]";
+          }
+          out << "]";
+        }
         out << "}";
       }
       out << "\n    ]";
@@ -168,6 +190,16 @@ bool WritesJsonFile(int argc, char** argv) {
   return out && json;
 }
 
+// The --benchmark_out=FILE path ("" if none), read before benchmark::Initialize.
+std::string OutputFile(int argc, char** argv) {
+  std::string path;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.starts_with("--benchmark_out=")) path = arg.substr(std::strlen("--benchmark_out="));
+  }
+  return path;
+}
+
 bool WantsHelp(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -194,6 +226,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool json_file = WritesJsonFile(argc, argv);
+  // Google Benchmark would only say "invalid file name" (exit 1); refuse it as bad usage.
+  if (std::string path = OutputFile(argc, argv); !path.empty()) {
+    if (std::FILE* f = std::fopen(path.c_str(), "a")) {
+      std::fclose(f);
+    } else {
+      std::cerr << "kbench: error: cannot write --benchmark_out '" << path
+                << "': " << std::strerror(errno) << "\n";
+      return 2;
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
@@ -203,6 +245,7 @@ int main(int argc, char** argv) {
     kbench::bench::RegisterAllFamilies(options, session);
     std::string target = kbench::bench::ResolveTarget(options, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
+    kbench::bench::SetUpCostMeasurement(options, target);
   } catch (const kbench::UsageError& e) {
     std::cerr << "kbench: error: " << e.what() << "\n";
     return 2;
@@ -210,9 +253,17 @@ int main(int argc, char** argv) {
 
   KbenchDisplayReporter reporter(benchmark::CreateDefaultDisplayReporter(), session);
   KbenchJsonReporter json(session);
+  kbench::bench::InstallInterruptHandlers();
   benchmark::RunSpecifiedBenchmarks(&reporter, json_file ? &json : nullptr);
   session.ReleaseAll();  // a benchmark that never reached its report (none expected)
   benchmark::Shutdown();
+  if (int sig = kbench::bench::InterruptSignal()) {
+    std::size_t cut = 0;
+    for (const auto& f : reporter.failures()) cut += f.find(": interrupted by ") != f.npos;
+    std::cerr << "kbench: " << kbench::bench::InterruptMessage("") << "- " << cut
+              << " benchmark(s) cut short or not run; the JSON holds what finished\n";
+    return 128 + sig;
+  }
   if (!reporter.failures().empty()) {
     std::cerr << "kbench: " << reporter.failures().size() << " benchmark(s) failed:\n";
     for (const auto& f : reporter.failures()) std::cerr << "  " << f << "\n";

@@ -68,6 +68,7 @@
 #include "fixtures/options.h"
 #include "fixtures/rate_search.h"
 #include "fixtures/runner.h"
+#include "fixtures/stage_counters.h"
 #include "fixtures/window.h"
 #include "harness/partition_check.h"
 #include "harness/payload.h"
@@ -140,24 +141,11 @@ std::string_view OneOf(std::string_view key, std::string_view value,
 constexpr std::array<std::string_view, 3> kAcks = {"0", "1", "all"};
 constexpr std::array<std::string_view, 3> kVariants = {"send", "bare_producev", "max_rate"};
 
-// "" when librdkafka can produce with the codec, else why not (from the codec's row). --codec
-// is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so such codecs
-// are skipped here with a note rather than failing a run that may not even select Produce.
-std::string UnsupportedByLibrdkafka(const CodecSpec& c) {
-  const CodecInfo& info = c.info();
-  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
-  const LevelRange& range = info.librdkafka_levels;
-  if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
-    return "librdkafka's compression.level for " + c.Name() +
-           (range.min == range.max
-                ? " takes no level"
-                : " takes " + std::to_string(range.min) + ".." + std::to_string(range.max));
-  }
-  return "";
-}
-
+// --codec is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so
+// codecs librdkafka cannot write are skipped here with a note rather than failing a run
+// that may not even select Produce.
 CodecSpec ProduceCodec(CodecSpec c) {
-  if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) throw UsageError(why);
+  if (std::string why = LibrdkafkaCannotWrite(c); !why.empty()) throw UsageError(why);
   return c;
 }
 
@@ -311,13 +299,7 @@ BenchName Name(const ProduceParams& p) {
 }
 
 // For --help: one line per key.
-std::string ProduceKeysHelp() {
-  std::string help = "--produce keys (Produce rows; key=value, alternatives with '|'):\n";
-  for (const ProduceAxis& axis : ProduceAxes()) {
-    help.append("    ").append(axis.key).append(": ").append(axis.help).append("\n");
-  }
-  return help;
-}
+std::string ProduceKeysHelp() { return AxesHelp("--produce", "Produce", ProduceAxes()); }
 
 // ------------------------------------------------------------------ default rows
 
@@ -495,6 +477,11 @@ IntervalSeries ToSeries(const MeasuredWindow& w) {
     series.mb_per_second.push_back(static_cast<double>(iv.value_bytes) / secs / (1024.0 * 1024.0));
     series.p99_us.push_back(static_cast<double>(iv.latency.Percentile(0.99)));
   }
+  series.latency_buckets = w.latency.Buckets();
+  series.latency_count = w.latency.count();
+  series.latency_sum_us = w.latency.sum();
+  series.latency_min_us = w.latency.min();
+  series.latency_max_us = w.latency.max();
   return series;
 }
 
@@ -514,6 +501,8 @@ class ProduceWork {
   }
 
   std::string Verify() {
+    WaitForCommonStart(
+        setup_.run());  // set-up is done; several hosts send their first records together
     // The warm-up round doubles as the check: it must be delivered in full.
     std::int64_t warm = std::max<std::int64_t>(setup_.warmup(), 1);
     driver_->BeginMeasurement();
@@ -589,6 +578,12 @@ class ProduceWork {
       ReportLatency(state, window->latency, open_loop);
       ReportStats(state, window->stats, t.failed + t.rejected, t.retries());
       intervals_ = ToSeries(*window);
+      // The window's opening on the wall clock: steady clocks are not comparable across hosts.
+      const auto opened = std::chrono::system_clock::now() -
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                              std::chrono::steady_clock::now() - window_.origin());
+      intervals_.start_unix_seconds =
+          std::chrono::duration<double>(opened.time_since_epoch()).count();
       state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
       state.counters[counters::kWindowSeconds] = counters::Value(window->seconds);
       if (open_loop) ReportRate(state, static_cast<double>(window->sent) / window->seconds);
@@ -604,6 +599,7 @@ class ProduceWork {
   }
 
   const IntervalSeries& intervals() const { return intervals_; }
+  std::int64_t inflight_records() const { return setup_.windowed() ? driver_->InFlight() : -1; }
 
   // One window at `rate` (0: unthrottled) outside Google Benchmark's loop, for the
   // maximum-rate search: warm-up at the same rate, window, drain. Every record of it is
@@ -664,6 +660,7 @@ class ProduceWork {
         s.txmsg_bytes > 0 ? s.batch_bytes.sum / static_cast<double>(s.txmsg_bytes) : 0.0);
     state.counters[counters::kErrors] = counters::Value(static_cast<double>(errors));
     state.counters[counters::kRetries] = counters::Value(static_cast<double>(retries));
+    ReportStages(state, s);
   }
 
  private:
@@ -1002,13 +999,7 @@ void RegisterPaired(BenchSession& session, const std::vector<ProduceParams>& row
 
 // Applies one key=value to the params through its axis.
 void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_view value) {
-  for (const ProduceAxis& axis : ProduceAxes()) {
-    if (axis.key == key) return axis.parse(p, key, value);
-  }
-  std::string keys;
-  for (const ProduceAxis& axis : ProduceAxes())
-    keys.append(keys.empty() ? "" : ", ").append(axis.key);
-  throw UsageError("--produce: unknown key '" + std::string(key) + "'; keys: " + keys);
+  FindAxis("--produce", ProduceAxes(), key).parse(p, key, value);
 }
 
 // Expands one --produce spec into every combination of its alternatives, in the order given.
@@ -1016,7 +1007,7 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
   std::vector<ProduceParams> rows = ExpandMatrixSpec("--produce", spec, base, ApplyProduceSetting);
   for (ProduceParams& p : rows) {
     if (p.producers == kProducersPerThread) p.producers = p.threads;
-    if (std::string why = UnsupportedByLibrdkafka(p.codec); !why.empty()) {
+    if (std::string why = LibrdkafkaCannotWrite(p.codec); !why.empty()) {
       throw UsageError("--produce: " + why);
     }
     if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
@@ -1038,7 +1029,7 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
 void RegisterProduceFamily(const Options& options, BenchSession& session) {
   std::vector<CodecSpec> codecs;
   for (const auto& c : options.codecs) {
-    if (std::string why = UnsupportedByLibrdkafka(c); !why.empty()) {
+    if (std::string why = LibrdkafkaCannotWrite(c); !why.empty()) {
       std::fprintf(stderr, "kbench: note: Produce skips codec %s level %d: %s\n", c.Name().c_str(),
                    c.level, why.c_str());
       continue;

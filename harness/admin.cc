@@ -1,7 +1,10 @@
 #include "harness/admin.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -35,12 +38,89 @@ void LogCapture::OnLog(const rd_kafka_t* rk, int level, const char* fac, const c
   if (!self) return;
   std::lock_guard<std::mutex> lock(self->mu_);
   if (level <= 3) self->last_error_ = buf;
+  if (std::strcmp(fac, "FAIL") == 0) {
+    self->last_failure_ = buf;
+    if (std::strstr(buf, "incorrect security.protocol")) ++self->protocol_mismatches_;
+  }
   if (self->lines_.size() < 2000) self->lines_.emplace_back(fac, buf);
 }
 
 std::string LogCapture::last_error() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_error_;
+}
+
+std::string LogCapture::last_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_failure_;
+}
+
+std::string LogCapture::last_certificate_error() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_certificate_error_;
+}
+
+bool LogCapture::security_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_certificate_error_.empty()) return true;
+  // librdkafka's guess "connecting to a SSL listener?" after a disconnect during ApiVersion:
+  // once could be a broker going away; twice in a row is a plaintext client on TLS.
+  if (protocol_mismatches_ >= 2) return true;
+  for (const char* marker : {"SSL handshake failed", "SASL authentication error",
+                             "certificate verify failed", "SASL handshake failed"}) {
+    if (last_failure_.find(marker) != std::string::npos) return true;
+  }
+  return false;
+}
+
+namespace {
+// OpenSSL's X509_V_ERR_* codes (x509_vfy.h; stable across 1.1 and 3.x) that a client meets
+// when it connects to a broker, with the reason in OpenSSL's own words. kbench does not link
+// OpenSSL itself; other codes are reported by number.
+const char* X509ErrorReason(int code) {
+  switch (code) {
+    case 2:
+      return "unable to get issuer certificate";
+    case 9:
+      return "certificate is not yet valid";
+    case 10:
+      return "certificate has expired";
+    case 18:
+      return "self-signed certificate";
+    case 19:
+      return "self-signed certificate in certificate chain";
+    case 20:
+      return "unable to get local issuer certificate (the broker's CA is not trusted)";
+    case 21:
+      return "unable to verify the first certificate";
+    case 26:
+      return "unsupported certificate purpose";
+    case 62:
+      return "hostname mismatch";
+    case 63:
+      return "email address mismatch";
+    case 64:
+      return "IP address mismatch";
+    default:
+      return nullptr;
+  }
+}
+}  // namespace
+
+int LogCapture::VerifyCertificate(rd_kafka_t*, const char* broker_name, int32_t, int* x509_error,
+                                  int depth, const char*, size_t, char* errstr, size_t errstr_size,
+                                  void* opaque) {
+  if (*x509_error == 0) return 1;  // OpenSSL accepted it: so do we
+  const char* reason = X509ErrorReason(*x509_error);
+  std::string text = std::string(reason ? reason : "certificate rejected") + " (X509 error " +
+                     std::to_string(*x509_error) + " at depth " + std::to_string(depth) +
+                     ", broker " + (broker_name ? broker_name : "?") + ")";
+  std::snprintf(errstr, errstr_size, "%s", text.c_str());
+  if (auto* self = static_cast<LogCapture*>(opaque)) {
+    std::lock_guard<std::mutex> lock(self->mu_);
+    if (self->last_certificate_error_.empty()) self->last_certificate_error_ = text;
+  }
+  return 0;
 }
 
 std::vector<std::string> LogCapture::lines_with(const std::string& facility) const {
@@ -54,12 +134,15 @@ std::vector<std::string> LogCapture::lines_with(const std::string& facility) con
 
 // ------------------------------------------------------------------ AdminClient
 
-StatusOr<std::unique_ptr<AdminClient>> AdminClient::Create(const ClientSettings& settings) {
+StatusOr<std::unique_ptr<AdminClient>> AdminClient::Create(const ClientSettings& settings,
+                                                           bool diagnose_tls) {
   std::unique_ptr<AdminClient> admin(new AdminClient());
   admin->log_ = std::make_unique<LogCapture>();
   StatusOr<rd_kafka_conf_t*> conf = BuildConf(settings);
   if (!conf) return conf.status();
   admin->log_->Install(*conf);
+  // Fails only in a build without SSL, where no certificate is ever checked anyway.
+  if (diagnose_tls) rd_kafka_conf_set_ssl_cert_verify_cb(*conf, &LogCapture::VerifyCertificate);
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
   if (!rk) {
@@ -282,10 +365,29 @@ Status AdminClient::EndOffsets(const std::string& topic, int partitions,
 
 Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
   const rd_kafka_metadata_t* md = nullptr;
-  rd_kafka_resp_err_t err =
-      rd_kafka_metadata(rk_.get(), 0, nullptr, &md, static_cast<int>(timeout.count()));
+  // Asked in steps of at most a second, so that a wrong password or an untrusted
+  // certificate ends the wait at once instead of after the whole timeout.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    err = rd_kafka_metadata(rk_.get(), 0, nullptr, &md,
+                            static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    if (!err || log_->security_failure()) break;
+    // A transport failure returns at once; do not spin on it.
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   if (err) {
-    std::string detail = log_->last_error();
+    // The certificate's reason first (librdkafka says only "certificate verify failed"),
+    // then the connection failure, then whatever error was logged last.
+    std::string detail = log_->last_failure();
+    if (detail.empty()) detail = log_->last_error();
+    if (std::string cert = log_->last_certificate_error(); !cert.empty()) {
+      detail = "certificate rejected: " + cert + (detail.empty() ? "" : "; " + detail);
+    }
     return Status::Error(std::string(rd_kafka_err2str(err)) +
                          (detail.empty() ? "" : " (" + detail + ")"));
   }

@@ -37,19 +37,41 @@ class LogCapture {
   // Sets the conf's log_cb and its opaque (so the handle must not use the opaque itself).
   void Install(rd_kafka_conf_t* conf);
   std::string last_error() const;
+  // The last connection failure librdkafka logged (facility FAIL, any level: a plaintext
+  // client disconnected by a TLS listener is only logged at INFO), "" if none.
+  std::string last_failure() const;
+  // The last TLS certificate rejected by OpenSSL, as "reason (X509 error N at depth D)", when
+  // the handle verifies through VerifyCertificate; "" if none.
+  std::string last_certificate_error() const;
+  // True once a failure that waiting does not cure was seen: the TLS handshake failed, a
+  // certificate was rejected or SASL authentication failed.
+  bool security_failure() const;
   std::vector<std::string> lines_with(const std::string& facility) const;
+
+  // An ssl.certificate.verify_cb that accepts exactly what OpenSSL accepted and, for a
+  // rejected certificate, records and reports why: librdkafka 2.0.2's own message says only
+  // "certificate verify failed", also for a hostname mismatch. Needs this capture as the
+  // handle's opaque (Install).
+  static int VerifyCertificate(rd_kafka_t* rk, const char* broker_name, int32_t broker_id,
+                               int* x509_error, int depth, const char* buf, size_t size,
+                               char* errstr, size_t errstr_size, void* opaque);
 
  private:
   static void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   mutable std::mutex mu_;
   std::string last_error_;
+  std::string last_failure_;
+  std::string last_certificate_error_;
+  int protocol_mismatches_ = 0;
   std::vector<std::pair<std::string, std::string>> lines_;  // facility, text
 };
 
 class AdminClient {
  public:
-  // `settings` must include bootstrap.servers.
-  static StatusOr<std::unique_ptr<AdminClient>> Create(const ClientSettings& settings);
+  // `settings` must include bootstrap.servers. `diagnose_tls` installs
+  // LogCapture::VerifyCertificate, so that a rejected certificate is named.
+  static StatusOr<std::unique_ptr<AdminClient>> Create(const ClientSettings& settings,
+                                                       bool diagnose_tls = false);
 
   Status CreateTopic(const std::string& topic, int partitions, int replication,
                      std::chrono::milliseconds timeout);
@@ -61,7 +83,8 @@ class AdminClient {
   // The high watermark (end offset) of each partition, indexed by partition.
   Status EndOffsets(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
                     std::vector<std::int64_t>* ends);
-  // Number of brokers in the cluster metadata.
+  // Number of brokers in the cluster metadata. Gives up before `timeout` once a TLS or
+  // SASL failure was logged (retrying cannot cure it); the error then names that failure.
   Status BrokerCount(std::chrono::milliseconds timeout, int* count);
   // Number of partitions of an existing topic (an error naming it when it does not exist).
   Status PartitionCount(const std::string& topic, std::chrono::milliseconds timeout, int* count);

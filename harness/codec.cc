@@ -58,6 +58,19 @@ std::vector<CodecSpec> KafkaCodecs() {
   return specs;
 }
 
+std::string LibrdkafkaCannotWrite(const CodecSpec& c) {
+  const CodecInfo& info = c.info();
+  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
+  const LevelRange& range = info.librdkafka_levels;
+  if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
+    return "librdkafka's compression.level for " + c.Name() +
+           (range.min == range.max
+                ? " takes no level"
+                : " takes " + std::to_string(range.min) + ".." + std::to_string(range.max));
+  }
+  return "";
+}
+
 const CodecInfo* CodecForLibrdkafkaName(std::string_view name) {
   for (const CodecInfo& c : CodecTable()) {
     if (!c.librdkafka_name.empty() && c.librdkafka_name == name) return &c;

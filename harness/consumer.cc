@@ -1,8 +1,23 @@
 #include "harness/consumer.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kbench {
+
+StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings) {
+  all.insert(all.end(), settings.begin(), settings.end());
+  StatusOr<rd_kafka_conf_t*> conf = BuildConf(all);
+  if (!conf) return conf.status();
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
+  if (!rk) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::Error(std::string("cannot create consumer: ") + err);
+  }
+  rd_kafka_poll_set_consumer(rk);
+  return rk;
+}
 
 StatusOr<std::unique_ptr<ConsumerDriver>> ConsumerDriver::Create(const ClientSettings& settings,
                                                                  const std::string& topic,
@@ -15,18 +30,10 @@ StatusOr<std::unique_ptr<ConsumerDriver>> ConsumerDriver::Create(const ClientSet
                         {"fetch.wait.max.ms", "10"},
                         // A truncated log must fail the read, not silently skip to the end.
                         {"auto.offset.reset", "error"}};
-  all.insert(all.end(), settings.begin(), settings.end());
-  StatusOr<rd_kafka_conf_t*> conf = BuildConf(all);
-  if (!conf) return conf.status();
-  char err[512];
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
-  if (!rk) {
-    rd_kafka_conf_destroy(*conf);
-    return Status::Error(std::string("cannot create consumer: ") + err);
-  }
+  StatusOr<rd_kafka_t*> rk = NewConsumerHandle(std::move(all), settings);
+  if (!rk) return rk.status();
   std::unique_ptr<ConsumerDriver> d(new ConsumerDriver());
-  d->rk_.reset(rk);
-  rd_kafka_poll_set_consumer(rk);
+  d->rk_.reset(*rk);
   d->topic_ = topic;
   d->partitions_ = partitions;
   return d;

@@ -33,6 +33,11 @@ struct ExpectedRecords {
   std::vector<std::uint64_t> digests;  // per partition; empty = no value check
 };
 
+// A librdkafka consumer handle from kbench's defaults followed by the user's settings (the
+// user's win), with the main queue forwarded to the consumer queue. Shared by
+// ConsumerDriver and LatencyConsumer.
+StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings);
+
 class ConsumerDriver {
  public:
   // `settings` must include bootstrap.servers; group.id is set if absent (never committed).

@@ -96,6 +96,25 @@ std::string RedactedValue(std::string_view key, std::string_view value) {
   return IsSecretSetting(key) ? std::string("***") : std::string(value);
 }
 
+ContextEntries SecurityContext(const ContextEntries& client_settings) {
+  std::string protocol = "plaintext", mechanism = "GSSAPI";
+  bool client_certificate = false;
+  for (const auto& [key, value] : client_settings) {
+    const std::string k = Lower(key);
+    if (k == "security.protocol") protocol = Lower(value);
+    // sasl.mechanism is librdkafka's alias of sasl.mechanisms.
+    if (k == "sasl.mechanisms" || k == "sasl.mechanism") mechanism = value;
+    if (k == "ssl.certificate.location" || k == "ssl.certificate.pem" ||
+        k == "ssl.keystore.location") {
+      client_certificate = !value.empty();
+    }
+  }
+  if (!protocol.starts_with("sasl_")) mechanism = "none";
+  return {{"security_protocol", protocol},
+          {"sasl_mechanism", mechanism},
+          {"tls_client_certificate", client_certificate ? "true" : "false"}};
+}
+
 ContextEntries CollectBuildAndMachineContext() {
   ContextEntries entries = {
       {"kbench_version", build_info::kVersion},

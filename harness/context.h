@@ -22,4 +22,11 @@ std::string RedactedValue(std::string_view key, std::string_view value);
 // the code that knows them.
 ContextEntries CollectBuildAndMachineContext();
 
+// How the client connects, from its settings (the last value of a key wins, as in
+// librdkafka): `security_protocol` (plaintext, ssl, sasl_plaintext, sasl_ssl; librdkafka's
+// default plaintext), `sasl_mechanism` (none unless the protocol is SASL; librdkafka's
+// default GSSAPI) and `tls_client_certificate` (true when a client certificate is set).
+// Names and mechanisms only: these are never secrets.
+ContextEntries SecurityContext(const ContextEntries& client_settings);
+
 }  // namespace kbench

@@ -53,6 +53,14 @@ void LatencyHistogram::Reset() {
   min_ = ~std::uint64_t{0};
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> LatencyHistogram::Buckets() const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] != 0) out.emplace_back(BucketUpperBound(i), buckets_[i]);
+  }
+  return out;
+}
+
 std::uint64_t LatencyHistogram::Percentile(double q) const {
   if (count_ == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);

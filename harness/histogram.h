@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kbench {
@@ -23,6 +24,7 @@ class LatencyHistogram {
   void Reset();
 
   std::uint64_t count() const { return count_; }
+  std::uint64_t sum() const { return sum_; }
   std::uint64_t max() const { return max_; }
   std::uint64_t min() const { return count_ ? min_ : 0; }
   double mean() const {
@@ -31,6 +33,10 @@ class LatencyHistogram {
   // q in [0, 1]; returns the upper bound of the bucket holding the q-quantile, clamped to
   // max(), so percentiles never exceed the observed maximum.
   std::uint64_t Percentile(double q) const;
+  // The non-empty buckets as (upper bound, count), ascending: with count(), max() and q,
+  // enough to recompute Percentile() exactly after summing the buckets of several
+  // processes (scripts/distributed merges agents' histograms this way).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> Buckets() const;
 
  private:
   static std::size_t BucketOf(std::uint64_t v);

@@ -5,10 +5,12 @@
 // txretries, ...) grow over the handle's lifetime; window objects (batchsize, batchcnt)
 // reset at every emit, so their sum/cnt must be added up across emits.
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/status.h"
 
@@ -25,6 +27,24 @@ struct WindowTotals {
   }
 };
 
+// Where a record waits, from each broker's windows (STATISTICS.md): int_latency (produce
+// call to batch: the client's queue), outbuf_latency (request built to sent: the socket
+// buffer), rtt (request sent to response: network and broker) in µs, and throttle (the
+// broker's quota delay) in ms. Each emit gives only percentiles of its own window, so a
+// row's percentiles come from the mixture of the emits' distributions (StagePercentile).
+enum class Stage { kIntLatency, kOutbufLatency, kRtt, kThrottle };
+inline constexpr std::array<Stage, 4> kStages = {Stage::kIntLatency, Stage::kOutbufLatency,
+                                                 Stage::kRtt, Stage::kThrottle};
+struct StageWindow {
+  Stage stage = Stage::kRtt;
+  std::int64_t cnt = 0;
+  // min, p50, p75, p90, p95, p99, p99.99, max: the points of its quantile function.
+  std::array<double, 8> x{};
+};
+// The q-quantile (0 < q < 1) of the windows of one stage, weighting each by its count and
+// interpolating linearly between each window's percentile points; NaN when none has data.
+double StagePercentile(const std::vector<StageWindow>& windows, Stage stage, double q);
+
 // One statistics emit of one client handle.
 struct RdkafkaStats {
   // Cumulative, top level.
@@ -38,8 +58,9 @@ struct RdkafkaStats {
   std::int64_t txretries = 0;         // brokers.*.txretries
   std::int64_t txerrs = 0;            // brokers.*.txerrs
   // Windows of this emit, summed over topics.
-  WindowTotals batch_bytes;    // topics.*.batchsize: bytes per batch after compression
-  WindowTotals batch_records;  // topics.*.batchcnt: records per batch
+  WindowTotals batch_bytes;         // topics.*.batchsize: bytes per batch after compression
+  WindowTotals batch_records;       // topics.*.batchcnt: records per batch
+  std::vector<StageWindow> stages;  // this emit's windows with data, every broker
 };
 
 // Parses one JSON document. Missing optional sections (no brokers, no topics yet) are
@@ -54,17 +75,25 @@ class StatsAccumulator {
   void NoteParseError(const std::string& message);
 
   struct Snapshot {
-    RdkafkaStats cumulative;  // the latest emit's cumulative counters
+    RdkafkaStats cumulative;  // the latest emit's cumulative counters (stages: none)
     WindowTotals batch_bytes;
     WindowTotals batch_records;
     std::int64_t emits = 0;
-    std::string parse_error;  // first parse error seen, if any
+    std::string parse_error;        // first parse error seen, if any
+    std::size_t stage_history = 0;  // stage windows seen so far (an index into them)
   };
   Snapshot Get() const;
+  std::int64_t emits() const;
+  // The stage windows emitted between two snapshots; empty when the history was full
+  // (kMaxStageHistory windows: hours of emits).
+  std::vector<StageWindow> StagesBetween(const Snapshot& before, const Snapshot& after) const;
+  static constexpr std::size_t kMaxStageHistory = 400000;
 
  private:
   mutable std::mutex mu_;
   Snapshot snap_;
+  std::vector<StageWindow> stage_history_;
+  bool stage_history_full_ = false;
 };
 
 // What happened between two snapshots of the same handle.
@@ -76,6 +105,7 @@ struct StatsDelta {
   std::int64_t txmsgs = 0;  // records put into batches, counted again when re-sent
   WindowTotals batch_bytes;
   WindowTotals batch_records;
+  std::vector<StageWindow> stages;  // filled by the caller (StagesBetween), not Difference
   void Add(const StatsDelta& o);
 };
 StatsDelta Difference(const StatsAccumulator::Snapshot& before,

@@ -233,18 +233,23 @@ resolve_classpath() {
 # ---------------------------------------------------------------- nodes
 
 # shellcheck disable=SC2016  # \$1 is expanded by the inner shell
-port_in_use() { timeout 2 bash -c ': >/dev/tcp/127.0.0.1/$1' _ "$1" 2>/dev/null; }
+# port_in_use PORT [HOST] — HOST defaults to KAFKA_HOST, the address the brokers listen
+# on (scripts/kafka start --host), else 127.0.0.1.
+port_in_use() { timeout 2 bash -c ': >/dev/tcp/$1/$2' _ "${2:-${KAFKA_HOST:-127.0.0.1}}" "$1" 2>/dev/null; }
+
+# node_host I — node I's address: its namespace's with --netns, else KAFKA_HOST.
+node_host() { printf '%s\n' "${NODE_HOSTS[$1]:-${KAFKA_HOST:-127.0.0.1}}"; }
 
 # free_port_base COUNT OFFSET — a port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1
-# can all be bound on 127.0.0.1 now. P is the kernel's (bind to port 0), the rest are tried.
+# can all be bound on KAFKA_HOST (default 127.0.0.1) now. P is the kernel's (bind to port 0), the rest are tried.
 free_port_base() {
-  /usr/bin/python3 - "$1" "$2" <<'PY'
+  /usr/bin/python3 - "$1" "$2" "${KAFKA_HOST:-127.0.0.1}" <<'PY'
 import socket, sys
-count, offset = int(sys.argv[1]), int(sys.argv[2])
+count, offset, host = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 def bind(port):
     s = socket.socket()
     try:
-        s.bind(("127.0.0.1", port))
+        s.bind((host, port))
         return s
     except OSError:
         s.close()
@@ -334,11 +339,13 @@ start_node() {
     "-Dlog4j.configuration=file:$FIXTURES/log4j.properties"
     "${extra[@]}")
   rm -f "$node/pid"
+  local wrap=()
+  [[ -n ${NODE_NETNS[$i]:-} ]] && wrap=(ip netns exec "${NODE_NETNS[$i]}")
   # setsid: the broker must outlive this script and not get the caller's Ctrl-C.
   # The inner shell writes its own pid and then becomes the JVM (exec), so the
   # pid file names the java process itself.
   # shellcheck disable=SC2016
-  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' kbench-kafka "$node/pid" \
+  "${wrap[@]}" setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' kbench-kafka "$node/pid" \
     "$java" "${opts[@]}" -cp "$cp" kafka.Kafka "$node/server.properties" \
     >"$logs/stdout.log" 2>&1 </dev/null 8>&- 9>&- &
   local waited=0
@@ -376,11 +383,11 @@ wait_ready() {
     # cluster itself: the metadata response lists brokers once registered.
     local open=1
     for ((i = 0; i < n; i++)); do
-      port_in_use $((port_base + i)) || { open=0; break; }
+      port_in_use $((port_base + i)) "$(node_host "$i")" || { open=0; break; }
     done
     if ((open)); then
       out="$(timeout 30 "$java" "${QUICK_JVM_OPTS[@]}" "${TOOL_JVM_OPTS[@]}" -cp "$cp" "$probe_class" \
-        --bootstrap-server "$bootstrap" 2>/dev/null)" || true
+        --bootstrap-server "$bootstrap" --command-config "$dir/client-java.properties" 2>/dev/null)" || true
       seen="$(grep -cE '^[^ ]+ \(id: [0-9]+' <<<"$out" || true)"
       ((seen == n)) && return 0
     fi

@@ -517,26 +517,34 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
     return result
 
 
-def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    tm = kr.time_metric(name)
-    all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
+def judged_metrics(name, all_runs):
+    """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
+    given its repetitions' metrics: time first, then counters in the order the benchmark
+    reports them. A windowed row (window_seconds) times a fixed-length window: its real
+    time is the window's length, so its throughput counters are what is judged, not its
+    time; likewise a maximum-rate search (max_rate), whose time is its search's.
+    Informational and unknown metrics, and latency of an unthrottled row, are left out."""
     names = []
     for r in all_runs:
         for k in r:
             if k not in names:
                 names.append(k)
-    # Time first, then counters in the order the benchmark reports them. A windowed row
-    # (window_seconds) times a fixed-length window: its real time is the window's length,
-    # so its throughput counters are what is judged, not its time; likewise a maximum-rate
-    # search (max_rate), whose time is its search's.
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
-    ordered = ([] if untimed else [tm]) + [k for k in names if k not in ("cpu_time", "real_time")]
+    ordered = (([] if untimed else [kr.time_metric(name)])
+               + [k for k in names if k not in ("cpu_time", "real_time")])
+    out = []
     for metric in ordered:
+        direction = kr.judged_direction(metric, name, all_runs)
+        if direction:
+            out.append((metric, direction))
+    return out
+
+
+def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
+    all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
+    for metric, direction in judged_metrics(name, all_runs):
         if metrics is not None and metric not in metrics:
             continue
-        direction = kr.judged_direction(metric, name, all_runs)
-        if not direction:
-            continue  # informational, unknown, or latency of an unthrottled row
         if paired and metric not in kr.DETERMINISTIC_METRICS:
             pairs = paired_samples(b, n, metric)
             if pairs:
@@ -689,6 +697,58 @@ def format_table(rows):
     out = [fmt(header), fmt(["-" * w for w in widths])]
     out += [fmt(row) for row in lines]
     return "\n".join(out)
+
+
+def format_markdown(result, accept_inconclusive=False, title="kbench"):
+    """The verdict as GitHub-flavoured Markdown (a pull-request comment): the summary, then
+    a table of the rows that are not unchanged, the unchanged ones folded away."""
+    code = exit_code(result, accept_inconclusive)
+    head = {0: "no regression", 1: "REGRESSION", 2: "bad input",
+            3: "not everything could be judged"}[code]
+    out = ["### %s: %s" % (title, head), ""]
+    diff = result["context_diff"]
+    for key in ("git_sha", "librdkafka_version", "broker_version"):
+        if key in diff:
+            out.append("Comparing `%s` %s → %s  " % (key, _md(diff[key]["base"]),
+                                                     _md(diff[key]["new"])))
+    out += [summary_line(result, accept_inconclusive), ""]
+    order = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
+    rows = sorted(result["rows"], key=lambda r: order[r["verdict"]])
+    header = ("| Benchmark | Metric | n | Base | New | Change [interval] | p | Verdict |\n"
+              "|---|---|--:|--:|--:|--:|--:|---|")
+
+    def line(r):
+        n = ("%d pairs" % r["n_base"] if r.get("samples") == "pair"
+             else "%d:%d" % (r["n_base"], r["n_new"]))
+        verdict = {"regression": "**REGRESSION**", "improvement": "improvement"}.get(
+            r["verdict"], r["verdict"])
+        if r["verdict"] == "inconclusive":
+            verdict += ": " + r["reason"]
+        return "| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
+            _md(r["name"]), r["metric"], n, fmt_value(r["base_median"], r["unit"]),
+            fmt_value(r["new_median"], r["unit"]),
+            fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
+            fmt_p(r["p_value"]), _md(verdict))
+    judged = [r for r in rows if r["verdict"] != "unchanged"]
+    same = [r for r in rows if r["verdict"] == "unchanged"]
+    if judged:
+        out += [header] + [line(r) for r in judged] + [""]
+    if same:
+        out += ["<details><summary>%d unchanged</summary>" % len(same), "", header]
+        out += [line(r) for r in same] + ["", "</details>", ""]
+    for e in result["errored"]:
+        out.append("- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]),
+                                                   _md(e["message"])))
+    for name in result["only_in_base"]:
+        out.append("- only in base: `%s`" % _md(name))
+    for name in result["only_in_new"]:
+        out.append("- only in new: `%s`" % _md(name))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md(v):
+    """A table cell: pipes escaped, one line."""
+    return str(v).replace("|", "\\|").replace("\n", " ")
 
 
 def _verdict_cell(r):

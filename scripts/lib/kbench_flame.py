@@ -29,6 +29,23 @@ from kbench_cli import ArgumentParser, die
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
 
+def _parse_frame(line):
+    """One frame line of `perf script` -> (symbol, dso, address), or None without a symbol field.
+    Unknown symbols are named after their library, as flame graph tools do."""
+    parts = line.strip().split(None, 1)
+    if len(parts) < 2:
+        return None
+    rest = parts[1]
+    dso = ""
+    if rest.endswith(")") and " (" in rest:
+        rest, dso = rest.rsplit(" (", 1)
+        dso = dso[:-1]
+    sym = _OFFSET.sub("", rest.strip())
+    if not sym or sym == "[unknown]":
+        sym = "[%s]" % (dso.rsplit("/", 1)[-1] if dso and dso != "[unknown]" else "unknown")
+    return sym, dso, parts[0]
+
+
 def fold_perf_script(lines):
     """Collapse `perf script` samples into {stack: samples}.
 
@@ -57,18 +74,9 @@ def fold_perf_script(lines):
             comm = (m.group(1) if m else line.split()[0]).strip().replace(";", ":")
             frames = []
             continue
-        parts = line.strip().split(None, 1)
-        if len(parts) < 2:
-            continue
-        rest = parts[1]
-        dso = ""
-        if rest.endswith(")") and " (" in rest:
-            rest, dso = rest.rsplit(" (", 1)
-            dso = dso[:-1]
-        sym = _OFFSET.sub("", rest.strip())
-        if not sym or sym == "[unknown]":
-            sym = "[%s]" % (dso.rsplit("/", 1)[-1] if dso and dso != "[unknown]" else "unknown")
-        frames.append(sym.replace(";", ":"))
+        frame = _parse_frame(line)
+        if frame is not None:
+            frames.append(frame[0].replace(";", ":"))
     flush()
     return stacks
 
@@ -434,22 +442,15 @@ def fold_offcpu(lines, sites=None):
             continue
         if cur is None:
             continue
-        parts = line.strip().split(None, 1)
-        if len(parts) < 2:
+        frame = _parse_frame(line)
+        if frame is None:
             continue
-        rest = parts[1]
-        dso = ""
-        if rest.endswith(")") and " (" in rest:
-            rest, dso = rest.rsplit(" (", 1)
-            dso = dso[:-1]
-        sym = _OFFSET.sub("", rest.strip())
-        if not sym or sym == "[unknown]":
-            sym = "[%s]" % (dso.rsplit("/", 1)[-1] if dso and dso != "[unknown]" else "unknown")
+        sym, dso, address = frame
         if dso.startswith("[kernel"):
             sym += "_[k]"  # flame graph tools' mark for kernel frames
         cur[4].append(sym.replace(";", ":"))
         cur[5].append(dso)
-        cur[6].append(parts[0])
+        cur[6].append(address)
     return stacks
 
 

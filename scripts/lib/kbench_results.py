@@ -71,6 +71,41 @@ METRICS = {
     "avg_batch_bytes": (0, "batching shape: explains a change, is not one"),
     "records_per_batch": (0, "batching shape: explains a change, is not one"),
     "requests_per_second": (0, "produce requests per second: follows batching"),
+    "cpu_us_per_record": (-1, "client CPU (user + system, mock cluster excluded) per record: "
+                              "what a record costs the client"),
+    "cpu_us_per_mb": (-1, "client CPU per MiB of value bytes: the cost of a byte"),
+    "app_cpu_us_per_record": (0, "the application threads' share of cpu_us_per_record: "
+                                 "explains a change of the total, which is judged"),
+    "rdkafka_cpu_us_per_record": (0, "librdkafka's threads' share of cpu_us_per_record: "
+                                     "explains a change of the total, which is judged"),
+    "client_cpu_cores": (0, "CPU seconds per second of window: follows the records/s reached"),
+    "cpu_system_share": (0, "kernel share of the process's CPU: explains a change, is not one"),
+    "cpu_accounting_gap": (0, "per-thread CPU against getrusage: a measurement-quality figure"),
+    "mock_cpu_us_per_mb": (0, "the in-process mock cluster's CPU: a stand-in broker, "
+                              "not the client"),
+    "peak_rss_mb": (-1, "the row's peak resident memory: memory is a cost"),
+    "heap_bytes_per_inflight_record": (-1, "heap held per record in flight: what queueing "
+                                           "costs in memory (librdkafka #2147)"),
+    "inflight_records": (0, "records in flight at the window's end: a load, not a result"),
+    "voluntary_switches_per_1000_records": (0, "wake-ups per record: explains a CPU change, "
+                                               "is not one"),
+    "involuntary_switches_per_1000_records": (0, "preemptions: depend on what else the "
+                                                 "machine runs"),
+    "broker_cpu_us_per_mb": (-1, "broker CPU per MiB of value bytes (a cluster kbench started)"),
+    "broker_log_bytes_per_mb": (0, "log bytes per MiB of value bytes: follows compression and "
+                                   "replication, judged through ratio"),
+    "int_latency_p50_us": (0, "time in librdkafka's queue before batching: places a latency "
+                              "change, the latency itself is judged as p*_us"),
+    "int_latency_p99_us": (0, "as int_latency_p50_us"),
+    "outbuf_latency_p50_us": (0, "time in the socket's output buffer: as int_latency_p50_us"),
+    "outbuf_latency_p99_us": (0, "as outbuf_latency_p50_us"),
+    "rtt_p50_us": (0, "request round trip to the broker: as int_latency_p50_us"),
+    "rtt_p99_us": (0, "as rtt_p50_us"),
+    "throttle_p50_ms": (0, "broker quota throttling: a broker setting, not the client"),
+    "throttle_p99_ms": (0, "as throttle_p50_ms"),
+    "delivery_p50_us": (-1, "EndToEnd: delivery-report latency of the same records, from the "
+                            "intended send time under the row's fixed rate"),
+    "delivery_p99_us": (-1, "as delivery_p50_us"),
 }
 METRIC_DIRECTIONS = {k: v[0] for k, v in METRICS.items()}
 

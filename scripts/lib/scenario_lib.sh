@@ -86,18 +86,22 @@ scn_cleanup() {
   return "$rc"
 }
 
-# scn_cluster_start TAG BROKERS VERSION: sets SCN_BOOTSTRAP. Not to be called in $(...):
+# scn_cluster_start TAG BROKERS VERSION [SECURITY]: sets SCN_BOOTSTRAP and SCN_CLIENT_CONFIG
+# (the file for kbench --client-config). Not to be called in $(...):
 # the stop-on-exit list must live in this shell. The cluster lives under $OUT/kafka-TAG,
 # listens on ports that are free when it starts (so that scenarios, tests and
-# scripts/bench's broker can run side by side) and is stopped on exit, whatever happens.
+# scripts/bench's broker can run side by side) and is stopped on exit, whatever happens
+# (stop also deletes its certificates and passwords: nothing secret stays under $OUT).
+# shellcheck disable=SC2034  # SCN_CLIENT_CONFIG is read by the runners
 scn_cluster_start() {
-  local tag=$1 brokers=$2 version=$3 dir
+  local tag=$1 brokers=$2 version=$3 security=${4:-plaintext} dir
   dir="$OUT/kafka-$tag"
   SCN_STARTED_DIRS+=("$dir")
-  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --port-base auto"
-  info "starting Kafka $version with $brokers broker(s)..."
+  SCN_CLIENT_CONFIG="$dir/client.properties"
+  scn_note "scripts/kafka start --dir $dir --brokers $brokers --version $version --security $security --port-base auto"
+  info "starting Kafka $version with $brokers broker(s), security $security..."
   if ! SCN_BOOTSTRAP="$("$KBENCH_ROOT/scripts/kafka" start --dir "$dir" --brokers "$brokers" \
-    --version "$version" --port-base auto 2>>"$OUT/logs/kafka-start-$tag.log")"; then
+    --version "$version" --security "$security" --port-base auto 2>>"$OUT/logs/kafka-start-$tag.log")"; then
     tail -n 5 "$OUT/logs/kafka-start-$tag.log" >&2
     die 1 "could not start Kafka $version (log: $OUT/logs/kafka-start-$tag.log)"
   fi

@@ -7,10 +7,12 @@ usage: plant_slowdown.py spin REPO FRACTION|env NAME...
        plant_slowdown.py instructions REPO FRACTION|env
 
 spin          fixtures/runner.h: after each timed iteration of a benchmark named NAME,
-              spin on the steady clock for FRACTION x that iteration's wall time. Any
-              family (Codec rows are judged on CPU time, which the spin burns as well;
-              Produce rows on real time). The planted shift is FRACTION by
-              construction, not by calibration. The other rows pay two clock reads per
+              spin for FRACTION x that iteration's time on the clock the row is judged
+              on: the thread's CPU clock for Codec rows (judged on CPU time), the steady
+              clock for the others (Produce, timed in real time). Sizing a CPU-judged row's
+              spin by wall time planted +51 % instead of +10 % at a load of 30-60, where
+              an iteration's wall time is several times its CPU time. The planted shift
+              is FRACTION by construction, not by calibration. The other rows pay two clock reads per
               iteration (tens of ns against iterations of tens of microseconds or more).
               `env` reads the fraction from $KBENCH_DETECTOR_SPIN at run time.
 instructions  benchmarks/codec_bench.cc: the zstd level 3 / az / 100-byte / 64 KiB
@@ -57,21 +59,32 @@ def plant_spin(repo, fraction, names):
     match = " || ".join("name == %s || name + \"/real_time\" == %s" % (cxx_string(n), cxx_string(n))
                         for n in names)
     edit(os.path.join(repo, "fixtures", "runner.h"), [
-        ("#include <cstdint>\n", "#include <chrono>\n#include <cstdint>\n"),
+        ("#include <cstdint>\n", "#include <chrono>\n#include <cstdint>\n#include <ctime>\n"),
         ("void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
          "             BenchSession& session, const std::string& name) {",
          "void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
          "             BenchSession& session, const std::string& name) {\n"
          "  // Google Benchmark reports rows timed in real time with a /real_time suffix.\n"
-         f"  const double detector_fraction = ({match}) ? {f} : 0.0;"),
+         f"  const double detector_fraction = ({match}) ? {f} : 0.0;\n"
+         "  // Codec rows are judged on CPU time, the others (Produce) on real time.\n"
+         "  const bool detector_real_time = name.rfind(\"Codec/\", 0) != 0;\n"
+         "  const auto detector_now = [detector_real_time]() -> double {\n"
+         "    if (detector_real_time) {\n"
+         "      return std::chrono::duration<double>(\n"
+         "          std::chrono::steady_clock::now().time_since_epoch()).count();\n"
+         "    }\n"
+         "    timespec ts;\n"
+         "    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);\n"
+         "    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);\n"
+         "  };"),
         ("  for (auto _ : state) {\n    work.Iterate();\n  }",
          "  // DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown.\n"
          "  for (auto _ : state) {\n"
-         "    const auto t0 = std::chrono::steady_clock::now();\n"
+         "    const double t0 = detector_fraction > 0 ? detector_now() : 0.0;\n"
          "    work.Iterate();\n"
          "    if (detector_fraction > 0) {\n"
-         "      const auto end = t0 + (std::chrono::steady_clock::now() - t0) * (1.0 + detector_fraction);\n"
-         "      while (std::chrono::steady_clock::now() < end) {\n"
+         "      const double end = t0 + (detector_now() - t0) * (1.0 + detector_fraction);\n"
+         "      while (detector_now() < end) {\n"
          "      }\n"
          "    }\n"
          "  }"),

@@ -62,8 +62,12 @@ expect_exit 2 "unknown command" -- "$KAFKA" frobnicate
 expect_exit 2 "unknown start option" -- "$KAFKA" start --dir "$DIR" --bogus
 expect_exit 2 "--brokers 0" -- "$KAFKA" start --dir "$DIR" --brokers 0
 expect_exit 2 "--brokers not a number" -- "$KAFKA" start --dir "$DIR" --brokers three
+expect_exit 2 "--host not an address of this machine" -- "$KAFKA" start --dir "$DIR" --host 192.0.2.1
+expect_exit 2 "--host not an address" -- "$KAFKA" start --dir "$DIR" --host nowhere
 expect_exit 2 "--version not a version" -- "$KAFKA" start --dir "$DIR" --version latest
 expect_exit 2 "--port-base out of range" -- "$KAFKA" start --dir "$DIR" --port-base 80
+expect_exit 2 "--security unknown" -- "$KAFKA" start --dir "$DIR" --security tls13
+expect_exit 2 "stop-node without a node number" -- "$KAFKA" stop-node --dir "$DIR"
 expect_exit 2 "--dir without a value" -- "$KAFKA" status --dir
 expect_exit 2 "run-class without a class" -- "$KAFKA" run-class --dir "$DIR"
 expect_exit 2 "run-class with a bad name" -- "$KAFKA" run-class --dir "$DIR" 'no such tool'

@@ -15,16 +15,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 BAD_USAGE = {
     "scripts/bench": (["--no-such-option"], "bench"),
     "scripts/bench-commits": (["--runs"], "bench-commits"),
+    "scripts/bisect": (["HEAD~1", "HEAD"], "bisect"),
+    "scripts/history": (["changes", "--alpha"], "history"),
     "scripts/compare": (["--alpha", "2", "a.json", "b.json"], "compare"),
+    "scripts/distributed": (["run", "--agents"], "distributed"),
     "scripts/kafka": (["start", "--brokers"], "kafka"),
     "scripts/librdkafka": (["frobnicate"], "librdkafka"),
-    "scripts/lint": (["--shell", "--python"], "lint"),
+    "scripts/lint": (["--no-such-option"], "lint"),
     "scripts/plot": ([], "plot"),
     "scripts/profile": (["--tool"], "profile"),
     "scripts/scenario": (["no-such-scenario"], "scenario"),
     "scripts/setup": (["--no-such-option"], "setup"),
     "scripts/symbols": (["build", "no-such-library"], "symbols"),
     "scripts/test": (["--no-such-option"], "test"),
+    "scripts/trogdor": (["start", "--agents"], "trogdor"),
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
     "scripts/lib/kbench_flame.py": ([], "kbench_flame.py"),
     "scripts/lib/kbench_results.py": (["no-such-command"], "kbench_results.py"),
@@ -42,6 +46,7 @@ SCENARIO_DIR = os.path.join(ROOT, "scripts", "scenarios")
 # Executables that are not commands with options of their own.
 NOT_COMMANDS = {
     "scripts/lib/python",  # runs the venv's python3 with whatever it is given
+    "scripts/trogdor-worker",  # a Trogdor agent's command: JSON on stdin and stdout
 }
 
 

@@ -49,8 +49,23 @@ expect_usage_error "not a positive integer" --records-per-iteration=0
 expect_usage_error "topic=t reads an existing topic: it needs a live cluster" --consume 'topic=t'
 expect_usage_error "is not a Kafka topic name" --bootstrap=127.0.0.1:1 --consume 'topic=a/b'
 expect_usage_error "reads the topic as it is" --bootstrap=127.0.0.1:1 --consume 'topic=t,records=10' 
+expect_usage_error "--costs must be on or off, not 'maybe'" --costs=maybe
+expect_usage_error "--end-to-end: acks must be 1 or all" --end-to-end 'acks=0'
+expect_usage_error "--end-to-end: unknown key 'linger_ms'" --end-to-end 'linger_ms=5'
 expect_usage_error "--window-seconds '0' is not a number of seconds" --window-seconds=0
 expect_usage_error "--warmup-seconds '-1' is not a number of seconds" --warmup-seconds=-1
+expect_usage_error "--start-at 'soon' is not a wall-clock time in Unix seconds" --start-at=soon
+
+expect_usage_error "cannot write --benchmark_out '/proc/nope/x.json'" --benchmark_out=/proc/nope/x.json
+
+# scripts/bench refuses a results folder it cannot write before building or running anything.
+err="$(timeout 30 "$here/../../scripts/bench" --no-build --out /proc/nope 2>&1 >/dev/null)"
+rc=$?
+if [[ $rc -ne 2 || "$err" != *"cannot create or write the results folder"* ]]; then
+  echo "FAIL: scripts/bench --out /proc/nope exited $rc, want 2 (stderr: $err)"; failures=$((failures + 1))
+else
+  passed=$((passed + 1))
+fi
 
 # A secret in a rejected value must not be echoed.
 err="$("$bin" --benchmark_list_tests -X sasl.mechanisms=hunter2-secret 2>&1 >/dev/null)"

@@ -7,9 +7,9 @@
   scripts/lib/kbench_results.py (METRICS) name the same things: every counter has a
   direction, and every direction names a counter or a field Google Benchmark (or a
   script) writes itself;
-- the --produce and --consume keys build/kbench --help prints (from the axis tables of
-  benchmarks/produce_bench.cc and consume_bench.cc) and the key tables of README.md are the
-  same, row for row."""
+- the --produce, --consume and --end-to-end keys build/kbench --help prints (from the axis
+  tables of benchmarks/produce_bench.cc, consume_bench.cc and end_to_end_bench.cc) and the
+  key tables of README.md are the same, row for row."""
 
 import os
 import re
@@ -96,7 +96,7 @@ def key_disagreements(from_help, from_readme):
 class FamilyKeys(unittest.TestCase):
     def test_readme_lists_the_keys_of_the_tables(self):
         proc = subprocess.run([BIN, "--help"], capture_output=True, text=True, timeout=60)
-        for family, least in (("produce", 10), ("consume", 5)):
+        for family, least in (("produce", 10), ("consume", 5), ("end-to-end", 5)):
             with self.subTest(family=family):
                 keys = help_keys(proc.stdout, "--" + family)
                 self.assertGreaterEqual(len(keys), least, proc.stdout)

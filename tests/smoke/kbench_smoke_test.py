@@ -68,18 +68,19 @@ class SmokeTest(unittest.TestCase):
 
     def test_every_family_registers_its_own_rows_and_references(self):
         families = {key.split("/")[0] for key in self.first}
-        self.assertEqual(families, {"Codec", "Batch", "Format", "Produce", "Consume"})
+        self.assertEqual(families, {"Codec", "Batch", "Format", "Produce", "Consume", "EndToEnd"})
         for family in families:
             own = [n for k, n in self.first.items()
                    if k.startswith(family + "/") and not is_reference(n)]
             self.assertTrue(own, f"{family} registers only reference rows")
         for key in ("Produce/send", "Produce/bare_producev", "Produce/max_rate", "Codec/compress",
                     "Codec/memcpy", "Codec/direct_compress", "Batch/build", "Batch/memcpy",
-                    "Batch/crc32c"):
+                    "Batch/crc32c", "EndToEnd/latency"):
             self.assertIn(key, self.first)
         for name in self.names:
             # Google Benchmark itself appends /real_time to benchmarks timed in real time.
-            self.assertRegex(name, r"^[A-Z][a-z]+/[a-z_0-9]+(/[a-z_0-9]+:[^/]+)*(/real_time)?$", name)
+            self.assertRegex(name, r"^[A-Z][A-Za-z]+/[a-z_0-9]+(/[a-z_0-9]+:[^/]+)*(/real_time)?$",
+                             name)
 
     def test_row_specs_expand_every_combination_in_order(self):
         def listed(flag, spec):
@@ -145,6 +146,30 @@ class SmokeTest(unittest.TestCase):
         self.assertEqual(send["end_offsets"], send["delivered_records"])
         self.assertEqual(send["lost_records"], 0)
         self.assertEqual(send["duplicate_records"], 0)
+        # Costs on every windowed row (Produce, Consume, EndToEnd): CPU per record > 0, the
+        # thread split adds up to the client total, memory figures present.
+        for key in ("Produce/send", "Produce/bare_producev", "Consume/read", "EndToEnd/latency"):
+            row = runs[self.first[key]]
+            for counter in ("cpu_us_per_record", "cpu_us_per_mb", "peak_rss_mb",
+                            "voluntary_switches_per_1000_records", "cpu_accounting_gap"):
+                self.assertIn(counter, row, key)
+            self.assertGreater(row["cpu_us_per_record"], 0, key)
+            self.assertGreater(row["peak_rss_mb"], 0, key)
+            split = row["app_cpu_us_per_record"] + row["rdkafka_cpu_us_per_record"]
+            self.assertAlmostEqual(split / row["cpu_us_per_record"], 1, delta=0.05, msg=key)
+            self.assertLess(row["cpu_accounting_gap"], 0.05, key)
+            self.assertGreater(row["mock_cpu_us_per_mb"], 0, key)  # the mock broker works too
+        self.assertGreater(send["heap_bytes_per_inflight_record"], 0)
+        self.assertGreater(send["rtt_p50_us"], 0)  # librdkafka's stage windows
+        self.assertIn("int_latency_p99_us", send)
+        self.assertTrue(data["context"]["broker_cost"].startswith("mock"))
+        # End to end: every record received (the row fails otherwise), both latencies.
+        e2e = runs[self.first["EndToEnd/latency"]]
+        self.assertEqual(e2e["end_offsets"], e2e["delivered_records"])
+        self.assertGreater(e2e["p50_us"], 0)
+        self.assertGreater(e2e["delivery_p50_us"], 0)
+        self.assertGreaterEqual(e2e["p99_us"], e2e["p50_us"])
+        self.assertIn("end_to_end_clock", data["context"])
 
     def test_max_rate_search_reports_its_probes(self):
         # The search itself is tested against a model (tests/unit/rate_search_test.cc); here,
@@ -174,6 +199,16 @@ class SmokeTest(unittest.TestCase):
                   if r == search["max_rate"]]
         self.assertGreaterEqual(at_max.count(1), 2, curve)
         self.assertTrue([r for r in curve["target_rate"] if r < search["max_rate"] * 0.3], curve)
+
+    def test_costs_off_leaves_cost_counters_out(self):
+        env = dict(os.environ)
+        env.pop("KBENCH_BOOTSTRAP", None)
+        name = self.first["Produce/bare_producev"]
+        proc, data = run_kbench(f"--benchmark_filter=^{re.escape(name)}$", "--costs=off",
+                                "--window-seconds=0.5", "--warmup-seconds=0.2", env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        self.assertNotIn("cpu_us_per_record", data["benchmarks"][0])
+        self.assertTrue(data["context"]["client_cost"].startswith("off"))
 
     def test_client_settings_are_recorded_with_secrets_redacted(self):
         proc, data = run_kbench(f"--benchmark_filter=^{re.escape(CODEC_ROW)}$",

@@ -44,6 +44,39 @@ TEST(Context, BuildAndMachineKeysArePresentAndFilled) {
   EXPECT_TRUE(ctx["git_dirty"] == "true" || ctx["git_dirty"] == "false");
 }
 
+TEST(Context, SecurityContextNamesProtocolAndMechanismOnly) {
+  auto as_map = [](const ContextEntries& entries) {
+    return std::map<std::string, std::string>(entries.begin(), entries.end());
+  };
+  auto plain = as_map(SecurityContext({{"acks", "all"}}));
+  EXPECT_EQ(plain["security_protocol"], "plaintext");
+  EXPECT_EQ(plain["sasl_mechanism"], "none");
+  EXPECT_EQ(plain["tls_client_certificate"], "false");
+
+  auto sasl = as_map(SecurityContext({{"security.protocol", "SASL_SSL"},
+                                      {"sasl.mechanisms", "SCRAM-SHA-512"},
+                                      {"sasl.username", "kbench"},
+                                      {"sasl.password", "hunter2"}}));
+  EXPECT_EQ(sasl["security_protocol"], "sasl_ssl");
+  EXPECT_EQ(sasl["sasl_mechanism"], "SCRAM-SHA-512");
+  for (const auto& [key, value] : sasl) {
+    EXPECT_EQ(value.find("hunter2"), std::string::npos) << key;
+    EXPECT_EQ(value.find("kbench"), std::string::npos) << key;
+  }
+  // librdkafka's default mechanism, the alias, and the last value winning.
+  EXPECT_EQ(as_map(SecurityContext({{"security.protocol", "sasl_plaintext"}}))["sasl_mechanism"],
+            "GSSAPI");
+  EXPECT_EQ(as_map(SecurityContext({{"security.protocol", "sasl_plaintext"},
+                                    {"sasl.mechanism", "PLAIN"}}))["sasl_mechanism"],
+            "PLAIN");
+  auto mtls = as_map(SecurityContext({{"security.protocol", "ssl"},
+                                      {"ssl.certificate.location", "/c.pem"},
+                                      {"security.protocol", "SSL"}}));
+  EXPECT_EQ(mtls["security_protocol"], "ssl");
+  EXPECT_EQ(mtls["sasl_mechanism"], "none");
+  EXPECT_EQ(mtls["tls_client_certificate"], "true");
+}
+
 // The files that ran, so a profile or result says whether symbol builds were used.
 TEST(Context, LoadedLibrariesNameTheFilesThatRan) {
   std::map<std::string, std::string> ctx;

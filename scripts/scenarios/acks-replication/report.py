@@ -173,12 +173,14 @@ def _orderings(rows):
             judge("%s, acks %s" % (what, names[acks]), mb, other, "replication 2", "replication 3")
     if not ordered and not tied:
         return []
+    reps = min((m.n for (mb, _r) in rows.values() for m in [mb] if m is not None), default=0)
     out = ["What this run can order (MB/s; a > b only when every repetition of a beat every "
            "repetition of b):", ""]
     out += ["- %s" % o for o in ordered] or ["- nothing"]
     if tied:
         out += ["", "Not ordered (ranges overlap, unless said): " + "; ".join(tied) + "."]
-    return out + [""]
+    note = ks.chance_orders_note(len(ordered) + len(tied), reps)
+    return out + ([""] + [note] if note else []) + [""]
 
 
 def _chart_acks(directory, runs):

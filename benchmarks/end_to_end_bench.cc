@@ -1,0 +1,375 @@
+// EndToEnd family: the latency a record takes from its producer to a consumer's hands, the
+// headline figure of OpenMessaging Benchmark and of Kafka's own end-to-end latency test.
+// A producer sends at a fixed rate (open loop: one schedule from the start of the warm-up
+// to the window's end, linger.ms 0) while a consumer in the same process reads the same
+// topic as records arrive. Each record carries its intended send time (steady clock of
+// this host, in a header), so latency = receipt - intended send time, pauses included (no
+// coordinated omission); both ends read one clock, which the context states.
+//
+// Timed (real time): a steady-state window of --window-seconds after --warmup-seconds of
+// the same load, as Produce rows. records/s counts records delivered within the window.
+// Latency: p50_us ... max_us are end to end, of the records intended within the window,
+// from a mergeable log-linear histogram (harness/histogram.h), per-interval p99 in the
+// JSON; delivery_p50_us / delivery_p99_us are the delivery-report latency of the same
+// records, so the two legs compare within one row. librdkafka's stage percentiles
+// (int_latency, outbuf_latency, rtt, throttle) place the producer's part.
+// Not timed: cluster and topic setup, connections, payload generation, the drain.
+// Verified: every record produced was delivered (delivery reports) and received exactly
+// once (each partition's offsets arrive once and in order from 0, and the count received
+// per partition equals the count delivered to it, which equals its end offset); the codec
+// asked for went on the wire. Any failure fails the row with SkipWithError.
+//
+// Axes: acks (1, all), codec, record size, rate, partitions (`--end-to-end SPEC`).
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "fixtures/cluster.h"
+#include "fixtures/counters.h"
+#include "fixtures/family.h"
+#include "fixtures/matrix_spec.h"
+#include "fixtures/options.h"
+#include "fixtures/run_context.h"
+#include "fixtures/runner.h"
+#include "fixtures/stage_counters.h"
+#include "fixtures/window.h"
+#include "harness/latency_consumer.h"
+#include "harness/partition_check.h"
+#include "harness/payload.h"
+#include "harness/producer.h"
+
+namespace kbench::bench {
+namespace {
+
+// ------------------------------------------------------------------ parameters
+
+constexpr std::size_t kDistinctRecords = 4096;
+constexpr std::chrono::seconds kEndOffsetWait{15};
+// Records still in flight when the window closes arrive during the drain; a consumer that
+// has not received them after this long has lost them.
+constexpr std::chrono::milliseconds kReceiveTimeout{30000};
+
+struct EndToEndParams {
+  std::string_view acks = "1";  // static strings only
+  CodecSpec codec{};
+  SizeSpec record_bytes{100, 100};
+  PayloadSpec payload{};
+  std::int64_t rate = 10000;  // records/s
+  int partitions = 2;
+  std::uint64_t seed = kDefaultPayloadSeed;
+  ClusterRun run;  // the command line's cluster, settings, window; not in the name
+};
+
+template <auto Member, long long Min, long long Max>
+void ParseIntAxis(EndToEndParams& p, std::string_view key, std::string_view value) {
+  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
+      ParseSpecInt("--end-to-end", key, value, Min, Max));
+}
+
+// One row per --end-to-end key, in the order keys appear in names: what it means (--help,
+// README.md), how its value is parsed, how it shows in the name, and the producer settings
+// it maps to (null: none; the topic or the schedule takes it).
+struct EndToEndAxis {
+  std::string_view key;
+  std::string_view help;
+  void (*parse)(EndToEndParams& p, std::string_view key, std::string_view value);
+  void (*name)(const EndToEndParams& p, std::string_view key, BenchName& name);
+  void (*settings)(const EndToEndParams& p, ClientSettings& s);
+};
+
+const std::vector<EndToEndAxis>& EndToEndAxes() {
+  static const std::vector<EndToEndAxis> axes = {
+      {"acks", "1 or all (acks=0 has no delivered offsets to check receipt against; default 1)",
+       [](EndToEndParams& p, std::string_view, std::string_view v) {
+         if (v == "1") {
+           p.acks = "1";
+         } else if (v == "all" || v == "-1") {
+           p.acks = "all";
+         } else {
+           throw UsageError(
+               "--end-to-end: acks must be 1 or all (acks=0 has no delivered "
+               "offsets to check receipt against), not '" +
+               std::string(v) + "'");
+         }
+       },
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.acks); },
+       [](const EndToEndParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); }},
+      {"codec", "a codec librdkafka writes, optionally :LEVEL (default none)",
+       [](EndToEndParams& p, std::string_view, std::string_view v) {
+         p.codec = ParseCodecSpec(v);
+         if (std::string why = LibrdkafkaCannotWrite(p.codec); !why.empty())
+           throw UsageError("--end-to-end: " + why);
+       },
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) {
+         n.Add(k, p.codec.Name());
+         if (p.codec.level != 0) n.Add("level", p.codec.level);
+       },
+       [](const EndToEndParams& p, ClientSettings& s) {
+         s.emplace_back("compression.codec", p.codec.info().librdkafka_name);
+         s.emplace_back("compression.level",
+                        p.codec.level == 0 ? "-1" : std::to_string(p.codec.level));
+       }},
+      {"record_bytes", "value size, fixed (100) or a range (250-750) (default 100)",
+       [](EndToEndParams& p, std::string_view, std::string_view v) {
+         p.record_bytes = ParseSizeSpec(v);
+       },
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) {
+         n.Add(k, p.record_bytes.Name());
+       },
+       nullptr},
+      {"rate", "offered load in records/s, open loop (default 10000)",
+       ParseIntAxis<&EndToEndParams::rate, 1, 100000000>,
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.rate); },
+       nullptr},
+      {"partitions", "partitions of the topic (default 2)",
+       ParseIntAxis<&EndToEndParams::partitions, 1, 10000>,
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); },
+       nullptr},
+      {"payload", "a --payload kind (default az)",
+       [](EndToEndParams& p, std::string_view, std::string_view v) {
+         p.payload = ParsePayloadSpec(v);
+       },
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) {
+         if (p.payload.Name() != PayloadSpec{}.Name()) n.Add(k, p.payload.Name());
+       },
+       nullptr},
+  };
+  return axes;
+}
+
+// The default rows, as --end-to-end specs: one per axis value around a modest load (10,000
+// records/s of 100 bytes: far below what one producer sustains here, so latency, not
+// throughput, varies).
+constexpr std::array<std::string_view, 5> kDefaultRows = {
+    "acks=1|all,codec=none,record_bytes=100,rate=10000,partitions=2",
+    "acks=1,codec=lz4|zstd,record_bytes=1000,rate=10000,partitions=2",
+    "acks=1,codec=none,record_bytes=100,rate=1000,partitions=2",
+    "acks=1,codec=none,record_bytes=100,rate=50000,partitions=2",
+    "acks=1,codec=none,record_bytes=100,rate=10000,partitions=16",
+};
+
+BenchName Name(const EndToEndParams& p) {
+  BenchName name("EndToEnd", "latency");
+  for (const EndToEndAxis& axis : EndToEndAxes()) axis.name(p, axis.key, name);
+  return name;
+}
+
+// The producer's settings from the axes that map to settings.
+ClientSettings BenchmarkSettings(const EndToEndParams& p) {
+  ClientSettings s;
+  for (const EndToEndAxis& axis : EndToEndAxes()) {
+    if (axis.settings) axis.settings(p, s);
+  }
+  s.emplace_back("linger.ms", "0");
+  return s;
+}
+
+std::string EndToEndKeysHelp() { return AxesHelp("--end-to-end", "EndToEnd", EndToEndAxes()); }
+
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+// ------------------------------------------------------------------ work
+
+class EndToEndWork {
+ public:
+  explicit EndToEndWork(const EndToEndParams& p)
+      : params_(p),
+        cluster_(p.run, "end_to_end", TopicLayout{p.partitions, 1}),
+        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)),
+        window_(p.run.window_seconds) {
+    // A broker answers a consumer's fetch as soon as a byte is there, so the long poll of
+    // fetch.wait.max.ms (librdkafka's 500 ms, set explicitly) adds nothing to the latency;
+    // the mock cluster holds an empty fetch for the whole wait instead (end-to-end p50 of a
+    // second here), so on the mock it is 10 ms.
+    ClientSettings consumer_settings = {{"fetch.wait.max.ms", cluster_.is_mock() ? "10" : "500"}};
+    for (const auto& kv : cluster_.BaseSettings()) consumer_settings.push_back(kv);
+    auto consumer = LatencyConsumer::Create(consumer_settings, cluster_.topic(), p.partitions);
+    if (!consumer) throw std::runtime_error(consumer.message());
+    consumer_ = std::move(*consumer);
+    ProducerOptions o;
+    o.settings = MergeSettings({{"bootstrap.servers", cluster_.bootstrap()},
+                                {"statistics.interval.ms", "100"},
+                                {"message.timeout.ms", "30000"}},
+                               p.run.client_settings, BenchmarkSettings(p));
+    o.topic = cluster_.topic();
+    o.rate = static_cast<double>(p.rate);
+    o.stamp_send_time = true;
+    o.progress_label = Name(p).str();
+    auto driver = ProducerDriver::Create(o, records_);
+    if (!driver) throw std::runtime_error(driver.message());
+    driver_ = std::move(*driver);
+  }
+
+  // A short round at the row's rate doubles as the check that the whole path works: every
+  // record delivered, in the topic, and received.
+  std::string Verify() {
+    driver_->BeginMeasurement();
+    Status s = driver_->RunRound(std::max<std::int64_t>(params_.rate / 10, 1));
+    if (std::string e = Account(s); !e.empty()) return "warm-up: " + e;
+    return "";
+  }
+
+  std::string BeginRun() {
+    if (!error_.empty()) return error_;
+    driver_->BeginMeasurement();
+    driver_->Start();
+    driver_->WaitUntil(WindowSchedule::Clock::now() + Seconds(params_.run.warmup_seconds));
+    window_.Reset();
+    return "";
+  }
+
+  void Iterate() {
+    if (window_.Open()) {
+      driver_->OpenWindow(window_.origin(), window_.interval());
+      consumer_->OpenWindow(window_.origin(), window_.interval());
+    }
+    driver_->WaitUntil(window_.Next());
+  }
+
+  std::int64_t items_per_iteration() const { return 0; }
+  std::int64_t bytes_per_iteration() const { return 0; }
+  std::int64_t inflight_records() const { return driver_->InFlight(); }
+
+  void Report(benchmark::State& state) {
+    Status stopped = driver_->Stop();
+    MeasuredWindow w = driver_->CloseWindow(window_.end());
+    std::string error = error_.empty() ? Account(stopped) : error_;
+    const LatencyHistogram e2e = consumer_->WindowLatency(window_.end());
+    if (error.empty() && e2e.count() == 0) error = "no record of the window was received";
+    if (!error.empty()) {
+      error_ = error;
+      state.SkipWithError(error.c_str());
+      return;
+    }
+    state.SetItemsProcessed(w.records);
+    state.SetBytesProcessed(w.value_bytes);
+    auto set = [&state](const char* name, double v) { state.counters[name] = counters::Value(v); };
+    auto us = [](std::uint64_t v) { return static_cast<double>(v); };
+    set(counters::kP50Us, us(e2e.Percentile(0.50)));
+    set(counters::kP95Us, us(e2e.Percentile(0.95)));
+    set(counters::kP99Us, us(e2e.Percentile(0.99)));
+    set(counters::kP999Us, us(e2e.Percentile(0.999)));
+    set(counters::kMaxUs, us(e2e.max()));
+    set(counters::kAvgUs, e2e.mean());
+    set(counters::kDeliveryP50Us, us(w.latency.Percentile(0.50)));
+    set(counters::kDeliveryP99Us, us(w.latency.Percentile(0.99)));
+    const double target = static_cast<double>(params_.rate);
+    const double achieved = w.seconds > 0 ? static_cast<double>(w.sent) / w.seconds : 0;
+    set(counters::kTargetRate, target);
+    set(counters::kAchievedRate, achieved);
+    set(counters::kRateShortfall, achieved < 0.99 * target ? 1 : 0);
+    set(counters::kWindowSeconds, w.seconds);
+    ReportStages(state, w.stats);
+    set(counters::kDeliveredRecords, static_cast<double>(TotalCount(delivered_)));
+    set(counters::kEndOffsets, static_cast<double>(end_offsets_));
+    // Interval samples: records/s delivered, and the end-to-end p99 of records intended in
+    // each interval.
+    intervals_ = IntervalSeries{};
+    const std::vector<LatencyHistogram> per = consumer_->IntervalLatency(window_.end());
+    for (std::size_t i = 0; i < w.intervals.size(); ++i) {
+      const IntervalSample& iv = w.intervals[i];
+      const double secs = iv.seconds > 0 ? iv.seconds : 1;
+      intervals_.seconds.push_back(iv.seconds);
+      intervals_.records_per_second.push_back(static_cast<double>(iv.records) / secs);
+      intervals_.mb_per_second.push_back(static_cast<double>(iv.value_bytes) / secs /
+                                         (1024.0 * 1024.0));
+      intervals_.p99_us.push_back(i < per.size() && per[i].count() > 0
+                                      ? static_cast<double>(per[i].Percentile(0.99))
+                                      : std::nan(""));
+    }
+    set(counters::kIntervalCv, intervals_.RecordsPerSecondCv());
+  }
+  const IntervalSeries& intervals() const { return intervals_; }
+
+ private:
+  // After a round or a stopped run: every record delivered, on the codec asked for, in
+  // the topic (end offsets) and received by the consumer, per partition.
+  std::string Account(const Status& run) {
+    ProduceTotals t = driver_->Collect();
+    AddCounts(delivered_, t.delivered_per_partition);
+    std::string e = t.AccountingError();
+    if (!run) e = run.message() + (e.empty() ? "" : "; " + e);
+    if (e.empty() && !t.codec_fallback.empty() && driver_->requested_codec() != "none") {
+      e = "requested codec " + driver_->requested_codec() +
+          " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"";
+    }
+    if (e.empty()) e = CheckEndOffsets();
+    if (e.empty()) {
+      if (Status s = consumer_->WaitFor(delivered_, kReceiveTimeout); !s) e = s.message();
+    }
+    return e;
+  }
+
+  std::string CheckEndOffsets() {
+    const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
+    std::vector<std::int64_t> ends;
+    for (;;) {
+      if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
+      PartitionComparison c = ComparePartitionCounts(delivered_, ends, "delivered", "end offset");
+      end_offsets_ = TotalCount(ends);
+      if (c.equal()) return "";
+      if (c.duplicated > 0 || std::chrono::steady_clock::now() >= deadline)
+        return EndOffsetError(c, false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  EndToEndParams params_;
+  BenchCluster cluster_;
+  RecordSet records_;
+  std::unique_ptr<LatencyConsumer> consumer_;
+  std::unique_ptr<ProducerDriver> driver_;
+  WindowSchedule window_;
+  PartitionCounts delivered_;  // over the benchmark's life
+  std::int64_t end_offsets_ = 0;
+  IntervalSeries intervals_;
+  std::string error_;  // a failed run poisons the rest of this benchmark
+};
+
+// ------------------------------------------------------------------ registration
+
+void Register(BenchSession& session, const EndToEndParams& p) {
+  RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
+  NoteRegisteredName(Name(p).str() + "/real_time");
+}
+
+void ApplyEndToEndSetting(EndToEndParams& p, std::string_view key, std::string_view value) {
+  FindAxis("--end-to-end", EndToEndAxes(), key).parse(p, key, value);
+}
+
+void RegisterEndToEndFamily(const Options& options, BenchSession& session) {
+  AddContextEntry("end_to_end_clock",
+                  "producer and consumer in one process on one host: std::chrono::steady_clock "
+                  "(CLOCK_MONOTONIC), no cross-host offset");
+  EndToEndParams base;
+  base.seed = options.payload_seed;
+  base.run = ClusterRunOf(options);
+  if (!options.payloads.empty()) base.payload = options.payloads.front();
+  std::vector<std::string_view> specs(kDefaultRows.begin(), kDefaultRows.end());
+  if (!options.end_to_end_specs.empty())
+    specs.assign(options.end_to_end_specs.begin(), options.end_to_end_specs.end());
+  for (std::string_view spec : specs) {
+    for (const EndToEndParams& p :
+         ExpandMatrixSpec("--end-to-end", spec, base, ApplyEndToEndSetting))
+      Register(session, p);
+  }
+}
+
+}  // namespace
+
+KBENCH_REGISTER_FAMILY(EndToEnd, RegisterEndToEndFamily, FamilyTarget::kCluster, EndToEndKeysHelp);
+
+}  // namespace kbench::bench

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Live test of scripts/trogdor + scripts/distributed: one Trogdor coordinator and 2 agents,
+# each agent in its own network namespace, loading one broker that listens on the
+# namespaces' bridge (scripts/kafka start --host).
+#
+#  1. a merged open-loop run: merged records = sum of the agents' delivered records = sum of
+#     their topics' end offsets; merged p50..p99.9 = the percentiles of every agent's raw
+#     buckets pooled (computed here independently); each agent's own p99 = that of its own
+#     buckets (what kbench writes is what it reported); merged achieved rate >= 0.99 x 2R;
+#  2. an agent killed mid-run fails the merged row naming it, and the JSON is still written
+#     with the other agent's result;
+#  3. bad input exits 2 before any task: unknown spec key, no bootstrap, more agents than
+#     started, a secret in -X (never echoed).
+# Everything it starts (JVMs, namespaces, bridge) is stopped on any exit.
+# `check && ok ... || not_ok ...` is intended: ok never fails.
+# shellcheck disable=SC2015
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+KBENCH="${KBENCH_BIN:-$ROOT/build/kbench}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/kbench-distributed-test.XXXXXX")"
+TDIR="$WORK/trogdor"
+KDIR="$WORK/kafka"
+RUN_PID=""
+touch "$WORK/started"
+
+cleanup() {
+  [[ -n $RUN_PID ]] && kill "$RUN_PID" 2>/dev/null || true
+  "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1 || true
+  "$ROOT/scripts/kafka" stop --dir "$KDIR" >/dev/null 2>&1 || true
+  # A failed agent run keeps its kbench log in a temporary directory: this test's ones go.
+  find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'kbench-trogdor-kbench-*' -newer "$WORK/started" \
+    -exec rm -rf {} + 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   - $*"; }
+not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
+
+if ((EUID != 0)); then
+  echo "distributed_test: needs root for network namespaces; skipped"
+  echo "0 passed, 0 failed"
+  exit 0
+fi
+
+RATE=1000
+HOST="$("$ROOT/scripts/trogdor" start --agents 2 --dir "$TDIR")"
+ok "scripts/trogdor start: 2 agents behind $HOST"
+BOOTSTRAP="$("$ROOT/scripts/kafka" start --port-base auto --host "$HOST" --dir "$KDIR")"
+ok "broker on the bridge at $BOOTSTRAP"
+
+run() {
+  "$ROOT/scripts/distributed" run --dir "$TDIR" --kbench "$KBENCH" --bootstrap "$BOOTSTRAP" \
+    --window-seconds 3 --warmup-seconds 1 "$@"
+}
+
+# 1. A merged run, checked against the agents' raw results.
+if run --agents 2 --produce "acks=1,record_bytes=100,rate=$RATE" --out "$WORK/merged.json" 2>"$WORK/run1.err"; then
+  ok "distributed run with 2 agents exits 0"
+else
+  not_ok "distributed run with 2 agents failed:$(sed 's/^/    /' "$WORK/run1.err")"
+fi
+if /usr/bin/python3 - "$WORK/merged.json" "$RATE" <<'PY'; then
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+rate = float(sys.argv[2])
+row = d["benchmarks"][0]
+agents = d["kbench_agents"]
+assert sorted(agents) == ["agent-0", "agent-1"], sorted(agents)
+assert not row.get("error_occurred"), row.get("error_message")
+
+def pct(buckets, count, mx, q):  # harness/histogram.cc Percentile, independently
+    rank = max(1, math.ceil(q * count))
+    seen = 0
+    for bound, n in sorted(buckets):
+        seen += n
+        if seen >= rank:
+            return min(bound, mx)
+    return mx
+
+pooled, count, mx, delivered, offsets = {}, 0, 0, 0, 0
+for name, a in agents.items():
+    b = a["benchmarks"][0]
+    s = a["kbench_intervals"][b["run_name"]][0]
+    own = pct(s["latency_buckets"], s["latency_count"], s["latency_max_us"], 0.99)
+    assert own == b["p99_us"], (name, own, b["p99_us"])
+    assert sum(n for _, n in s["latency_buckets"]) == s["latency_count"], name
+    for bound, n in s["latency_buckets"]:
+        pooled[bound] = pooled.get(bound, 0) + n
+    count += s["latency_count"]
+    mx = max(mx, s["latency_max_us"])
+    delivered += b["delivered_records"]
+    offsets += b["end_offsets"]
+assert row["delivered_records"] == delivered == offsets, (row["delivered_records"], delivered, offsets)
+for key, q in (("p50_us", .5), ("p95_us", .95), ("p99_us", .99), ("p999_us", .999)):
+    want = pct(pooled.items(), count, mx, q)
+    assert row[key] == want, (key, row[key], want)
+assert row["max_us"] == mx
+assert row["achieved_rate"] >= 0.99 * 2 * rate, row["achieved_rate"]
+assert d["context"]["distributed_agents"] == "agent-0,agent-1"
+print("merged: %d records, p99 %d us, %.0f records/s, achieved %.0f/s over %.2f s" % (
+    row["delivered_records"], row["p99_us"], row["items_per_second"], row["achieved_rate"],
+    row["window_seconds"]))
+PY
+  ok "merged records = agents' delivered = end offsets; merged percentiles = pooled buckets'"
+else
+  not_ok "merged JSON does not hold what the agents measured"
+fi
+
+# 2. Kill agent-1 (its JVM) once the load runs: its row fails by name, the JSON is written.
+run --agents 2 --produce "acks=1,record_bytes=100,rate=$RATE" --window-seconds 6 \
+  --out "$WORK/killed.json" 2>"$WORK/run2.err" &
+RUN_PID=$!
+for _ in $(seq 1 100); do
+  grep -q '^agent-1: ' "$WORK/run2.err" 2>/dev/null && break
+  sleep 0.2
+done
+sleep 2
+kill -KILL "$(cat "$TDIR/agent-1.pid")"
+# Still inside the 6 s window: the killed agent's kbench must already be gone.
+sleep 3
+if ! pgrep -f "kbench-trogdor-kbench-.*-agent-1" >/dev/null; then
+  ok "no load left running for the killed agent"
+else
+  not_ok "a kbench of the killed agent is still running"
+fi
+if pgrep -f "kbench-trogdor-kbench-.*-agent-0" >/dev/null; then
+  ok "the other agent's kbench still runs"
+else
+  not_ok "the other agent's kbench is not running"
+fi
+rc=0
+wait "$RUN_PID" || rc=$?
+RUN_PID=""
+if ((rc == 1)) && /usr/bin/python3 - "$WORK/killed.json" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+row = d["benchmarks"][0]
+assert row.get("error_occurred") and "agent-1" in row["error_message"], row
+assert d["kbench_agents"]["agent-0"]["benchmarks"][0]["delivered_records"] > 0
+assert "agent-1" in d["kbench_agent_failures"]
+PY
+  ok "a killed agent fails the merged row by name (exit 1), the other's result is kept"
+else
+  not_ok "killed agent: exit $rc (want 1) or the JSON lacks the failure:$(tail -5 "$WORK/run2.err" | sed 's/^/    /')"
+fi
+
+# 3. Refusals, exit 2, before any task.
+expect_2() {
+  local what="$1" rc=0
+  shift
+  run "$@" --out "$WORK/bad.json" 2>"$WORK/bad.err" || rc=$?
+  if ((rc == 2)) && ! grep -q hunter2 "$WORK/bad.err"; then
+    ok "refused with exit 2: $what"
+  else
+    not_ok "$what: exit $rc, want 2:$(sed 's/^/    /' "$WORK/bad.err")"
+  fi
+}
+expect_2 "unknown spec key" --agents 1 --produce "acks=1,no_such_key=3"
+expect_2 "more agents than started" --agents 3 --produce "acks=1"
+expect_2 "a secret in -X" --agents 1 --produce "acks=1" -X sasl.password=hunter2
+rc=0
+"$ROOT/scripts/distributed" run --dir "$TDIR" --kbench "$KBENCH" --agents 1 --produce acks=1 \
+  --out "$WORK/bad.json" 2>"$WORK/bad.err" </dev/null || rc=$?
+((rc == 2)) && grep -q "bootstrap" "$WORK/bad.err" && ok "refused with exit 2: no bootstrap" ||
+  not_ok "no bootstrap: exit $rc"
+
+# stop removes what start made.
+count_ns() {
+  local tag n=0 f
+  tag="kbt$(printf '%s' "$TDIR" | md5sum | cut -c1-5)-"
+  for f in /var/run/netns/"$tag"*; do [[ -e $f ]] && n=$((n + 1)); done
+  echo "$n"
+}
+before="$(count_ns)"
+"$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1
+after="$(count_ns)"
+if ((before == 2 && after == 0)); then
+  ok "scripts/trogdor stop removed its $before namespaces"
+else
+  not_ok "namespaces before stop $before (want 2), after $after (want 0)"
+fi
+
+# netem delay: used where the kernel has it, else refused with exit 2 leaving nothing.
+rc=0
+"$ROOT/scripts/trogdor" start --agents 1 --delay 2ms --dir "$WORK/delay" >/dev/null 2>"$WORK/delay.err" || rc=$?
+if ((rc == 0)); then
+  "$ROOT/scripts/trogdor" stop --dir "$WORK/delay" >/dev/null 2>&1
+  ok "--delay: this kernel has netem"
+elif ((rc == 2)) && grep -q netem "$WORK/delay.err" &&
+  ! ip netns list | grep -q "^kbt$(printf '%s' "$WORK/delay" | md5sum | cut -c1-5)-"; then
+  ok "--delay without netem: refused with exit 2, no namespace left"
+else
+  not_ok "--delay: exit $rc:$(sed 's/^/    /' "$WORK/delay.err")"
+fi
+
+echo "$passed passed, $failed failed"
+((failed == 0))
