@@ -77,7 +77,7 @@ def plant_spin(repo, fraction, names):
          "    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);\n"
          "    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);\n"
          "  };"),
-        ("  for (auto _ : state) {\n    work.Iterate();\n  }",
+        ("  for (auto _ : state) {\n    work.Iterate();\n",
          "  // DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown.\n"
          "  for (auto _ : state) {\n"
          "    const double t0 = detector_fraction > 0 ? detector_now() : 0.0;\n"
@@ -86,8 +86,7 @@ def plant_spin(repo, fraction, names):
          "      const double end = t0 + (detector_now() - t0) * (1.0 + detector_fraction);\n"
          "      while (detector_now() < end) {\n"
          "      }\n"
-         "    }\n"
-         "  }"),
+         "    }\n"),
     ])
 
 
