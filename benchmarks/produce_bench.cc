@@ -110,8 +110,10 @@ struct ProduceParams {
   bool idempotence = false;
   int threads = 1;
   int producers = 1;
-  std::int64_t warmup = -1;  // records; -1 = 10 % of an iteration
-  std::int64_t rate = 0;     // records/s overall; 0 = unthrottled
+  std::int64_t warmup = -1;              // records; -1 = 10 % of an iteration
+  std::int64_t rate = 0;                 // records/s overall; 0 = unthrottled
+  KeySpec keys{};                        // none: the payload's keys (null for all but `repeated`)
+  std::int64_t transaction_records = 0;  // > 0: transactional, a commit every N per thread
   std::uint64_t seed = kDefaultPayloadSeed;
   ClusterRun run;  // the command line's cluster, settings, window; not in the name
 };
@@ -262,8 +264,34 @@ const std::vector<ProduceAxis>& ProduceAxes() {
          if (p.idempotence) n.Add(k, "true");
        },
        [](const ProduceParams& p, ClientSettings& s) {
-         s.emplace_back("enable.idempotence", p.idempotence ? "true" : "false");
+         // A transactional producer is idempotent (librdkafka refuses an explicit false).
+         const bool on = p.idempotence || p.transaction_records > 0;
+         s.emplace_back("enable.idempotence", on ? "true" : "false");
        }},
+      {"keys",
+       "none, uniform or zipf (0.99) over key_count keys, via the default partitioner "
+       "(default none: null keys)",
+       [](ProduceParams& p, std::string_view, std::string_view v) {
+         p.keys.distribution = ParseKeyDistribution(v);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.keys.distribution != KeyDistribution::kNone) n.Add(k, p.keys.Name());
+       },
+       nullptr},
+      {"key_count", "distinct keys when keys is uniform or zipf (default 1000)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.keys.count =
+             static_cast<std::size_t>(ParseInt(k, v, 1, static_cast<long long>(kMaxDistinctKeys)));
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.keys.distribution != KeyDistribution::kNone) n.Add(k, p.keys.count);
+       },
+       nullptr},
+      {"transaction_records",
+       "transactional producers, one per thread, committing every N records (acks=all; "
+       "default 0: none)",
+       ParseIntAxis<&ProduceParams::transaction_records, 0, 100000000>,
+       NameIfChanged<&ProduceParams::transaction_records>, nullptr},
       {"warmup", "records produced before measuring (default: 10 % of an iteration)",
        ParseIntAxis<&ProduceParams::warmup, 0, 2000000000>, NameIfChanged<&ProduceParams::warmup>,
        nullptr},
@@ -336,6 +364,15 @@ const std::vector<DefaultRows>& ProduceDefaultRows() {
        "", false, true},
       // Seed 004's shape: 2000-byte records, batch.size 8196, 15 partitions.
       {"acks=1,record_bytes=2000,batch_bytes=8196,partitions=15", "seed 004"},
+      // Keyed records (KIP-1299: null keys make producer benchmarks optimistic): with null
+      // keys the sticky partitioner fills one partition's batch at a time; keys spread each
+      // linger's records over every partition, in smaller batches.
+      {"acks=1,record_bytes=500,partitions=16,keys=none|uniform|zipf", "keys"},
+      // Many partitions (librdkafka #2270: client CPU grows with the partitions written).
+      {"acks=1,record_bytes=500,keys=uniform,key_count=100000,partitions=100|1000",
+       "many partitions"},
+      // Transactions: a commit every 100 records (commit-bound) and every 10,000.
+      {"acks=all,record_bytes=500,transaction_records=100|10000", "transactions"},
       // Nothing lost, nothing duplicated, at the cost of ordering guarantees.
       {"idempotence=true,record_bytes=500", "idempotence"},
       // Open loop: latency from each record's intended send time, at fixed rates (records/s)
@@ -382,6 +419,7 @@ class ProduceSetup {
       : params_(p),
         cluster_(p.run, "produce", TopicLayout{p.partitions, p.replication}),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
+    records_.DrawKeys(p.keys, p.seed);
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
     settings_ =
         MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
@@ -390,7 +428,17 @@ class ProduceSetup {
 
   // Per partition, the end offsets against the records delivered to it: with every acks,
   // since acks=0 loses records silently (its delivery reports only say "sent").
-  std::string CheckEndOffsets(const PartitionCounts& delivered) {
+  // With transactions, each partition of a broker's log also holds the markers its
+  // transactions wrote. librdkafka's mock cluster answers EndTxn without writing any
+  // (its end offsets equal the delivered records), so there they are not expected.
+  std::string CheckEndOffsets(const PartitionCounts& delivered,
+                              const PartitionCounts& markers = {}) {
+    if (cluster_.is_mock()) return CheckExpectedEndOffsets(delivered, "delivered");
+    PartitionCounts expected = delivered;
+    AddCounts(expected, markers);
+    return CheckExpectedEndOffsets(expected, markers.empty() ? "delivered" : "delivered+markers");
+  }
+  std::string CheckExpectedEndOffsets(const PartitionCounts& delivered, const char* what) {
     // The end offset is the high watermark: with acks=1 and replicas it moves only once the
     // followers have copied the records, so give replication a bounded time to catch up.
     // More than delivered is final (duplicates); fewer after the deadline is a loss.
@@ -405,7 +453,7 @@ class ProduceSetup {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     end_offsets_ = TotalCount(ends);
-    PartitionComparison c = ComparePartitionCounts(delivered, ends, "delivered", "end offset");
+    PartitionComparison c = ComparePartitionCounts(delivered, ends, what, "end offset");
     lost_records_ = c.lost;
     duplicate_records_ = c.duplicated;
     return EndOffsetError(c, params_.run.allow_loss);
@@ -494,6 +542,7 @@ class ProduceWork {
     o.threads = p.threads;
     o.producers = p.producers;
     o.rate = static_cast<double>(p.rate);
+    o.transaction_records = p.transaction_records;
     o.progress_label = Name(p).str();
     auto driver = ProducerDriver::Create(o, setup_.records());
     if (!driver) throw std::runtime_error(driver.message());
@@ -513,7 +562,9 @@ class ProduceWork {
     if (std::string e = CodecError(t); !e.empty()) return e;
     delivered_total_ = t.delivered;
     delivered_ = t.delivered_per_partition;
-    if (std::string e = setup_.CheckEndOffsets(delivered_); !e.empty()) return "warm-up: " + e;
+    markers_ = t.markers_per_partition;
+    if (std::string e = setup_.CheckEndOffsets(delivered_, markers_); !e.empty())
+      return "warm-up: " + e;
     driver_->BeginMeasurement();
     return "";
   }
@@ -562,11 +613,12 @@ class ProduceWork {
     ProduceTotals t = driver_->Collect();
     delivered_total_ += t.delivered;
     AddCounts(delivered_, t.delivered_per_partition);
+    AddCounts(markers_, t.markers_per_partition);
     std::string error = t.AccountingError();
     if (!round_error_.empty()) error = round_error_ + (error.empty() ? "" : "; " + error);
     if (error.empty()) error = CodecError(t);
     if (error.empty() && !t.stats_error.empty()) error = t.stats_error;
-    if (error.empty()) error = setup_.CheckEndOffsets(delivered_);
+    if (error.empty()) error = setup_.CheckEndOffsets(delivered_, markers_);
     if (!error.empty()) {
       state.SkipWithError(error.c_str());
       return;
@@ -594,6 +646,23 @@ class ProduceWork {
       ReportStats(state, t.stats, t.failed + t.rejected, t.retries());
     }
     state.counters[kQueueFull] = counters::Value(static_cast<double>(t.queue_full));
+    if (const std::int64_t n = setup_.params().transaction_records; n > 0) {
+      using counters::Value;
+      if (window && window->seconds > 0) {
+        state.counters[counters::kTransactionsPerSecond] =
+            Value(static_cast<double>(window->records) / window->seconds / static_cast<double>(n));
+      }
+      state.counters[counters::kCommitAvgUs] =
+          Value(t.transactions > 0
+                    ? static_cast<double>(t.commit_ns) / 1e3 / static_cast<double>(t.transactions)
+                    : 0.0);
+      state.counters[counters::kTransactionsAborted] =
+          Value(static_cast<double>(t.transactions_aborted));
+      state.counters[counters::kTransactionMarkers] =
+          Value(static_cast<double>(TotalCount(markers_)));
+      state.counters[counters::kInitTransactionsMs] =
+          Value(static_cast<double>(driver_->init_transactions_ns()) / 1e6);
+    }
     // Totals over the benchmark's life (warm-up included), so scripts can check the topic.
     setup_.ReportEndOffsets(state, delivered_total_);
   }
@@ -697,6 +766,7 @@ class ProduceWork {
   std::string round_error_;
   std::int64_t delivered_total_ = 0;
   PartitionCounts delivered_;  // per partition, over the benchmark's life
+  PartitionCounts markers_;    // transactions' control records per partition, likewise
 };
 
 // The maximum sustainable rate of a send row's shape (fixtures/rate_search.h): the search
@@ -875,9 +945,9 @@ class BareProducevWork {
     const RecordSet& records = setup_.records();
     const bool timed = deadline != Clock::time_point{};
     for (std::int64_t i = 0; i < count; ++i) {
-      std::size_t r = static_cast<std::size_t>(next_++ % records.size());
-      std::string_view value = records.value(r);
-      std::string_view key = records.key(r);
+      const auto n = static_cast<std::uint64_t>(next_++);
+      std::string_view value = records.value(static_cast<std::size_t>(n % records.size()));
+      std::string_view key = records.key_at(n);
       for (;;) {
         rd_kafka_resp_err_t err =
             rd_kafka_producev(rk, RD_KAFKA_V_RKT(rkt_),
@@ -1014,6 +1084,19 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
       throw UsageError(
           "--produce: variant=bare_producev is a single-threaded loop with one "
           "producer and no rate");
+    }
+    if (p.transaction_records > 0 && p.acks != "all") {
+      throw UsageError(
+          "--produce: transaction_records needs acks=all (transactions are "
+          "idempotent, and idempotence needs acks=all)");
+    }
+    if (p.transaction_records > 0 && p.producers != p.threads) {
+      throw UsageError(
+          "--produce: transaction_records needs a producer per thread "
+          "(producers=per_thread): a transaction belongs to one producer");
+    }
+    if (p.transaction_records > 0 && p.variant == "bare_producev") {
+      throw UsageError("--produce: variant=bare_producev has no transactions");
     }
     if (p.variant == "max_rate" && p.rate != 0) {
       throw UsageError("--produce: variant=max_rate searches the rate itself: drop rate=");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -197,6 +198,70 @@ ByteBuffer RecordSet::ConcatenatedValues() const {
 
 PayloadGenerator::PayloadGenerator(PayloadSpec spec, SizeSpec sizes, std::uint64_t seed)
     : spec_(std::move(spec)), sizes_(sizes), seed_(seed) {}
+
+std::string_view KeySpec::Name() const {
+  switch (distribution) {
+    case KeyDistribution::kUniform:
+      return "uniform";
+    case KeyDistribution::kZipf:
+      return "zipf";
+    case KeyDistribution::kNone:
+      break;
+  }
+  return "none";
+}
+
+KeyDistribution ParseKeyDistribution(std::string_view text) {
+  if (text == "none") return KeyDistribution::kNone;
+  if (text == "uniform") return KeyDistribution::kUniform;
+  if (text == "zipf") return KeyDistribution::kZipf;
+  throw UsageError("keys must be none, uniform or zipf, not '" + std::string(text) + "'");
+}
+
+void RecordSet::DrawKeys(const KeySpec& spec, std::uint64_t seed) {
+  if (spec.distribution == KeyDistribution::kNone) return;
+  if (spec.count == 0 || spec.count > kMaxDistinctKeys) {
+    throw UsageError("key count must be in [1, " + std::to_string(kMaxDistinctKeys) + "]");
+  }
+  const std::size_t width = std::to_string(spec.count - 1).size() + 1;
+  key_arena_.assign(spec.count * width, '0');
+  for (std::size_t k = 0; k < spec.count; ++k) {
+    char* key = key_arena_.data() + k * width;
+    key[0] = 'k';
+    const std::string digits = std::to_string(k);
+    std::copy(digits.begin(), digits.end(), key + width - digits.size());
+  }
+  // Zipf by inverse transform over the cumulative weights (a binary search per draw), with
+  // kbench's own generator rather than <random>'s distributions, whose output differs
+  // between standard libraries.
+  std::vector<double> cumulative;
+  if (spec.distribution == KeyDistribution::kZipf) {
+    cumulative.resize(spec.count);
+    double sum = 0;
+    for (std::size_t k = 0; k < spec.count; ++k) {
+      sum += 1.0 / std::pow(static_cast<double>(k + 1), spec.exponent);
+      cumulative[k] = sum;
+    }
+  }
+  Rng rng(seed ^ 0x6b657973ull);  // "keys": a stream apart from the payload's
+  const std::size_t length = std::max(size(), kMinKeySequence);
+  keys_.clear();
+  keys_.reserve(length);
+  total_key_bytes_ = 0;
+  for (std::size_t i = 0; i < length; ++i) {
+    std::size_t k;
+    if (spec.distribution == KeyDistribution::kUniform) {
+      k = static_cast<std::size_t>(rng.Below(spec.count));
+    } else {
+      const double u = static_cast<double>(rng.Next() >> 11) * 0x1.0p-53 * cumulative.back();
+      k = static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                   cumulative.begin());
+      k = std::min(k, spec.count - 1);
+    }
+    keys_.emplace_back(key_arena_.data() + k * width, width);
+    if (i < size()) total_key_bytes_ += width;
+  }
+}
 
 RecordSet PayloadGenerator::Generate(std::size_t count) const {
   return Build(count, static_cast<std::size_t>(-1));

@@ -38,6 +38,22 @@ PayloadSpec ParsePayloadSpec(std::string_view text);
 SizeSpec ParseSizeSpec(std::string_view text);
 const std::vector<std::string_view>& KnownPayloadKinds();
 
+// Record keys, drawn per record sent: none (null keys, or the payload's own: `repeated`),
+// uniform over `count` distinct keys, or zipf-skewed over `count` (the key of rank k drawn
+// with weight 1/k^exponent, YCSB's 0.99). Null keys make producer benchmarks optimistic
+// (KIP-1299): librdkafka's sticky partitioner then fills one partition's batch at a time,
+// while keyed records spread over every partition the partitioner hashes them to.
+enum class KeyDistribution { kNone, kUniform, kZipf };
+struct KeySpec {
+  KeyDistribution distribution = KeyDistribution::kNone;
+  std::size_t count = 1000;
+  double exponent = 0.99;
+  std::string_view Name() const;  // none, uniform, zipf
+};
+// "none", "uniform" or "zipf"; UsageError otherwise.
+KeyDistribution ParseKeyDistribution(std::string_view text);
+inline constexpr std::size_t kMaxDistinctKeys = 1000000;
+
 // A set of records stored contiguously: values (and keys, where the kind has them) are
 // views into one arena so timed loops walk memory the way a batch builder would.
 class RecordSet {
@@ -49,6 +65,16 @@ class RecordSet {
     return keys_.empty() ? std::string_view() : keys_[i];
   }
   bool has_keys() const { return !keys_.empty(); }
+  // The key of the n-th record sent (n counts on past size(): drawn keys cycle with their
+  // own period, longer than the set's, so that many distinct keys fit a small set).
+  std::string_view key_at(std::uint64_t n) const {
+    return keys_.empty() ? std::string_view() : keys_[n % keys_.size()];
+  }
+  // Replaces the keys with a sequence drawn from `spec` (deterministic per seed) of at least
+  // kMinKeySequence entries; kNone leaves the set as it is. Keys are "k" and the key's
+  // number, zero-padded to one width.
+  void DrawKeys(const KeySpec& spec, std::uint64_t seed);
+  static constexpr std::size_t kMinKeySequence = 65536;
   std::size_t total_value_bytes() const { return total_value_bytes_; }
   std::size_t total_key_bytes() const { return total_key_bytes_; }
 
@@ -58,6 +84,7 @@ class RecordSet {
  private:
   friend class PayloadGenerator;
   std::string arena_;
+  std::vector<char> key_arena_;  // drawn keys (a vector: its buffer survives a move)
   std::vector<std::string_view> keys_;
   std::vector<std::string_view> values_;
   std::size_t total_value_bytes_ = 0;

@@ -8,6 +8,8 @@
 #include <limits>
 #include <string_view>
 
+#include <unistd.h>
+
 #include "harness/codec.h"
 
 namespace kbench {
@@ -52,12 +54,20 @@ struct alignas(64) DriverThreadState {
   // the round has ended.
   PartitionCounts delivered_per_partition;
   std::vector<std::uint64_t> digest_per_partition;
-  bool digest = false;  // ProducerOptions::digest_records
+  bool digest = false;         // ProducerOptions::digest_records
+  bool transactional = false;  // ProducerOptions::transaction_records > 0
   // Measured window: its origin (0 = none) and interval width, set by the main thread
   // while the workers run (OpenWindow), read by this thread's delivery callbacks.
   std::atomic<std::uint64_t> window_origin_ns{0}, window_interval_ns{1};
   // Owner thread only while producing; read by the main thread after Stop().
   std::vector<IntervalSample> intervals;
+  // Transactions (owner thread only): partitions the open transaction has delivered to
+  // (flags, set by the delivery reports this thread serves: commit_transaction flushes
+  // through this thread), control records written per partition, counts, first error.
+  std::vector<char> txn_touched;
+  PartitionCounts markers_per_partition;
+  std::int64_t transactions = 0, transactions_aborted = 0, commit_ns = 0;
+  std::string transaction_error;
   // When the owner's current rd_kafka_poll(rk, 0) began (0 outside one): the delivery
   // time of the reports it serves, read once per poll instead of once per report.
   std::uint64_t poll_now_ns = 0;
@@ -95,6 +105,11 @@ struct alignas(64) DriverThreadState {
     errors.clear();
     delivered_per_partition.clear();
     digest_per_partition.clear();
+    // txn_touched stays: a transaction open across a measurement boundary keeps its
+    // partitions (its marker is written when it commits, and counted then).
+    markers_per_partition.clear();
+    transactions = transactions_aborted = commit_ns = 0;
+    transaction_error.clear();
   }
 };
 
@@ -137,6 +152,10 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
     const auto p = static_cast<std::size_t>(m->partition);
     if (p >= s->delivered_per_partition.size()) s->delivered_per_partition.resize(p + 1, 0);
     ++s->delivered_per_partition[p];
+    if (s->transactional) {
+      if (p >= s->txn_touched.size()) s->txn_touched.resize(p + 1, 0);
+      s->txn_touched[p] = 1;
+    }
     if (s->digest) {
       if (p >= s->digest_per_partition.size()) s->digest_per_partition.resize(p + 1, 0);
       s->digest_per_partition[p] +=
@@ -222,6 +241,7 @@ std::string ProduceTotals::AccountingError() const {
            " records rejected by rd_kafka_producev";
   }
   if (!msg.empty() && !error_list.empty()) msg += " (" + error_list + ")";
+  if (!transaction_error.empty()) msg += (msg.empty() ? "" : "; ") + transaction_error;
   return msg;
 }
 
@@ -234,6 +254,11 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
   }
   if (records.size() == 0) {
     return Status::Error("no records to produce");
+  }
+  if (options.transaction_records > 0 && options.producers != options.threads) {
+    return Status::Error(
+        "transactions need a producer per thread (a transaction belongs to one producer, "
+        "and threads sharing it would commit each other's records)");
   }
   std::unique_ptr<ProducerDriver> d(new ProducerDriver());
   d->options_ = options;
@@ -260,6 +285,10 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
   }
   // message.timeout.ms = 0 means infinite: cap the flush wait anyway.
   if (d->message_timeout_.count() == 0) d->message_timeout_ = std::chrono::minutes(5);
+  // A transaction call need not outwait its records by much: once they have timed out,
+  // the commit fails anyway, and an abort to a dead coordinator would wait it out.
+  d->options_.transaction_timeout = std::min<std::chrono::milliseconds>(
+      options.transaction_timeout, d->message_timeout_ + std::chrono::seconds(5));
 
   // debug=feature (logged once per connection, no cost per record) reports what each
   // broker supports; it is added to whatever debug contexts the user asked for.
@@ -272,7 +301,14 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
 
   for (int i = 0; i < options.producers; ++i) {
     auto inst = std::make_unique<ProducerInstance>();
-    StatusOr<rd_kafka_conf_t*> built = BuildConf(settings);
+    ClientSettings own = settings;
+    if (options.transaction_records > 0) {
+      // Unique per producer and per process: a transactional.id shared with a live producer
+      // fences one of them.
+      own.emplace_back("transactional.id", "kbench-" + std::to_string(getpid()) + "-" +
+                                               std::to_string(NowNs()) + "-" + std::to_string(i));
+    }
+    StatusOr<rd_kafka_conf_t*> built = BuildConf(own);
     if (!built) return built.status();
     rd_kafka_conf_t* conf = *built;
     rd_kafka_conf_set_opaque(conf, inst.get());
@@ -291,11 +327,23 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
       return Status::Error("cannot create topic handle for '" + options.topic +
                            "': " + rd_kafka_err2str(rd_kafka_last_error()));
     }
+    if (options.transaction_records > 0) {
+      const auto init_start = NowNs();
+      rd_kafka_error_t* error =
+          rd_kafka_init_transactions(rk, static_cast<int>(d->options_.transaction_timeout.count()));
+      if (error) {
+        std::string what = rd_kafka_error_string(error);
+        rd_kafka_error_destroy(error);
+        return Status::Error("init_transactions: " + what);
+      }
+      d->init_transactions_ns_ += static_cast<std::int64_t>(NowNs() - init_start);
+    }
     d->instances_.push_back(std::move(inst));
   }
   for (int t = 0; t <= options.threads; ++t) {
     d->states_.push_back(std::make_unique<DriverThreadState>());
     d->states_.back()->digest = options.digest_records;
+    d->states_.back()->transactional = options.transaction_records > 0;
   }
   for (int t = 0; t < options.threads; ++t)
     d->workers_.emplace_back(&ProducerDriver::WorkerLoop, d.get(), t);
@@ -362,13 +410,24 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
     base = round_base_;
   }
 
+  const std::int64_t txn_records = options_.transaction_records;
+  const int txn_timeout_ms = static_cast<int>(options_.transaction_timeout.count());
+  std::int64_t in_txn = 0;  // records sent in the open transaction
+  bool txn_open = false;
+  bool txn_failed = false;  // after a failed transaction call this share stops producing
+
   std::uint64_t clock_ns = NowNs();
   for (std::int64_t k = 0; k < mine; ++k) {
     if (continuous && stop_producing_.load(std::memory_order_relaxed)) break;
+    if (txn_records > 0 && !txn_open) {
+      if (txn_failed) break;
+      if (!BeginTransaction(rk, s)) break;  // noted in s.transaction_error
+      txn_open = true;
+    }
     const auto g = static_cast<std::uint64_t>(k * threads + index);
     const std::size_t r = static_cast<std::size_t>((base + g) % set_size);
     std::string_view value = records_->value(r);
-    std::string_view key = records_->key(r);
+    std::string_view key = records_->key_at(base + g);
     std::uint64_t intended;
     if (ns_per_record > 0) {
       intended = start_ns + static_cast<std::uint64_t>(static_cast<double>(g) * ns_per_record);
@@ -416,6 +475,12 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         Bump(s.produced);
         Bump(s.value_bytes, static_cast<std::int64_t>(value.size()));
+        if (txn_records > 0 && ++in_txn == txn_records) {
+          txn_failed = !EndTransaction(rk, s, txn_timeout_ms);
+          txn_open = false;
+          in_txn = 0;
+          clock_ns = NowNs();
+        }
         break;
       }
       if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
@@ -438,8 +503,62 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
       s.poll_now_ns = 0;
     }
   }
+  if (txn_open) (void)EndTransaction(rk, s, txn_timeout_ms);
   rd_kafka_poll(rk, 0);
   tls_state = nullptr;
+}
+
+namespace {
+
+// Counts the open transaction's control records (one per partition it delivered to).
+void CountMarkers(DriverThreadState& s) {
+  if (s.markers_per_partition.size() < s.txn_touched.size())
+    s.markers_per_partition.resize(s.txn_touched.size(), 0);
+  for (std::size_t p = 0; p < s.txn_touched.size(); ++p) {
+    if (s.txn_touched[p]) ++s.markers_per_partition[p];
+    s.txn_touched[p] = 0;
+  }
+}
+
+// Notes the first transaction error and frees it; returns its text.
+std::string TakeTransactionError(DriverThreadState& s, const char* call, rd_kafka_error_t* e) {
+  std::string text = std::string(call) + ": " + rd_kafka_error_string(e);
+  rd_kafka_error_destroy(e);
+  if (s.transaction_error.empty()) s.transaction_error = text;
+  return text;
+}
+
+}  // namespace
+
+Status ProducerDriver::BeginTransaction(rd_kafka_t* rk, DriverThreadState& s) {
+  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) {
+    return Status::Error(TakeTransactionError(s, "begin_transaction", e));
+  }
+  return Status::Ok();
+}
+
+Status ProducerDriver::EndTransaction(rd_kafka_t* rk, DriverThreadState& s, int timeout_ms) {
+  const auto start = NowNs();
+  rd_kafka_error_t* e = rd_kafka_commit_transaction(rk, timeout_ms);
+  s.commit_ns += static_cast<std::int64_t>(NowNs() - start);
+  // The commit flushed: every delivery report of the transaction has been served here.
+  if (!e) {
+    CountMarkers(s);
+    ++s.transactions;
+    return Status::Ok();
+  }
+  const bool abortable = rd_kafka_error_txn_requires_abort(e);
+  std::string what = TakeTransactionError(s, "commit_transaction", e);
+  if (abortable) {
+    rd_kafka_error_t* aborted = rd_kafka_abort_transaction(rk, timeout_ms);
+    if (!aborted) {
+      CountMarkers(s);  // an abort writes its markers too
+      ++s.transactions_aborted;
+    } else {
+      (void)TakeTransactionError(s, "abort_transaction", aborted);
+    }
+  }
+  return Status::Error(what);
 }
 
 std::int64_t ProducerDriver::Produced() const {
@@ -720,6 +839,11 @@ ProduceTotals ProducerDriver::Collect() {
     t.latency.Merge(s->latency);
     for (auto [code, n] : s->errors) errors[code] += n;
     AddCounts(t.delivered_per_partition, s->delivered_per_partition);
+    AddCounts(t.markers_per_partition, s->markers_per_partition);
+    t.transactions += s->transactions;
+    t.transactions_aborted += s->transactions_aborted;
+    t.commit_ns += s->commit_ns;
+    if (t.transaction_error.empty()) t.transaction_error = s->transaction_error;
     if (t.digest_per_partition.size() < s->digest_per_partition.size())
       t.digest_per_partition.resize(s->digest_per_partition.size(), 0);
     for (std::size_t p = 0; p < s->digest_per_partition.size(); ++p)

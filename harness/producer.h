@@ -71,6 +71,15 @@ struct ProducerOptions {
   // order: the consumer runs on the same host) in a header named kSendTimeHeader, for an
   // end-to-end latency measured where the record is read (benchmarks/end_to_end_bench.cc).
   bool stamp_send_time = false;
+  // > 0: transactional producers (one per thread: producers == threads), each committing
+  // a transaction every `transaction_records` records it sends (and the open one when its
+  // share ends). rd_kafka_init_transactions runs at Create (not timed); begin and commit
+  // run in the producing thread, so their cost is in the time and the latency. Each commit
+  // (and abort) writes one control record per partition the transaction touched, which
+  // the totals count (ProduceTotals::markers_per_partition) for the end-offset check.
+  std::int64_t transaction_records = 0;
+  // Per init, commit or abort call; at most message.timeout.ms + 5 s.
+  std::chrono::milliseconds transaction_timeout{30000};
 };
 inline constexpr const char* kSendTimeHeader = "kbench.t";
 
@@ -118,8 +127,17 @@ struct ProduceTotals {
   // not count; records batched more than once (txmsgs beyond produced) do show them.
   std::int64_t resent_records = 0;
   std::int64_t retries() const { return stats.retries + resent_records; }
-  std::string codec_fallback;  // librdkafka's notice when it sent a batch uncompressed
-  std::string stats_error;     // statistics missing or unparsable
+  // Transactions (ProducerOptions::transaction_records): committed, aborted (after an
+  // error that requires it; the row then fails), the commit calls' total time, and per
+  // partition the control records (commit or abort markers) they wrote: a partition's end
+  // offset is its delivered records plus its markers.
+  std::int64_t transactions = 0;
+  std::int64_t transactions_aborted = 0;
+  std::int64_t commit_ns = 0;
+  PartitionCounts markers_per_partition;
+  std::string transaction_error;  // the first error of a begin, commit or abort
+  std::string codec_fallback;     // librdkafka's notice when it sent a batch uncompressed
+  std::string stats_error;        // statistics missing or unparsable
 
   std::int64_t undelivered() const { return produced - delivered; }
   // "" when every produced record was delivered and nothing was rejected.
@@ -170,6 +188,8 @@ class ProducerDriver {
   // Records accepted by rd_kafka_producev since BeginMeasurement and not yet reported
   // (delivered or failed): what the client holds in its queues and requests right now.
   std::int64_t InFlight() const;
+  // Time rd_kafka_init_transactions took over all producers at Create (transactions only).
+  std::int64_t init_transactions_ns() const { return init_transactions_ns_; }
 
  private:
   ProducerDriver() = default;
@@ -184,12 +204,17 @@ class ProducerDriver {
   std::vector<StatsAccumulator::Snapshot> Snapshots() const;
   std::int64_t Failures() const;  // failed + rejected over every thread
   std::int64_t Produced() const;  // accepted by rd_kafka_producev over every thread
+  // Transactions, in the producing thread: begin, and commit (abort when the error
+  // requires it); a failure is noted in the thread's state and ends its share.
+  static Status BeginTransaction(rd_kafka_t* rk, DriverThreadState& s);
+  static Status EndTransaction(rd_kafka_t* rk, DriverThreadState& s, int timeout_ms);
 
   ProducerOptions options_;
   const RecordSet* records_ = nullptr;
   std::string requested_codec_ = "none";
   std::chrono::milliseconds message_timeout_{300000};
   std::chrono::milliseconds stats_interval_{0};
+  std::int64_t init_transactions_ns_ = 0;
   std::vector<std::unique_ptr<ProducerInstance>> instances_;
   std::vector<std::unique_ptr<DriverThreadState>> states_;  // one per worker + one for this thread
   std::vector<std::thread> workers_;

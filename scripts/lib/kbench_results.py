@@ -49,6 +49,13 @@ METRICS = {
     "retries": (-1, "records or requests the client had to send again"),
     "lost_records": (-1, "records delivered (sent, at acks=0) but missing from the log"),
     "duplicate_records": (-1, "records in the log more often than they were produced"),
+    "transactions_per_second": (+1, "committed transactions per second (window records/s "
+                                    "/ transaction_records): follows items_per_second"),
+    "commit_avg_us": (-1, "time per commit_transaction call, which waits for the "
+                          "transaction's records and markers"),
+    "transactions_aborted": (-1, "transactions aborted after an error (the row fails)"),
+    "transaction_markers": (0, "control records transactions wrote: a check's input"),
+    "init_transactions_ms": (-1, "rd_kafka_init_transactions at set-up, all producers"),
     "rate_shortfall": (-1, "1 when an open-loop row fell more than 1 % short of its target"),
     "instructions": (-1, "callgrind instructions per iteration (deterministic)"),
     "target_rate": (0, "the offered load of an open-loop row: a parameter, not a result"),

@@ -7,7 +7,10 @@
 #      naming the partition with delivered and end-offset counts (the end-offset check runs
 #      per partition at every acks);
 #   4. the broker killed mid-run: that benchmark fails naming the undelivered count, the
-#      next one still runs (and fails: the cluster is gone), the JSON is written, exit 1.
+#      next one still runs (and fails: the cluster is gone), the JSON is written, exit 1;
+#   5. (before 4) keyed and transactional rows: end offsets = delivered + commit markers;
+#   6. the broker started again and killed under a transactional row: it fails in bounded
+#      time naming the cause, and the next row runs.
 # Uses its own state dir and ports, so it does not disturb a cluster started by hand.
 set -euo pipefail
 
@@ -48,6 +51,31 @@ BOOTSTRAP="$("$ROOT/scripts/kafka" start --dir "$STATE" --port-base "$PORT_BASE"
 VERSION="$("$ROOT/scripts/kafka" status --dir "$STATE" | awk -F': *' 'tolower($1) ~ /version/ {print $2; exit}')"
 export KBENCH_BROKER_VERSION="$VERSION"
 echo "broker $VERSION at $BOOTSTRAP"
+
+# Runs rows FIRST and NEXT (in that order) with a short message timeout, kills the broker
+# once FIRST is being measured (its first progress line not marked warm-up: killed during
+# the warm-up or its end-offset check, it would fail for another reason), and waits for
+# kbench: sets rc. Output: $WORK/TAG.json and TAG.err.
+run_and_kill_broker() {
+  local tag=$1 first=$2 next=$3 waited bench_pid pid_file
+  "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^(${first}|${next})\$" \
+    --benchmark_min_time=20 -X message.timeout.ms=5000 \
+    --benchmark_out="$WORK/$tag.json" --benchmark_out_format=json >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
+  bench_pid=$!
+  for ((waited = 0; ; waited++)); do
+    grep -Eq "^${first%/real_time}: [0-9]+ records sent, .* max latency\.\$" "$WORK/$tag.err" && break
+    kill -0 "$bench_pid" 2>/dev/null || { cat "$WORK/$tag.err" >&2; fail "kbench ended before measuring $first"; }
+    ((waited < 240)) || fail "no measurement progress line from $first within 120 s"
+    sleep 0.5
+  done
+  pid_file="$(find "$STATE" -mindepth 2 -maxdepth 2 -name pid 2>/dev/null | head -1)"
+  [[ -n $pid_file ]] || fail "no broker pid file under $STATE"
+  kill -9 "$(<"$pid_file")"
+  set +e
+  wait "$bench_pid"
+  rc=$?
+  set -e
+}
 
 # ---------------------------------------------------------------- 1. a full produce run
 NAME='Produce/send/acks:all/codec:zstd/record_bytes:500/threads:1/producers:1/real_time'
@@ -139,30 +167,44 @@ print(f"  {msg}")
 PYEOF
 pass "7 records written behind an acks=0 row's back: it fails naming them per partition"
 
+# ---------------------------------------------------------------- 5. keys and transactions
+# Keyed records through the default partitioner, and transactional producers whose commit
+# markers occupy offsets: end offsets = delivered records + markers, per partition.
+KEYED='Produce/send/acks:1/codec:none/record_bytes:500/threads:1/producers:1/partitions:16/keys:zipf/key_count:1000/real_time'
+TXN100='Produce/send/acks:all/codec:none/record_bytes:500/threads:1/producers:1/transaction_records:100/real_time'
+"$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^(${KEYED}|${TXN100})\$" \
+  --window-seconds=1 --warmup-seconds=0.5 --benchmark_out="$WORK/keys.json" \
+  --benchmark_out_format=json >"$WORK/keys.out" 2>"$WORK/keys.err" \
+  || { cat "$WORK/keys.err" >&2; fail "keys and transactions run exited $?"; }
+"$PY" - "$WORK/keys.json" "$KEYED" "$TXN100" <<'PYEOF' || fail "keys and transactions checks (above)"
+import json, sys
+path, keyed, txn = sys.argv[1:]
+by_name = {b["name"]: b for b in json.load(open(path))["benchmarks"]}
+for name in (keyed, txn):
+    b = by_name.get(name)
+    if b is None or b.get("error_occurred"):
+        sys.exit(f"  {name} failed or missing: {b and b.get('error_message')}")
+k, t = by_name[keyed], by_name[txn]
+if not (k["end_offsets"] == k["delivered_records"] > 0):
+    sys.exit(f"  keyed: end offsets {k['end_offsets']} != delivered {k['delivered_records']}")
+markers = t["transaction_markers"]
+if not (markers > 0 and t["end_offsets"] == t["delivered_records"] + markers):
+    sys.exit(f"  transactions: end offsets {t['end_offsets']} != delivered "
+             f"{t['delivered_records']} + markers {markers}")
+if not (t["transactions_per_second"] > 0 and t["commit_avg_us"] > 0 and t["transactions_aborted"] == 0):
+    sys.exit(f"  transaction counters: {t}")
+print(f"  keyed {k['items_per_second']:.0f} records/s; transactions of 100: "
+      f"{t['transactions_per_second']:.1f}/s, commit {t['commit_avg_us']:.0f} us, "
+      f"end offsets {t['end_offsets']:.0f} = {t['delivered_records']:.0f} + {markers:.0f} markers")
+PYEOF
+pass "keyed and transactional rows on the broker: end offsets = delivered + markers"
+
 # ---------------------------------------------------------------- 4. broker killed mid-run
 # Benchmarks run in registration order: KILLED is running (min_time 20 s) when the broker
 # dies, NEXT starts after it. A short message timeout makes stranded records fail fast.
 KILLED='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
 NEXT='Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/real_time'
-"$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^(${KILLED}|${NEXT})\$" \
-  --benchmark_min_time=20 -X message.timeout.ms=5000 \
-  --benchmark_out="$WORK/kill.json" --benchmark_out_format=json >"$WORK/kill.out" 2>"$WORK/kill.err" &
-bench_pid=$!
-# Kill once KILLED is being measured (its first progress line not marked warm-up): killed
-# during the warm-up or its end-offset check, it would fail for another reason.
-for ((waited = 0; ; waited++)); do
-  grep -Eq "^${KILLED%/real_time}: [0-9]+ records sent, .* max latency\.\$" "$WORK/kill.err" && break
-  kill -0 "$bench_pid" 2>/dev/null || { cat "$WORK/kill.err" >&2; fail "kbench ended before measuring $KILLED"; }
-  ((waited < 240)) || fail "no measurement progress line from $KILLED within 120 s"
-  sleep 0.5
-done
-pid_file="$(find "$STATE" -mindepth 2 -maxdepth 2 -name pid 2>/dev/null | head -1)"
-[[ -n $pid_file ]] || fail "no broker pid file under $STATE"
-kill -9 "$(<"$pid_file")"
-set +e
-wait "$bench_pid"
-rc=$?
-set -e
+run_and_kill_broker kill "$KILLED" "$NEXT"
 [[ $rc -eq 1 ]] || { cat "$WORK/kill.err" >&2; fail "expected exit 1 after the broker died, got $rc"; }
 "$PY" - "$WORK/kill.json" "$KILLED" "$NEXT" <<'PYEOF' || { cat "$WORK/kill.err" >&2; fail "killed-broker checks (above)"; }
 import json, re, sys
@@ -181,4 +223,32 @@ if nxt not in by_name:
 print(f"  next: {by_name[nxt].get('error_message', 'ran')}")
 PYEOF
 pass "broker killed mid-run: failure names the undelivered count, run continued, JSON written"
+
+# ---------------------------------------------------------------- 6. transactions killed
+# The broker (also the transaction coordinator) is started again, and killed while a
+# transactional row is measured: the row fails naming what failed (records undelivered, the
+# commit, the abort), in bounded time (transaction calls wait at most message.timeout.ms +
+# 5 s), and the next row still runs.
+"$ROOT/scripts/kafka" start-node 0 --dir "$STATE" >/dev/null 2>"$WORK/restart.err" \
+  || { cat "$WORK/restart.err" >&2; fail "could not start the broker again"; }
+TXN='Produce/send/acks:all/codec:none/record_bytes:500/threads:1/producers:1/transaction_records:10000/real_time'
+start=$SECONDS
+run_and_kill_broker txkill "$TXN" "$NEXT"
+elapsed=$((SECONDS - start))
+[[ $rc -eq 1 ]] || { cat "$WORK/txkill.err" >&2; fail "expected exit 1 after the broker died, got $rc"; }
+"$PY" - "$WORK/txkill.json" "$TXN" "$NEXT" <<'PYEOF' || { cat "$WORK/txkill.err" >&2; fail "killed-transaction checks (above)"; }
+import json, sys
+path, txn, nxt = sys.argv[1:]
+by_name = {b["name"]: b for b in json.load(open(path))["benchmarks"]}
+b = by_name.get(txn)
+if b is None or not b.get("error_occurred"):
+    sys.exit(f"  {txn} did not fail: {b}")
+msg = b["error_message"]
+if "undelivered" not in msg and "transaction" not in msg:
+    sys.exit(f"  error names neither undelivered records nor a transaction call: {msg!r}")
+print(f"  {txn}: {msg}")
+if nxt not in by_name:
+    sys.exit(f"  the next benchmark ({nxt}) did not run")
+PYEOF
+pass "transactional row with the broker killed: failed in ${elapsed}s naming it, run continued"
 echo "live_produce_test: all checks passed"

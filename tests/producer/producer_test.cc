@@ -204,6 +204,64 @@ TEST(ProducerDriverMock, RejectsBadShapes) {
   EXPECT_NE(stats.message().find("statistics.interval.ms"), std::string::npos);
 }
 
+TEST(ProducerDriverMock, TransactionsCommitEveryNRecordsPerThreadAndCountTheirMarkers) {
+  MockRun run;
+  ProducerOptions o = run.Options(2, 2, {{"acks", "all"}});
+  o.transaction_records = 1000;
+  auto d = MakeDriver(run, o);
+  ASSERT_TRUE(d);
+  EXPECT_GT(d->init_transactions_ns(), 0);
+  d->BeginMeasurement();
+  // 2750 records per thread: commits after 1000 and 2000, and the open one at the end.
+  ASSERT_TRUE(d->RunRound(5500).ok());
+  ProduceTotals t = d->Collect();
+  EXPECT_EQ(t.AccountingError(), "");
+  EXPECT_EQ(t.delivered, 5500);
+  EXPECT_EQ(t.transactions, 6);
+  EXPECT_EQ(t.transactions_aborted, 0);
+  EXPECT_GT(t.commit_ns, 0);
+  // Each transaction writes one marker per partition it delivered to (1 or 2 here).
+  const std::int64_t markers = TotalCount(t.markers_per_partition);
+  EXPECT_GE(markers, 6);
+  EXPECT_LE(markers, 12);
+  for (std::size_t p = 0; p < t.delivered_per_partition.size(); ++p) {
+    if (t.delivered_per_partition[p] > 0) {
+      ASSERT_LT(p, t.markers_per_partition.size());
+      EXPECT_GE(t.markers_per_partition[p], 1) << p;
+    }
+  }
+  // The mock writes no control records: its end offsets are the records alone.
+  EXPECT_EQ(run.EndOffsets(), 5500);
+}
+
+TEST(ProducerDriverMock, TransactionsNeedAProducerPerThread) {
+  MockRun run;
+  ProducerOptions o = run.Options(2, 1, {{"acks", "all"}});
+  o.transaction_records = 100;
+  auto d = ProducerDriver::Create(o, run.records);
+  EXPECT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("producer per thread"), std::string::npos) << d.message();
+}
+
+TEST(ProducerDriverMock, KeyedRecordsReachEveryPartitionThroughThePartitioner) {
+  MockRun run(bench::TopicLayout{8, 1});
+  RecordSet keyed = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 1).Generate(1000);
+  keyed.DrawKeys(KeySpec{KeyDistribution::kUniform, 1000}, 1);
+  auto made = ProducerDriver::Create(run.Options(1, 1), keyed);
+  ASSERT_TRUE(made.ok()) << made.message();
+  auto& d = *made;
+  d->BeginMeasurement();
+  ASSERT_TRUE(d->RunRound(8000).ok());
+  ProduceTotals t = d->Collect();
+  EXPECT_EQ(t.AccountingError(), "");
+  ASSERT_EQ(t.delivered_per_partition.size(), 8u);
+  // 1000 keys hashed over 8 partitions: about 1000 records each, none empty.
+  for (std::int64_t n : t.delivered_per_partition) {
+    EXPECT_GT(n, 500);
+    EXPECT_LT(n, 1500);
+  }
+}
+
 TEST(ProducerDriverMock, BrokerRttShowsUpInLatency) {
   MockRun run;
   for (int broker = 1; broker <= 3; ++broker)

@@ -1,8 +1,10 @@
 #include "harness/payload.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -146,6 +148,68 @@ TEST(Payload, BadSpecsAreRejectedWithTheValidValues) {
   EXPECT_THROW(ParseSizeSpec("99999999999"), UsageError);
   EXPECT_EQ(ParseSizeSpec("250-750").Name(), "250-750");
   EXPECT_EQ(ParsePayloadSpec("value_bound:500").Name(), "value_bound:500");
+}
+
+// Counts of each key over one period of the drawn sequence.
+std::map<std::string, std::size_t> KeyCounts(const RecordSet& set, std::size_t period) {
+  std::map<std::string, std::size_t> counts;
+  for (std::size_t n = 0; n < period; ++n) ++counts[std::string(set.key_at(n))];
+  return counts;
+}
+
+TEST(Keys, UniformDrawsEveryKeyAboutEquallyAndIsDeterministic) {
+  RecordSet a = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 7).Generate(100);
+  RecordSet b = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 7).Generate(100);
+  EXPECT_FALSE(a.has_keys());
+  KeySpec spec{KeyDistribution::kUniform, 100};
+  a.DrawKeys(spec, 7);
+  b.DrawKeys(spec, 7);
+  ASSERT_TRUE(a.has_keys());
+  const std::size_t period = RecordSet::kMinKeySequence;
+  for (std::size_t n = 0; n < 1000; ++n) ASSERT_EQ(a.key_at(n), b.key_at(n));
+  // The sequence is longer than the set and cycles with its own period.
+  EXPECT_EQ(a.key_at(period + 5), a.key_at(5));
+  const auto counts = KeyCounts(a, period);
+  ASSERT_EQ(counts.size(), 100u);  // 655 expected per key: every key drawn
+  for (const auto& [key, n] : counts) {
+    EXPECT_EQ(key.size(), 3u) << key;  // "k" + two digits: one width
+    EXPECT_GT(n, 655 * 0.8) << key;
+    EXPECT_LT(n, 655 * 1.2) << key;
+  }
+}
+
+TEST(Keys, ZipfFavoursTheFirstRanksAsItsWeightsSay) {
+  RecordSet set = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 1).Generate(10);
+  KeySpec spec{KeyDistribution::kZipf, 1000, 0.99};
+  set.DrawKeys(spec, 1);
+  const auto counts = KeyCounts(set, RecordSet::kMinKeySequence);
+  double total_weight = 0;
+  for (int k = 1; k <= 1000; ++k) total_weight += 1.0 / std::pow(k, 0.99);
+  const double expected_first = RecordSet::kMinKeySequence / total_weight;  // about 8700
+  EXPECT_NEAR(static_cast<double>(counts.at("k000")), expected_first, expected_first * 0.05);
+  EXPECT_GT(counts.at("k000"), 1.8 * static_cast<double>(counts.at("k001")));
+  EXPECT_GT(counts.size(), 500u);  // a long tail, not a handful of keys
+}
+
+TEST(Keys, NoneKeepsThePayloadsKeysAndBadCountsAreUsageErrors) {
+  RecordSet rep =
+      PayloadGenerator(ParsePayloadSpec("repeated"), SizeSpec{100, 100}, 3).Generate(20);
+  const std::string first(rep.key_at(0));
+  rep.DrawKeys(KeySpec{}, 3);
+  EXPECT_EQ(rep.key_at(0), first);
+  EXPECT_EQ(rep.key_at(20), rep.key(0));  // the payload's keys: one per record
+  EXPECT_THROW(rep.DrawKeys(KeySpec{KeyDistribution::kUniform, 0}, 3), UsageError);
+  EXPECT_THROW(rep.DrawKeys(KeySpec{KeyDistribution::kZipf, kMaxDistinctKeys + 1}, 3), UsageError);
+  EXPECT_THROW(ParseKeyDistribution("hot"), UsageError);
+  EXPECT_EQ(KeySpec{KeyDistribution::kZipf}.Name(), "zipf");
+}
+
+TEST(Keys, ViewsSurviveAMoveOfTheSet) {
+  RecordSet set = PayloadGenerator(ParsePayloadSpec("az"), SizeSpec{100, 100}, 5).Generate(4);
+  set.DrawKeys(KeySpec{KeyDistribution::kUniform, 3}, 5);  // 3 keys of 2 bytes: tiny storage
+  const std::string before(set.key_at(1));
+  RecordSet moved = std::move(set);
+  EXPECT_EQ(moved.key_at(1), before);
 }
 
 }  // namespace
