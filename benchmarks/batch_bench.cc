@@ -58,21 +58,21 @@ constexpr std::size_t kMemcpyRecordBytes = 1000;
 // ------------------------------------------------------------------ data
 
 // v0 has no timestamps; v1 and v2 must keep the records' own.
-std::string ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
+Status ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
   return bench::ReadBackError(wire, data, 0, magic != 0);
 }
 
 // Writes the batch `p` describes into `wire` and checks it reads back; `plain_bytes` gets
 // the size of the same batch uncompressed (the denominator of `ratio`).
-std::string WriteChecked(BatchBuilder& builder, const BatchParams& p, const BatchRecords& data,
-                         ByteBuffer& wire, std::size_t* plain_bytes) {
+Status WriteChecked(BatchBuilder& builder, const BatchParams& p, const BatchRecords& data,
+                    ByteBuffer& wire, std::size_t* plain_bytes) {
   BatchOptions options = WriterOptions(p);
   options.codec = CodecSpec{};
   if (Status s = record::WriteBatch(builder, options, data.records, wire); !s)
-    return "build failed: " + s.message();
+    return Status::Error("build failed: " + s.message());
   *plain_bytes = wire.size();
   if (Status s = record::WriteBatch(builder, WriterOptions(p), data.records, wire); !s)
-    return "build failed: " + s.message();
+    return Status::Error("build failed: " + s.message());
   return ReadBackError(wire, data, p.magic);
 }
 
@@ -91,7 +91,7 @@ class BuildWork : public BatchRecordsWork {
  public:
   explicit BuildWork(const BatchParams& p)
       : BatchRecordsWork(p), p_(p), options_(WriterOptions(p)) {}
-  std::string Verify() { return WriteChecked(builder_, p_, data_, out_, &uncompressed_wire_); }
+  Status Verify() { return WriteChecked(builder_, p_, data_, out_, &uncompressed_wire_); }
   void Iterate() {
     ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
     benchmark::DoNotOptimize(out_.data());
@@ -114,7 +114,7 @@ class BuildWork : public BatchRecordsWork {
 class ReadWork : public BatchRecordsWork {
  public:
   explicit ReadWork(const BatchParams& p) : BatchRecordsWork(p), p_(p) {}
-  std::string Verify() {
+  Status Verify() {
     BatchBuilder builder;
     return WriteChecked(builder, p_, data_, wire_, &uncompressed_wire_);
   }
@@ -152,10 +152,10 @@ class ReferenceWork : public BatchRecordsWork {
 
  protected:
   explicit ReferenceWork(const BatchParams& p) : BatchRecordsWork(p) {}
-  std::string BuildBatch() {
+  Status BuildBatch() {
     BatchBuilder builder;
     Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_);
-    return s ? "" : "build failed: " + s.message();
+    return s ? s : Status::Error("build failed: " + s.message());
   }
   ByteBuffer batch_;
 };
@@ -165,11 +165,13 @@ class ReferenceWork : public BatchRecordsWork {
 class MemcpyWork : public ReferenceWork {
  public:
   explicit MemcpyWork(const BatchParams& p) : ReferenceWork(p) {}
-  std::string Verify() {
-    if (std::string e = BuildBatch(); !e.empty()) return e;
+  Status Verify() {
+    if (Status s = BuildBatch(); !s) return s;
     out_.ResizeUninitialized(batch_.size());
     Iterate();
-    return std::memcmp(out_.data(), batch_.data(), batch_.size()) == 0 ? "" : "memcpy mismatch";
+    if (std::memcmp(out_.data(), batch_.data(), batch_.size()) != 0)
+      return Status::Error("memcpy mismatch");
+    return Status::Ok();
   }
   void Iterate() {
     std::memcpy(out_.data(), batch_.data(), batch_.size());
@@ -186,12 +188,12 @@ class MemcpyWork : public ReferenceWork {
 class Crc32cWork : public ReferenceWork {
  public:
   explicit Crc32cWork(const BatchParams& p) : ReferenceWork(p) {}
-  std::string Verify() {
-    if (std::string e = BuildBatch(); !e.empty()) return e;
+  Status Verify() {
+    if (Status s = BuildBatch(); !s) return s;
     Iterate();
-    return crc_ == record::wire::Get32(batch_.data() + record::kV2Crc)
-               ? ""
-               : "crc32c differs from the batch's stored CRC";
+    if (crc_ != record::wire::Get32(batch_.data() + record::kV2Crc))
+      return Status::Error("crc32c differs from the batch's stored CRC");
+    return Status::Ok();
   }
   void Iterate() {
     crc_ = record::Crc32c(

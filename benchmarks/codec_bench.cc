@@ -65,18 +65,18 @@ struct BatchData {
   std::int64_t record_count = 0;
 };
 
-std::string RoundTripError(Codec& codec, const ByteBuffer& raw, ByteBuffer& compressed) {
+Status RoundTripError(Codec& codec, const ByteBuffer& raw, ByteBuffer& compressed) {
   ByteBuffer restored;
   if (Status s = codec.Compress(raw.view(), compressed); !s)
-    return "compress failed: " + s.message();
+    return Status::Error("compress failed: " + s.message());
   if (Status s = codec.Decompress(compressed.view(), restored); !s) {
-    return "decompress failed: " + s.message();
+    return Status::Error("decompress failed: " + s.message());
   }
   if (restored.size() != raw.size() || std::memcmp(restored.data(), raw.data(), raw.size()) != 0) {
-    return "round trip mismatch: " + std::to_string(raw.size()) + " bytes in, " +
-           std::to_string(restored.size()) + " bytes out";
+    return Status::Error("round trip mismatch: " + std::to_string(raw.size()) + " bytes in, " +
+                         std::to_string(restored.size()) + " bytes out");
   }
-  return "";
+  return Status::Ok();
 }
 
 // ------------------------------------------------------------------ work
@@ -84,7 +84,7 @@ std::string RoundTripError(Codec& codec, const ByteBuffer& raw, ByteBuffer& comp
 class CompressWork {
  public:
   explicit CompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}
-  std::string Verify() { return RoundTripError(*codec_, data_.raw, out_); }
+  Status Verify() { return RoundTripError(*codec_, data_.raw, out_); }
   void Iterate() {
     ok_ &= codec_->Compress(data_.raw.view(), out_).ok();
     benchmark::DoNotOptimize(out_.data());
@@ -109,7 +109,7 @@ class CompressWork {
 class DecompressWork {
  public:
   explicit DecompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}
-  std::string Verify() { return RoundTripError(*codec_, data_.raw, compressed_); }
+  Status Verify() { return RoundTripError(*codec_, data_.raw, compressed_); }
   void Iterate() {
     ok_ &= codec_->Decompress(compressed_.view(), out_).ok();
     benchmark::DoNotOptimize(out_.data());
@@ -140,10 +140,11 @@ class MemcpyWork {
   explicit MemcpyWork(const CodecParams& p) : data_(p) {
     out_.ResizeUninitialized(data_.raw.size());
   }
-  std::string Verify() {
+  Status Verify() {
     Iterate();
-    return std::memcmp(out_.data(), data_.raw.data(), data_.raw.size()) == 0 ? ""
-                                                                             : "memcpy mismatch";
+    if (std::memcmp(out_.data(), data_.raw.data(), data_.raw.size()) != 0)
+      return Status::Error("memcpy mismatch");
+    return Status::Ok();
   }
   void Iterate() {
     std::memcpy(out_.data(), data_.raw.data(), data_.raw.size());
@@ -171,14 +172,14 @@ class DirectWork {
     out_.ResizeUninitialized(direct_->CompressBound(data_.raw.size()) + 64 * 1024);
   }
 
-  std::string Verify() {
-    if (compressed_.empty()) return "reference compression failed";
+  Status Verify() {
+    if (compressed_.empty()) return Status::Error("reference compression failed");
     std::size_t n = compress_ ? CompressOnce() : DecompressOnce();
-    if (compress_) return n == 0 ? "direct compression failed" : "";
+    if (compress_) return n == 0 ? Status::Error("direct compression failed") : Status::Ok();
     if (n != data_.raw.size() || std::memcmp(out_.data(), data_.raw.data(), n) != 0) {
-      return "direct decompression does not round-trip";
+      return Status::Error("direct decompression does not round-trip");
     }
-    return "";
+    return Status::Ok();
   }
   void Iterate() {
     std::size_t n = compress_ ? CompressOnce() : DecompressOnce();

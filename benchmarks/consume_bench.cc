@@ -24,6 +24,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -159,49 +160,54 @@ std::string ConsumeKeysHelp() { return AxesHelp("--consume", "Consume", ConsumeA
 
 class ConsumeWork {
  public:
-  explicit ConsumeWork(const ConsumeParams& p)
-      : cluster_(p.topic.empty() ? std::make_unique<BenchCluster>(
-                                       p.run, "consume", TopicLayout{p.partitions, p.replication})
-                                 : std::make_unique<BenchCluster>(p.run, ExistingTopic{p.topic})),
-        run_(p.run),
-        window_(p.run.window_seconds) {
-    if (p.topic.empty()) Fill(p);
-    auto consumer = ConsumerDriver::Create(
-        MergeSettings({{"bootstrap.servers", cluster_->bootstrap()}}, run_.client_settings, {}),
-        cluster_->topic(), cluster_->layout().partitions);
-    if (!consumer) throw std::runtime_error(consumer.message());
-    consumer_ = std::move(*consumer);
+  static StatusOr<std::unique_ptr<ConsumeWork>> Create(const ConsumeParams& p) {
+    StatusOr<std::unique_ptr<BenchCluster>> cluster =
+        p.topic.empty()
+            ? BenchCluster::Create(p.run, "consume", TopicLayout{p.partitions, p.replication})
+            : BenchCluster::Create(p.run, ExistingTopic{p.topic});
+    if (!cluster) return cluster.status();
+    std::unique_ptr<ConsumeWork> work(new ConsumeWork(p, std::move(*cluster)));
+    if (p.topic.empty()) {
+      if (Status s = work->Fill(p); !s) return s;
+    }
+    auto consumer =
+        ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", work->cluster_->bootstrap()}},
+                                             work->run_.client_settings, {}),
+                               work->cluster_->topic(), work->cluster_->layout().partitions);
+    if (!consumer) return consumer.status();
+    work->consumer_ = std::move(*consumer);
+    return work;
   }
 
-  std::string Verify() {
-    if (!fill_error_.empty()) return "fill: " + fill_error_;
+  Status Verify() {
+    if (!fill_error_.ok()) return Status::Error("fill: " + fill_error_.message());
     std::vector<std::int64_t> ends;
-    if (Status s = cluster_->EndOffsets(&ends); !s) return s.message();
+    if (Status s = cluster_->EndOffsets(&ends); !s) return s;
     if (!filled_) {
       // Someone else's topic: its end offsets are what must come back (from offset 0: a
       // log that starts later fails the read, auto.offset.reset being "error").
       expected_.counts = ends;
       count_ = TotalCount(ends);
-      if (count_ == 0) return "topic " + cluster_->topic() + " is empty";
+      if (count_ == 0) return Status::Error("topic " + cluster_->topic() + " is empty");
     } else if (PartitionComparison c =
                    ComparePartitionCounts(expected_.counts, ends, "delivered", "end offset");
                !c.equal()) {
-      return "fill: topic end offsets differ from the records delivered, per partition: " +
-             c.detail;
+      return Status::Error(
+          "fill: topic end offsets differ from the records delivered, per partition: " + c.detail);
     }
     // One untimed read: connects to every partition leader and checks every record (its
     // key and value too when kbench wrote them).
     ConsumeResult r;
-    if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) return s.message();
+    if (Status s = consumer_->ReadAll(expected_, kReadIdleTimeout, &r); !s) return s;
     value_bytes_ = r.value_bytes;
     // Timed reads check offsets only: hashing every value is work a consumer benchmark
     // must not time.
     expected_.digests.clear();
-    return "";
+    return Status::Ok();
   }
 
   // Reading starts and runs through warmup_seconds before the window opens.
-  std::string BeginRun() {
+  Status BeginRun() {
     cursor_ = {};
     read_window_ = {};
     window_.Reset();
@@ -210,18 +216,18 @@ class ConsumeWork {
                                            std::chrono::duration<double>(run_.warmup_seconds));
     Status s =
         consumer_->ReadUntil(expected_.counts, warm_end, kReadIdleTimeout, &cursor_, nullptr);
-    return s.ok() ? "" : "warm-up read: " + s.message();
+    return s.ok() ? s : Status::Error("warm-up read: " + s.message());
   }
 
   void Iterate() {
-    if (!error_.empty()) return;
+    if (!error_.ok()) return;
     if (window_.Open()) {
       read_window_.origin = window_.origin();
       read_window_.interval = window_.interval();
     }
     Status s = consumer_->ReadUntil(expected_.counts, window_.Next(), kReadIdleTimeout, &cursor_,
                                     &read_window_);
-    if (!s) error_ = s.message();
+    if (!s) error_ = s;
   }
 
   // Set in Report from what was read within the window.
@@ -229,8 +235,8 @@ class ConsumeWork {
   std::int64_t bytes_per_iteration() const { return 0; }
 
   void Report(benchmark::State& state) {
-    if (!error_.empty()) {
-      state.SkipWithError(error_.c_str());
+    if (!error_.ok()) {
+      state.SkipWithError(error_.message().c_str());
       return;
     }
     const double width = std::chrono::duration<double>(window_.interval()).count();
@@ -254,8 +260,12 @@ class ConsumeWork {
   const IntervalSeries& intervals() const { return intervals_; }
 
  private:
-  // Writes the topic once (acks=all, one producer), summing each partition's digest.
-  void Fill(const ConsumeParams& p) {
+  ConsumeWork(const ConsumeParams& p, std::unique_ptr<BenchCluster> cluster)
+      : cluster_(std::move(cluster)), run_(p.run), window_(p.run.window_seconds) {}
+
+  // Writes the topic once (acks=all, one producer), summing each partition's digest. An
+  // error here is a set-up failure; records that went missing are fill_error_, for Verify.
+  Status Fill(const ConsumeParams& p) {
     if (p.records > 0) {
       count_ = p.records;
     } else if (cluster_->is_mock()) {
@@ -276,15 +286,16 @@ class ConsumeWork {
     o.progress_label = Name(p).str() + " (fill)";
     o.digest_records = true;
     auto made = ProducerDriver::Create(o, records);
-    if (!made) throw std::runtime_error(made.message());
+    if (!made) return made.status();
     std::unique_ptr<ProducerDriver> producer = std::move(*made);
     producer->BeginMeasurement();
     Status s = producer->RunRound(count_);
     ProduceTotals t = producer->Collect();
-    fill_error_ = s.ok() ? t.AccountingError() : s.message();
+    fill_error_ = s.ok() ? t.AccountingError() : s;
     expected_.counts = t.delivered_per_partition;
     expected_.digests = t.digest_per_partition;
     filled_ = true;
+    return Status::Ok();
   }
 
   std::unique_ptr<BenchCluster> cluster_;
@@ -294,8 +305,8 @@ class ConsumeWork {
   std::int64_t count_ = 0;
   std::int64_t value_bytes_ = 0;
   ExpectedRecords expected_;  // per partition, from the fill's delivery reports
-  std::string fill_error_;
-  std::string error_;
+  Status fill_error_;
+  Status error_;
   std::unique_ptr<ConsumerDriver> consumer_;
   ConsumerDriver::Cursor cursor_;
   ConsumerDriver::Window read_window_;

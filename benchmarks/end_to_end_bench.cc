@@ -185,50 +185,52 @@ std::chrono::steady_clock::duration Seconds(double s) {
 
 class EndToEndWork {
  public:
-  explicit EndToEndWork(const EndToEndParams& p)
-      : params_(p),
-        cluster_(p.run, "end_to_end", TopicLayout{p.partitions, 1}),
-        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)),
-        window_(p.run.window_seconds) {
+  static StatusOr<std::unique_ptr<EndToEndWork>> Create(const EndToEndParams& p) {
+    StatusOr<std::unique_ptr<BenchCluster>> cluster =
+        BenchCluster::Create(p.run, "end_to_end", TopicLayout{p.partitions, 1});
+    if (!cluster) return cluster.status();
+    std::unique_ptr<EndToEndWork> work(new EndToEndWork(p, std::move(*cluster)));
+    const BenchCluster& c = *work->cluster_;
     // A broker answers a consumer's fetch as soon as a byte is there, so the long poll of
     // fetch.wait.max.ms (librdkafka's 500 ms, set explicitly) adds nothing to the latency;
     // the mock cluster holds an empty fetch for the whole wait instead (end-to-end p50 of a
     // second here), so on the mock it is 10 ms.
-    ClientSettings consumer_settings = {{"fetch.wait.max.ms", cluster_.is_mock() ? "10" : "500"}};
-    for (const auto& kv : cluster_.BaseSettings()) consumer_settings.push_back(kv);
-    auto consumer = LatencyConsumer::Create(consumer_settings, cluster_.topic(), p.partitions);
-    if (!consumer) throw std::runtime_error(consumer.message());
-    consumer_ = std::move(*consumer);
+    ClientSettings consumer_settings = {{"fetch.wait.max.ms", c.is_mock() ? "10" : "500"}};
+    for (const auto& kv : c.BaseSettings()) consumer_settings.push_back(kv);
+    auto consumer = LatencyConsumer::Create(consumer_settings, c.topic(), p.partitions);
+    if (!consumer) return consumer.status();
+    work->consumer_ = std::move(*consumer);
     ProducerOptions o;
-    o.settings = MergeSettings({{"bootstrap.servers", cluster_.bootstrap()},
+    o.settings = MergeSettings({{"bootstrap.servers", c.bootstrap()},
                                 {"statistics.interval.ms", "100"},
                                 {"message.timeout.ms", "30000"}},
                                p.run.client_settings, BenchmarkSettings(p));
-    o.topic = cluster_.topic();
+    o.topic = c.topic();
     o.rate = static_cast<double>(p.rate);
     o.stamp_send_time = true;
     o.progress_label = Name(p).str();
-    auto driver = ProducerDriver::Create(o, records_);
-    if (!driver) throw std::runtime_error(driver.message());
-    driver_ = std::move(*driver);
+    auto driver = ProducerDriver::Create(o, work->records_);
+    if (!driver) return driver.status();
+    work->driver_ = std::move(*driver);
+    return work;
   }
 
   // A short round at the row's rate doubles as the check that the whole path works: every
   // record delivered, in the topic, and received.
-  std::string Verify() {
+  Status Verify() {
     driver_->BeginMeasurement();
     Status s = driver_->RunRound(std::max<std::int64_t>(params_.rate / 10, 1));
-    if (std::string e = Account(s); !e.empty()) return "warm-up: " + e;
-    return "";
+    if (Status e = Account(s); !e) return Status::Error("warm-up: " + e.message());
+    return Status::Ok();
   }
 
-  std::string BeginRun() {
-    if (!error_.empty()) return error_;
+  Status BeginRun() {
+    if (!error_.ok()) return error_;
     driver_->BeginMeasurement();
     driver_->Start();
     driver_->WaitUntil(WindowSchedule::Clock::now() + Seconds(params_.run.warmup_seconds));
     window_.Reset();
-    return "";
+    return Status::Ok();
   }
 
   void Iterate() {
@@ -246,12 +248,13 @@ class EndToEndWork {
   void Report(benchmark::State& state) {
     Status stopped = driver_->Stop();
     MeasuredWindow w = driver_->CloseWindow(window_.end());
-    std::string error = error_.empty() ? Account(stopped) : error_;
+    Status error = error_.ok() ? Account(stopped) : error_;
     const LatencyHistogram e2e = consumer_->WindowLatency(window_.end());
-    if (error.empty() && e2e.count() == 0) error = "no record of the window was received";
-    if (!error.empty()) {
+    if (error.ok() && e2e.count() == 0)
+      error = Status::Error("no record of the window was received");
+    if (!error.ok()) {
       error_ = error;
-      state.SkipWithError(error.c_str());
+      state.SkipWithError(error.message().c_str());
       return;
     }
     state.SetItemsProcessed(w.records);
@@ -295,32 +298,36 @@ class EndToEndWork {
   const IntervalSeries& intervals() const { return intervals_; }
 
  private:
+  EndToEndWork(const EndToEndParams& p, std::unique_ptr<BenchCluster> cluster)
+      : params_(p),
+        cluster_(std::move(cluster)),
+        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)),
+        window_(p.run.window_seconds) {}
+
   // After a round or a stopped run: every record delivered, on the codec asked for, in
   // the topic (end offsets) and received by the consumer, per partition.
-  std::string Account(const Status& run) {
+  Status Account(const Status& run) {
     ProduceTotals t = driver_->Collect();
     AddCounts(delivered_, t.delivered_per_partition);
-    std::string e = t.AccountingError();
-    if (!run) e = run.message() + (e.empty() ? "" : "; " + e);
-    if (e.empty() && !t.codec_fallback.empty() && driver_->requested_codec() != "none") {
-      e = "requested codec " + driver_->requested_codec() +
-          " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"";
+    Status e = t.AccountingError();
+    if (!run) e = Status::Error(run.message() + (e.ok() ? "" : "; " + e.message()));
+    if (e.ok() && !t.codec_fallback.empty() && driver_->requested_codec() != "none") {
+      e = Status::Error("requested codec " + driver_->requested_codec() +
+                        " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"");
     }
-    if (e.empty()) e = CheckEndOffsets();
-    if (e.empty()) {
-      if (Status s = consumer_->WaitFor(delivered_, kReceiveTimeout); !s) e = s.message();
-    }
+    if (e.ok()) e = CheckEndOffsets();
+    if (e.ok()) e = consumer_->WaitFor(delivered_, kReceiveTimeout);
     return e;
   }
 
-  std::string CheckEndOffsets() {
+  Status CheckEndOffsets() {
     const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
     std::vector<std::int64_t> ends;
     for (;;) {
-      if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
+      if (Status s = cluster_->EndOffsets(&ends); !s) return s;
       PartitionComparison c = ComparePartitionCounts(delivered_, ends, "delivered", "end offset");
       end_offsets_ = TotalCount(ends);
-      if (c.equal()) return "";
+      if (c.equal()) return Status::Ok();
       if (c.duplicated > 0 || std::chrono::steady_clock::now() >= deadline)
         return EndOffsetError(c, false);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -328,7 +335,7 @@ class EndToEndWork {
   }
 
   EndToEndParams params_;
-  BenchCluster cluster_;
+  std::unique_ptr<BenchCluster> cluster_;
   RecordSet records_;
   std::unique_ptr<LatencyConsumer> consumer_;
   std::unique_ptr<ProducerDriver> driver_;
@@ -336,7 +343,7 @@ class EndToEndWork {
   PartitionCounts delivered_;  // over the benchmark's life
   std::int64_t end_offsets_ = 0;
   IntervalSeries intervals_;
-  std::string error_;  // a failed run poisons the rest of this benchmark
+  Status error_;  // a failed run poisons the rest of this benchmark
 };
 
 // ------------------------------------------------------------------ registration

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,9 +82,8 @@ FormatParams MakeParams(int magic, const CodecSpec& codec, TimestampType timesta
 class OverheadWork : public BatchRecordsWork {
  public:
   explicit OverheadWork(const FormatParams& p) : BatchRecordsWork(p), options_(WriterOptions(p)) {}
-  std::string Verify() {
-    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s)
-      return s.message();
+  Status Verify() {
+    if (Status s = record::WriteBatch(builder_, options_, data_.records, out_); !s) return s;
     return ReadBackError(out_, data_, 0, false);
   }
   void Iterate() {
@@ -112,25 +112,23 @@ class OverheadWork : public BatchRecordsWork {
 
 class ValidateWork : public BatchRecordsWork {
  public:
-  explicit ValidateWork(const FormatParams& p) : BatchRecordsWork(p) {
-    options_.base_offset = kAssignedBaseOffset;
-    options_.partition_leader_epoch = kLeaderEpoch;
-    options_.timestamp_type = p.timestamp_type;
-    options_.log_append_time = kLogAppendTime;  // "now": after every record's timestamp
-    options_.timestamp_after_max_ms = record::kKafka4TimestampAfterMaxMs;
+  static StatusOr<std::unique_ptr<ValidateWork>> Create(const FormatParams& p) {
+    std::unique_ptr<ValidateWork> work(new ValidateWork(p));
     BatchBuilder builder;
-    Status s = record::WriteBatch(builder, WriterOptions(p), data_.records, batch_);
-    if (!s) throw std::runtime_error("producing the batch failed: " + s.message());
-    produced_bytes_ = batch_.size();
+    Status s = record::WriteBatch(builder, WriterOptions(p), work->data_.records, work->batch_);
+    if (!s) return Status::Error("producing the batch failed: " + s.message());
+    work->produced_bytes_ = work->batch_.size();
+    return work;
   }
-  std::string Verify() {
+  Status Verify() {
     record::ValidationResult first;
-    if (Status s = validator_.Validate(batch_, options_, &first); !s) return s.message();
+    if (Status s = validator_.Validate(batch_, options_, &first); !s) return s;
     ByteBuffer once = batch_;
-    if (Status s = validator_.Validate(batch_, options_, &result_); !s) return s.message();
+    if (Status s = validator_.Validate(batch_, options_, &result_); !s) return s;
     if (once.size() != batch_.size() || std::memcmp(once.data(), batch_.data(), once.size()) != 0) {
-      return "validating a validated batch changed it: the timed loop would not repeat the same "
-             "work";
+      return Status::Error(
+          "validating a validated batch changed it: the timed loop would not repeat the same "
+          "work");
     }
     return ReadBackError(batch_, data_, kAssignedBaseOffset, false);
   }
@@ -148,6 +146,14 @@ class ValidateWork : public BatchRecordsWork {
   }
 
  private:
+  explicit ValidateWork(const FormatParams& p) : BatchRecordsWork(p) {
+    options_.base_offset = kAssignedBaseOffset;
+    options_.partition_leader_epoch = kLeaderEpoch;
+    options_.timestamp_type = p.timestamp_type;
+    options_.log_append_time = kLogAppendTime;  // "now": after every record's timestamp
+    options_.timestamp_after_max_ms = record::kKafka4TimestampAfterMaxMs;
+  }
+
   record::ValidationOptions options_;
   record::LogValidator validator_;
   record::ValidationResult result_;

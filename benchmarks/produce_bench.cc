@@ -51,6 +51,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -415,14 +416,18 @@ std::int64_t RecordsPerIteration(const ClusterRun& run) {
 // Shared by both rows: the cluster and topic, the records, the end-offset check.
 class ProduceSetup {
  public:
-  explicit ProduceSetup(const ProduceParams& p)
+  // The row's cluster and topic, which a Work's factory creates first.
+  static StatusOr<std::unique_ptr<BenchCluster>> CreateCluster(const ProduceParams& p) {
+    return BenchCluster::Create(p.run, "produce", TopicLayout{p.partitions, p.replication});
+  }
+  ProduceSetup(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
       : params_(p),
-        cluster_(p.run, "produce", TopicLayout{p.partitions, p.replication}),
+        cluster_(std::move(cluster)),
         records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
     records_.DrawKeys(p.keys, p.seed);
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
     settings_ =
-        MergeSettings(Concat({{"bootstrap.servers", cluster_.bootstrap()}}, DriverDefaults()),
+        MergeSettings(Concat({{"bootstrap.servers", cluster_->bootstrap()}}, DriverDefaults()),
                       p.run.client_settings, BenchmarkSettings(p));
   }
 
@@ -431,21 +436,20 @@ class ProduceSetup {
   // With transactions, each partition of a broker's log also holds the markers its
   // transactions wrote. librdkafka's mock cluster answers EndTxn without writing any
   // (its end offsets equal the delivered records), so there they are not expected.
-  std::string CheckEndOffsets(const PartitionCounts& delivered,
-                              const PartitionCounts& markers = {}) {
-    if (cluster_.is_mock()) return CheckExpectedEndOffsets(delivered, "delivered");
+  Status CheckEndOffsets(const PartitionCounts& delivered, const PartitionCounts& markers = {}) {
+    if (cluster_->is_mock()) return CheckExpectedEndOffsets(delivered, "delivered");
     PartitionCounts expected = delivered;
     AddCounts(expected, markers);
     return CheckExpectedEndOffsets(expected, markers.empty() ? "delivered" : "delivered+markers");
   }
-  std::string CheckExpectedEndOffsets(const PartitionCounts& delivered, const char* what) {
+  Status CheckExpectedEndOffsets(const PartitionCounts& delivered, const char* what) {
     // The end offset is the high watermark: with acks=1 and replicas it moves only once the
     // followers have copied the records, so give replication a bounded time to catch up.
     // More than delivered is final (duplicates); fewer after the deadline is a loss.
     const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
     std::vector<std::int64_t> ends;
     for (;;) {
-      if (Status s = cluster_.EndOffsets(&ends); !s) return s.message();
+      if (Status s = cluster_->EndOffsets(&ends); !s) return s;
       bool caught_up = true;
       for (std::size_t p = 0; p < delivered.size(); ++p)
         caught_up = caught_up && p < ends.size() && ends[p] >= delivered[p];
@@ -473,7 +477,7 @@ class ProduceSetup {
   std::chrono::duration<double> warmup_seconds() const {
     return std::chrono::duration<double>(params_.run.warmup_seconds);
   }
-  const BenchCluster& cluster() const { return cluster_; }
+  const BenchCluster& cluster() const { return *cluster_; }
   const RecordSet& records() const { return records_; }
   const ClientSettings& settings() const { return settings_; }
   std::int64_t warmup() const {
@@ -491,7 +495,7 @@ class ProduceSetup {
     return a;
   }
   ProduceParams params_;
-  BenchCluster cluster_;
+  std::unique_ptr<BenchCluster> cluster_;
   RecordSet records_;
   ClientSettings settings_;
   std::int64_t end_offsets_ = -1;  // last checked sum; -1 = not checked yet
@@ -535,21 +539,25 @@ IntervalSeries ToSeries(const MeasuredWindow& w) {
 
 class ProduceWork {
  public:
-  explicit ProduceWork(const ProduceParams& p) : setup_(p), window_(p.run.window_seconds) {
+  static StatusOr<std::unique_ptr<ProduceWork>> Create(const ProduceParams& p) {
+    StatusOr<std::unique_ptr<BenchCluster>> cluster = ProduceSetup::CreateCluster(p);
+    if (!cluster) return cluster.status();
+    std::unique_ptr<ProduceWork> work(new ProduceWork(p, std::move(*cluster)));
     ProducerOptions o;
-    o.settings = setup_.settings();
-    o.topic = setup_.cluster().topic();
+    o.settings = work->setup_.settings();
+    o.topic = work->setup_.cluster().topic();
     o.threads = p.threads;
     o.producers = p.producers;
     o.rate = static_cast<double>(p.rate);
     o.transaction_records = p.transaction_records;
     o.progress_label = Name(p).str();
-    auto driver = ProducerDriver::Create(o, setup_.records());
-    if (!driver) throw std::runtime_error(driver.message());
-    driver_ = std::move(*driver);
+    auto driver = ProducerDriver::Create(o, work->setup_.records());
+    if (!driver) return driver.status();
+    work->driver_ = std::move(*driver);
+    return work;
   }
 
-  std::string Verify() {
+  Status Verify() {
     WaitForCommonStart(
         setup_.run());  // set-up is done; several hosts send their first records together
     // The warm-up round doubles as the check: it must be delivered in full.
@@ -557,30 +565,31 @@ class ProduceWork {
     driver_->BeginMeasurement();
     Status s = driver_->RunRound(warm);
     ProduceTotals t = driver_->Collect();
-    std::string err = s.ok() ? t.AccountingError() : s.message() + "; " + t.AccountingError();
-    if (!err.empty()) return "warm-up: " + err;
-    if (std::string e = CodecError(t); !e.empty()) return e;
+    Status err = s.ok() ? t.AccountingError()
+                        : Status::Error(s.message() + "; " + t.AccountingError().message());
+    if (!err) return Status::Error("warm-up: " + err.message());
+    if (Status e = CodecError(t); !e) return e;
     delivered_total_ = t.delivered;
     delivered_ = t.delivered_per_partition;
     markers_ = t.markers_per_partition;
-    if (std::string e = setup_.CheckEndOffsets(delivered_, markers_); !e.empty())
-      return "warm-up: " + e;
+    if (Status e = setup_.CheckEndOffsets(delivered_, markers_); !e)
+      return Status::Error("warm-up: " + e.message());
     driver_->BeginMeasurement();
-    return "";
+    return Status::Ok();
   }
 
   // Windowed: production starts and runs through warmup_seconds before the window opens,
   // so the window begins with the pipeline (queue, batches, requests in flight) full.
-  std::string BeginRun() {
-    if (!setup_.windowed()) return "";
-    if (!round_error_.empty()) return round_error_;
+  Status BeginRun() {
+    if (!setup_.windowed()) return Status::Ok();
+    if (!round_error_.ok()) return round_error_;
     driver_->BeginMeasurement();
     driver_->Start();
     driver_->WaitUntil(
         WindowSchedule::Clock::now() +
         std::chrono::duration_cast<WindowSchedule::Clock::duration>(setup_.warmup_seconds()));
     window_.Reset();
-    return "";
+    return Status::Ok();
   }
 
   void Iterate() {
@@ -589,9 +598,9 @@ class ProduceWork {
       driver_->WaitUntil(window_.Next());
       return;
     }
-    if (!round_error_.empty()) return;  // a failed round poisons the rest of this run
+    if (!round_error_.ok()) return;  // a failed round poisons the rest of this run
     Status s = driver_->RunRound(setup_.records_per_iteration());
-    if (!s) round_error_ = s.message();
+    if (!s) round_error_ = s;
   }
 
   std::int64_t items_per_iteration() const {
@@ -607,20 +616,22 @@ class ProduceWork {
       // The drain: after the window, not timed. Deliveries it serves count in the totals
       // (and the end-offset check), not in the window.
       Status s = driver_->Stop();
-      if (!s && round_error_.empty()) round_error_ = s.message();
+      if (!s && round_error_.ok()) round_error_ = s;
       window = driver_->CloseWindow(window_.end());
     }
     ProduceTotals t = driver_->Collect();
     delivered_total_ += t.delivered;
     AddCounts(delivered_, t.delivered_per_partition);
     AddCounts(markers_, t.markers_per_partition);
-    std::string error = t.AccountingError();
-    if (!round_error_.empty()) error = round_error_ + (error.empty() ? "" : "; " + error);
-    if (error.empty()) error = CodecError(t);
-    if (error.empty() && !t.stats_error.empty()) error = t.stats_error;
-    if (error.empty()) error = setup_.CheckEndOffsets(delivered_, markers_);
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
+    Status error = t.AccountingError();
+    if (!round_error_.ok()) {
+      error = Status::Error(round_error_.message() + (error.ok() ? "" : "; " + error.message()));
+    }
+    if (error.ok()) error = CodecError(t);
+    if (error.ok() && !t.stats_error.empty()) error = Status::Error(t.stats_error);
+    if (error.ok()) error = setup_.CheckEndOffsets(delivered_, markers_);
+    if (!error.ok()) {
+      state.SkipWithError(error.message().c_str());
       return;
     }
     const bool open_loop = setup_.params().rate > 0;
@@ -689,10 +700,12 @@ class ProduceWork {
     ProduceTotals t = driver_->Collect();
     delivered_total_ += t.delivered;
     AddCounts(delivered_, t.delivered_per_partition);
-    std::string error = t.AccountingError();
-    if (!stopped) error = stopped.message() + (error.empty() ? "" : "; " + error);
-    if (error.empty()) error = CodecError(t);
-    if (!error.empty()) return Status::Error(error);
+    Status error = t.AccountingError();
+    if (!stopped) {
+      error = Status::Error(stopped.message() + (error.ok() ? "" : "; " + error.message()));
+    }
+    if (error.ok()) error = CodecError(t);
+    if (!error.ok()) return error;
     const double secs = w.seconds > 0 ? w.seconds : 1;
     out->sent_rate = static_cast<double>(w.sent) / secs;
     out->delivered_rate = static_cast<double>(w.records) / secs;
@@ -708,7 +721,7 @@ class ProduceWork {
     return Status::Ok();
   }
   // After probes: the end offsets against everything delivered, and their counters.
-  std::string CheckEndOffsets() { return setup_.CheckEndOffsets(delivered_); }
+  Status CheckEndOffsets() { return setup_.CheckEndOffsets(delivered_); }
   void ReportEndOffsets(benchmark::State& state) const {
     setup_.ReportEndOffsets(state, delivered_total_);
   }
@@ -733,6 +746,9 @@ class ProduceWork {
   }
 
  private:
+  ProduceWork(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
+      : setup_(p, std::move(cluster)), window_(p.run.window_seconds) {}
+
   // The offered load an open-loop row reached: records the driver handed to librdkafka
   // within the window, per second (deliveries lag by their latency, so a stall near the
   // window's end would look like a shortfall of the sender). Short of the target by more
@@ -753,17 +769,17 @@ class ProduceWork {
     }
   }
 
-  std::string CodecError(const ProduceTotals& t) const {
-    if (t.codec_fallback.empty() || driver_->requested_codec() == "none") return "";
-    return "requested codec " + driver_->requested_codec() +
-           " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"";
+  Status CodecError(const ProduceTotals& t) const {
+    if (t.codec_fallback.empty() || driver_->requested_codec() == "none") return Status::Ok();
+    return Status::Error("requested codec " + driver_->requested_codec() +
+                         " was not used on the wire: librdkafka says \"" + t.codec_fallback + "\"");
   }
 
   ProduceSetup setup_;
   std::unique_ptr<ProducerDriver> driver_;
   WindowSchedule window_;
   IntervalSeries intervals_;
-  std::string round_error_;
+  Status round_error_;
   std::int64_t delivered_total_ = 0;
   PartitionCounts delivered_;  // per partition, over the benchmark's life
   PartitionCounts markers_;    // transactions' control records per partition, likewise
@@ -773,56 +789,62 @@ class ProduceWork {
 // is the measured work, on one set of producers and one topic (warm after Verify).
 class MaxRateWork {
  public:
-  explicit MaxRateWork(const ProduceParams& p) : produce_(p) {}
+  static StatusOr<std::unique_ptr<MaxRateWork>> Create(const ProduceParams& p) {
+    StatusOr<std::unique_ptr<ProduceWork>> produce = ProduceWork::Create(p);
+    if (!produce) return produce.status();
+    return std::unique_ptr<MaxRateWork>(new MaxRateWork(std::move(*produce)));
+  }
 
-  std::string Verify() { return produce_.Verify(); }
+  Status Verify() { return produce_->Verify(); }
 
   void Iterate() {
-    if (!error_.empty()) return;
+    if (!error_.ok()) return;
     RateProbe seed;
-    if (Status s = produce_.Probe(0, &seed); !s) {
-      error_ = "closed-loop window: " + s.message();
+    if (Status s = produce_->Probe(0, &seed); !s) {
+      error_ = Status::Error("closed-loop window: " + s.message());
       return;
     }
     closed_loop_rate_ = seed.delivered_rate;
     RateSearchOptions options;
-    options.slo_p99_us = produce_.max_rate_p99_us();
+    options.slo_p99_us = produce_->max_rate_p99_us();
     result_ = FindMaxRate(closed_loop_rate_, options, [this](double rate, RateProbe* out) {
-      return produce_.Probe(rate, out);
+      return produce_->Probe(rate, out);
     });
-    error_ = result_.error;
+    if (!result_.error.empty()) error_ = Status::Error(result_.error);
   }
 
   std::int64_t items_per_iteration() const { return 0; }
   std::int64_t bytes_per_iteration() const { return 0; }
 
   void Report(benchmark::State& state) {
-    std::string error = error_;
-    if (error.empty()) error = produce_.CheckEndOffsets();
-    if (!error.empty()) {
-      state.SkipWithError(error.c_str());
+    Status error = error_;
+    if (error.ok()) error = produce_->CheckEndOffsets();
+    if (!error.ok()) {
+      state.SkipWithError(error.message().c_str());
       return;
     }
     const RateProbe& best = result_.probes[result_.best];
     state.counters[counters::kMaxRate] = counters::Value(result_.max_rate);
     state.counters[counters::kMaxRateMbPerSecond] =
-        counters::Value(result_.max_rate * produce_.AverageValueBytes() / (1024.0 * 1024.0));
+        counters::Value(result_.max_rate * produce_->AverageValueBytes() / (1024.0 * 1024.0));
     state.counters[counters::kClosedLoopRate] = counters::Value(closed_loop_rate_);
     state.counters[counters::kRateProbes] =
         counters::Value(static_cast<double>(result_.probes.size()));
     state.counters[counters::kMaxRateP50Us] = counters::Value(best.p50_us);
     state.counters[counters::kMaxRateP99Us] = counters::Value(best.p99_us);
     state.counters[counters::kMaxRateP999Us] = counters::Value(best.p999_us);
-    produce_.ReportEndOffsets(state);
+    produce_->ReportEndOffsets(state);
   }
 
   const std::vector<RateProbe>& rate_curve() const { return result_.probes; }
 
  private:
-  ProduceWork produce_;
+  explicit MaxRateWork(std::unique_ptr<ProduceWork> produce) : produce_(std::move(produce)) {}
+
+  std::unique_ptr<ProduceWork> produce_;
   RateSearchResult result_;
   double closed_loop_rate_ = 0;
-  std::string error_;
+  Status error_;
 };
 
 // The reference: what a user's own loop does, with nothing of kbench's driver in it. In a
@@ -830,35 +852,15 @@ class MaxRateWork {
 // it polls) and counts the delivery reports served before it; the flush comes after.
 class BareProducevWork {
  public:
-  explicit BareProducevWork(const ProduceParams& p) : setup_(p), window_(p.run.window_seconds) {
-    StatusOr<rd_kafka_conf_t*> built = BuildConf(setup_.settings());
-    if (!built) throw std::runtime_error(built.message());
-    rd_kafka_conf_t* conf = *built;
-    rd_kafka_conf_set_opaque(conf, this);
-    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-      auto* self = static_cast<BareProducevWork*>(opaque);
-      if (m->err) {
-        ++self->failed_;
-      } else {
-        ++self->delivered_;
-        // Counted per partition for the end-offset check, as a careful user would count.
-        auto part = static_cast<std::size_t>(m->partition);
-        if (part >= self->delivered_per_partition_.size())
-          self->delivered_per_partition_.resize(part + 1, 0);
-        ++self->delivered_per_partition_[part];
-        self->delivered_bytes_ += static_cast<std::int64_t>(m->len);
-      }
-    });
-    char err[512];
-    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-    if (!rk) {
-      rd_kafka_conf_destroy(conf);
-      throw std::runtime_error(std::string("cannot create producer: ") + err);
-    }
-    rk_.reset(rk);
-    rkt_ = rd_kafka_topic_new(rk, setup_.cluster().topic().c_str(), nullptr);
+  static StatusOr<std::unique_ptr<BareProducevWork>> Create(const ProduceParams& p) {
+    StatusOr<std::unique_ptr<BenchCluster>> cluster = ProduceSetup::CreateCluster(p);
+    if (!cluster) return cluster.status();
+    std::unique_ptr<BareProducevWork> work(new BareProducevWork(p, std::move(*cluster)));
+    if (Status s = work->CreateProducer(); !s) return s;
+    return work;
   }
   ~BareProducevWork() {
+    if (!rk_) return;  // its factory failed
     if (rd_kafka_outq_len(rk_.get()) > 0) {
       rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
       rd_kafka_flush(rk_.get(), 2000);
@@ -868,23 +870,23 @@ class BareProducevWork {
   BareProducevWork(const BareProducevWork&) = delete;
   BareProducevWork& operator=(const BareProducevWork&) = delete;
 
-  std::string Verify() {
+  Status Verify() {
     Loop(std::max<std::int64_t>(setup_.warmup(), 1), {});
     Flush();
-    if (std::string e = TakeError(); !e.empty()) return "warm-up: " + e;
-    if (std::string e = setup_.CheckEndOffsets(delivered_per_partition_); !e.empty())
-      return "warm-up: " + e;
-    return "";
+    if (Status e = TakeError(); !e) return Status::Error("warm-up: " + e.message());
+    if (Status e = setup_.CheckEndOffsets(delivered_per_partition_); !e)
+      return Status::Error("warm-up: " + e.message());
+    return Status::Ok();
   }
 
   // Windowed: the same load as the window, for warmup_seconds, not measured and not flushed.
-  std::string BeginRun() {
-    if (!setup_.windowed()) return "";
+  Status BeginRun() {
+    if (!setup_.windowed()) return Status::Ok();
     Loop(std::numeric_limits<std::int64_t>::max(),
          Clock::now() + std::chrono::duration_cast<Clock::duration>(setup_.warmup_seconds()));
     window_.Reset();
     boundaries_.clear();
-    return "";
+    return Status::Ok();
   }
 
   void Iterate() {
@@ -926,9 +928,9 @@ class BareProducevWork {
       state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
       state.counters[counters::kWindowSeconds] = counters::Value(window_.seconds());
     }
-    std::string error = TakeError();
-    if (error.empty()) error = setup_.CheckEndOffsets(delivered_per_partition_);
-    if (!error.empty()) state.SkipWithError(error.c_str());
+    Status error = TakeError();
+    if (error.ok()) error = setup_.CheckEndOffsets(delivered_per_partition_);
+    if (!error.ok()) state.SkipWithError(error.message().c_str());
   }
   const IntervalSeries& intervals() const { return intervals_; }
 
@@ -937,6 +939,40 @@ class BareProducevWork {
   struct Count {
     std::int64_t records = 0, bytes = 0;
   };
+
+  BareProducevWork(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
+      : setup_(p, std::move(cluster)), window_(p.run.window_seconds) {}
+
+  // The user's loop's producer, its delivery callback counting into this Work.
+  Status CreateProducer() {
+    StatusOr<rd_kafka_conf_t*> built = BuildConf(setup_.settings());
+    if (!built) return built.status();
+    rd_kafka_conf_t* conf = *built;
+    rd_kafka_conf_set_opaque(conf, this);
+    rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+      auto* self = static_cast<BareProducevWork*>(opaque);
+      if (m->err) {
+        ++self->failed_;
+      } else {
+        ++self->delivered_;
+        // Counted per partition for the end-offset check, as a careful user would count.
+        auto part = static_cast<std::size_t>(m->partition);
+        if (part >= self->delivered_per_partition_.size())
+          self->delivered_per_partition_.resize(part + 1, 0);
+        ++self->delivered_per_partition_[part];
+        self->delivered_bytes_ += static_cast<std::int64_t>(m->len);
+      }
+    });
+    char err[512];
+    rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!rk) {
+      rd_kafka_conf_destroy(conf);
+      return Status::Error(std::string("cannot create producer: ") + err);
+    }
+    rk_.reset(rk);
+    rkt_ = rd_kafka_topic_new(rk, setup_.cluster().topic().c_str(), nullptr);
+    return Status::Ok();
+  }
 
   // The loop itself: producev, poll and retry on a full queue, poll now and then; with a
   // deadline, it also ends there and notes the delivered count at each interval boundary.
@@ -980,12 +1016,13 @@ class BareProducevWork {
   void Flush() {
     if (rd_kafka_flush(rk_.get(), 60000) != RD_KAFKA_RESP_ERR_NO_ERROR) flush_timed_out_ = true;
   }
-  std::string TakeError() {
-    std::string e;
+  Status TakeError() {
+    Status e;
     if (flush_timed_out_ || delivered_ + failed_ != produced_ || failed_ || rejected_) {
-      e = std::to_string(produced_ - delivered_) + " of " + std::to_string(produced_) +
-          " records undelivered (" + std::to_string(failed_) + " failed, " +
-          std::to_string(rejected_) + " rejected)";
+      e = Status::Error(std::to_string(produced_ - delivered_) + " of " +
+                        std::to_string(produced_) + " records undelivered (" +
+                        std::to_string(failed_) + " failed, " + std::to_string(rejected_) +
+                        " rejected)");
     }
     produced_ = delivered_ = failed_ = rejected_ = delivered_bytes_ = 0;
     return e;

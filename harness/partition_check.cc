@@ -43,8 +43,8 @@ PartitionComparison ComparePartitionCounts(const PartitionCounts& expected,
   return c;
 }
 
-std::string EndOffsetError(const PartitionComparison& c, bool allow_loss) {
-  if (c.equal() || (c.duplicated == 0 && allow_loss)) return "";
+Status EndOffsetError(const PartitionComparison& c, bool allow_loss) {
+  if (c.equal() || (c.duplicated == 0 && allow_loss)) return Status::Ok();
   std::string msg =
       "topic end offsets differ from the records delivered, per partition: " + c.detail;
   if (c.lost > 0) {
@@ -55,7 +55,7 @@ std::string EndOffsetError(const PartitionComparison& c, bool allow_loss) {
     msg += "; " + std::to_string(c.duplicated) +
            " records more than delivered (duplicates from retries, or another writer)";
   }
-  return msg;
+  return Status::Error(msg);
 }
 
 namespace {

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/status.h"
+
 namespace kbench {
 
 // Records per partition, indexed by partition id; a missing tail counts as 0.
@@ -33,11 +35,11 @@ PartitionComparison ComparePartitionCounts(const PartitionCounts& expected,
                                            std::string_view expected_label,
                                            std::string_view got_label);
 
-// The verdict on a topic's end offsets against the records delivered to it: "" when they
+// The verdict on a topic's end offsets against the records delivered to it: ok when they
 // agree, or when the only difference is a shortfall and `allow_loss` is set (acks=0 may
 // lose records by design; the shortfall is then reported, not failed). Extra records
 // (duplicates from retries, or someone else writing to the topic) always fail.
-std::string EndOffsetError(const PartitionComparison& c, bool allow_loss);
+Status EndOffsetError(const PartitionComparison& c, bool allow_loss);
 
 // One record's share of a partition's digest. A partition's digest is the sum (mod 2^64)
 // over its records, so delivery reports and a consumer's reads agree, in whatever order

@@ -223,7 +223,7 @@ void OnLog(const rd_kafka_t* rk, int level, const char* fac, const char* buf) {
 
 }  // namespace
 
-std::string ProduceTotals::AccountingError() const {
+Status ProduceTotals::AccountingError() const {
   std::string error_list;
   for (const auto& [name, count] : errors) {
     error_list += (error_list.empty() ? "" : ", ") + name + " x" + std::to_string(count);
@@ -242,7 +242,7 @@ std::string ProduceTotals::AccountingError() const {
   }
   if (!msg.empty() && !error_list.empty()) msg += " (" + error_list + ")";
   if (!transaction_error.empty()) msg += (msg.empty() ? "" : "; ") + transaction_error;
-  return msg;
+  return msg.empty() ? Status::Ok() : Status::Error(msg);
 }
 
 StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerOptions& options,

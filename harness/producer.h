@@ -140,8 +140,8 @@ struct ProduceTotals {
   std::string stats_error;        // statistics missing or unparsable
 
   std::int64_t undelivered() const { return produced - delivered; }
-  // "" when every produced record was delivered and nothing was rejected.
-  std::string AccountingError() const;
+  // Ok when every produced record was delivered and nothing was rejected.
+  Status AccountingError() const;
 };
 
 class ProducerDriver {

@@ -60,10 +60,10 @@ def plant_spin(repo, fraction, names):
                         for n in names)
     edit(os.path.join(repo, "fixtures", "runner.h"), [
         ("#include <cstdint>\n", "#include <chrono>\n#include <cstdint>\n#include <ctime>\n"),
-        ("void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
-         "             BenchSession& session, const std::string& name) {",
-         "void RunWork(benchmark::State& state, Work& work, const std::string& verify_error,\n"
-         "             BenchSession& session, const std::string& name) {\n"
+        ("void RunWork(benchmark::State& state, Work& work, const Status& verified, BenchSession& session,\n"
+         "             const std::string& name) {",
+         "void RunWork(benchmark::State& state, Work& work, const Status& verified, BenchSession& session,\n"
+         "             const std::string& name) {\n"
          "  // Google Benchmark reports rows timed in real time with a /real_time suffix.\n"
          f"  const double detector_fraction = ({match}) ? {f} : 0.0;\n"
          "  // Codec rows are judged on CPU time, the others (Produce) on real time.\n"

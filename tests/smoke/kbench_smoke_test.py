@@ -200,6 +200,27 @@ class SmokeTest(unittest.TestCase):
         self.assertGreaterEqual(at_max.count(1), 2, curve)
         self.assertTrue([r for r in curve["target_rate"] if r < search["max_rate"] * 0.3], curve)
 
+    def test_a_failed_setup_fails_its_row_and_the_run_goes_on(self):
+        # Each cluster Work's factory (Produce send, bare_producev, max_rate; Consume) fails
+        # on a topic the mock cannot hold: its row says why, the rows after it still run,
+        # and the run exits 1.
+        env = dict(os.environ)
+        env.pop("KBENCH_BOOTSTRAP", None)
+        proc, data = run_kbench(
+            "--produce", "variant=send|bare_producev|max_rate,acks=1,replication=4",
+            "--consume", "replication=4",
+            f"--benchmark_filter=^(Produce/|Consume/|{re.escape(CODEC_ROW)}$)",
+            "--benchmark_min_time=0.01", "--window-seconds=0.5", "--warmup-seconds=0.2", env=env)
+        self.assertEqual(proc.returncode, 1, proc.stderr[-3000:])
+        rows = {b["name"]: b for b in data["benchmarks"]}
+        failed = [n for n in rows if n.startswith(("Produce/", "Consume/"))]
+        self.assertEqual(len(failed), 4, list(rows))
+        for name in failed:
+            self.assertEqual(rows[name].get("error_message"),
+                             "setup failed: replication factor 4 needs more than the mock's 3 "
+                             "brokers", name)
+        self.assertFalse(rows[CODEC_ROW].get("error_occurred", False), rows[CODEC_ROW])
+
     def test_costs_off_leaves_cost_counters_out(self):
         env = dict(os.environ)
         env.pop("KBENCH_BOOTSTRAP", None)
