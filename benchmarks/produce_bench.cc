@@ -115,6 +115,7 @@ struct ProduceParams {
   std::int64_t rate = 0;                 // records/s overall; 0 = unthrottled
   KeySpec keys{};                        // none: the payload's keys (null for all but `repeated`)
   std::int64_t transaction_records = 0;  // > 0: transactional, a commit every N per thread
+  std::string_view topic_codec = "producer";  // the topic's compression.type
   std::uint64_t seed = kDefaultPayloadSeed;
   ClusterRun run;  // the command line's cluster, settings, window; not in the name
 };
@@ -143,6 +144,9 @@ std::string_view OneOf(std::string_view key, std::string_view value,
 }
 constexpr std::array<std::string_view, 3> kAcks = {"0", "1", "all"};
 constexpr std::array<std::string_view, 3> kVariants = {"send", "bare_producev", "max_rate"};
+// Kafka's compression.type values for a topic.
+constexpr std::array<std::string_view, 6> kTopicCodecs = {"producer", "uncompressed", "gzip",
+                                                          "snappy",   "lz4",          "zstd"};
 
 // --codec is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so
 // codecs librdkafka cannot write are skipped here with a note rather than failing a run
@@ -288,6 +292,16 @@ const std::vector<ProduceAxis>& ProduceAxes() {
          if (p.keys.distribution != KeyDistribution::kNone) n.Add(k, p.keys.count);
        },
        nullptr},
+      {"topic_codec",
+       "the topic's compression.type: producer (keep the batches) or uncompressed, gzip, "
+       "snappy, lz4, zstd, which the broker recompresses into (KAFKA-15418; live only)",
+       [](ProduceParams& p, std::string_view k, std::string_view v) {
+         p.topic_codec = OneOf(k, v, kTopicCodecs);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.topic_codec != "producer") n.Add(k, p.topic_codec);
+       },
+       nullptr},
       {"transaction_records",
        "transactional producers, one per thread, committing every N records (acks=all; "
        "default 0: none)",
@@ -307,6 +321,12 @@ const std::vector<ProduceAxis>& ProduceAxes() {
        nullptr, nullptr},
   };
   return axes;
+}
+
+// The topic's configs (compression.type only when it is not the broker's default).
+std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParams& p) {
+  if (p.topic_codec == "producer") return {};
+  return {{"compression.type", std::string(p.topic_codec)}};
 }
 
 // The benchmark's own client settings, from the axes that map to settings.
@@ -418,7 +438,8 @@ class ProduceSetup {
  public:
   // The row's cluster and topic, which a Work's factory creates first.
   static StatusOr<std::unique_ptr<BenchCluster>> CreateCluster(const ProduceParams& p) {
-    return BenchCluster::Create(p.run, "produce", TopicLayout{p.partitions, p.replication});
+    return BenchCluster::Create(p.run, "produce",
+                                TopicLayout{p.partitions, p.replication, TopicConfigs(p)});
   }
   ProduceSetup(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
       : params_(p),
@@ -1121,6 +1142,11 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
       throw UsageError(
           "--produce: variant=bare_producev is a single-threaded loop with one "
           "producer and no rate");
+    }
+    if (p.topic_codec != "producer" && p.run.bootstrap.empty()) {
+      throw UsageError(
+          "--produce: topic_codec needs a live broker (--bootstrap): librdkafka's "
+          "mock cluster neither keeps topic configs nor recompresses");
     }
     if (p.transaction_records > 0 && p.acks != "all") {
       throw UsageError(

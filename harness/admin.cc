@@ -204,11 +204,19 @@ Status RunTopicOp(rd_kafka_t* rk, rd_kafka_admin_op_t op, const std::string& wha
 }  // namespace
 
 Status AdminClient::CreateTopic(const std::string& topic, int partitions, int replication,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout,
+                                const std::vector<std::pair<std::string, std::string>>& configs) {
   char err[512];
   rd_kafka_NewTopic_t* nt =
       rd_kafka_NewTopic_new(topic.c_str(), partitions, replication, err, sizeof err);
   if (!nt) return Status::Error("create topic '" + topic + "': " + err);
+  for (const auto& [name, value] : configs) {
+    if (rd_kafka_resp_err_t e = rd_kafka_NewTopic_set_config(nt, name.c_str(), value.c_str())) {
+      rd_kafka_NewTopic_destroy(nt);
+      return Status::Error("create topic '" + topic + "': config " + name + ": " +
+                           rd_kafka_err2str(e));
+    }
+  }
   Status status = RunTopicOp(
       rk_.get(), RD_KAFKA_ADMIN_OP_CREATETOPICS, "create topic", topic, timeout, false,
       [&](rd_kafka_AdminOptions_t* opts, rd_kafka_queue_t* queue) {

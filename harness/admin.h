@@ -73,8 +73,10 @@ class AdminClient {
   static StatusOr<std::unique_ptr<AdminClient>> Create(const ClientSettings& settings,
                                                        bool diagnose_tls = false);
 
+  // `configs`: topic configs (compression.type, ...), set at creation.
   Status CreateTopic(const std::string& topic, int partitions, int replication,
-                     std::chrono::milliseconds timeout);
+                     std::chrono::milliseconds timeout,
+                     const std::vector<std::pair<std::string, std::string>>& configs = {});
   Status DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout);
   // Sum over partitions of the high watermark (end offset). Returns within about twice
   // `timeout` even when librdkafka does not (see admin.cc).

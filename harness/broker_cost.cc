@@ -58,6 +58,13 @@ std::int64_t LogSegmentBytes(const std::string& dir) {
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // A deleted topic's partitions are renamed <topic>-<p>.<id>-delete at once and removed
+    // a minute later (file.delete.delay.ms): counted, an earlier row's topic vanishing inside
+    // this row's window made its log growth negative.
+    if (it->path().filename().string().ends_with("-delete")) {
+      it.disable_recursion_pending();
+      continue;
+    }
     if (it->path().extension() != ".log") continue;
     std::error_code size_ec;
     if (!it->is_regular_file(size_ec)) continue;

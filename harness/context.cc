@@ -88,8 +88,9 @@ bool IsSecretSetting(std::string_view key) {
   for (auto m : kMarkers) {
     if (k.find(m) != std::string::npos) return true;
   }
-  // Inline key material: ssl.key.pem, ssl.certificate.pem is public but ssl.key.* is not.
-  return k.starts_with("ssl.key") || k.starts_with("sasl.oauthbearer.config");
+  // Inline key material: ssl.key.pem, ssl.certificate.pem is public but ssl.key.* is not;
+  // librdkafka also marks ssl.ca.pem sensitive (_RK_SENSITIVE), so kbench follows it.
+  return k.starts_with("ssl.key") || k.starts_with("sasl.oauthbearer.config") || k == "ssl.ca.pem";
 }
 
 std::string RedactedValue(std::string_view key, std::string_view value) {

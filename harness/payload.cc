@@ -167,6 +167,7 @@ PayloadSpec ParsePayloadSpec(std::string_view text) {
     spec.kind = PayloadKind::kFile;
     spec.file_path = std::string(text.substr(5));
     if (spec.file_path.empty()) throw UsageError("file: needs a path, e.g. file:/data/records.txt");
+    ReadFileRecords(spec);  // refused now, before anything runs: unreadable or no records
   } else {
     throw UsageError("unknown payload '" + std::string(text) + "': valid payloads are " +
                      KindList());
@@ -176,13 +177,22 @@ PayloadSpec ParsePayloadSpec(std::string_view text) {
 
 SizeSpec ParseSizeSpec(std::string_view text) {
   SizeSpec s;
-  if (auto dash = text.find('-'); dash != std::string_view::npos) {
-    s.min = ParseUnsigned(text.substr(0, dash), "record size");
-    s.max = ParseUnsigned(text.substr(dash + 1), "record size");
-  } else {
-    s.min = s.max = ParseUnsigned(text, "record size");
+  try {
+    if (auto dash = text.find('-'); dash != std::string_view::npos) {
+      s.min = ParseUnsigned(text.substr(0, dash), "record size");
+      s.max = ParseUnsigned(text.substr(dash + 1), "record size");
+    } else {
+      s.min = s.max = ParseUnsigned(text, "record size");
+    }
+  } catch (const UsageError&) {
+    throw UsageError("record size '" + std::string(text) +
+                     "' is neither a size in bytes (100) nor a range (250-750)");
   }
   if (s.min > s.max) throw UsageError("record size range '" + std::string(text) + "' is reversed");
+  // An empty value has nothing to compress or send: every per-byte figure would divide by 0.
+  if (s.min == 0) {
+    throw UsageError("record size '" + std::string(text) + "' includes 0: sizes start at 1 byte");
+  }
   if (s.max > kMaxRecordBytes) {
     throw UsageError("record size " + std::to_string(s.max) + " exceeds the limit of " +
                      std::to_string(kMaxRecordBytes) + " bytes");

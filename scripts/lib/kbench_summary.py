@@ -107,9 +107,12 @@ def main(path):
     width = max((len(n) for n in groups), default=10)
     # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
     # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
-    # (median over repetitions) and the slowest-fastest interval.
+    # (median over repetitions) and the slowest-fastest interval. CPU us/MiB: what a MiB of
+    # record values cost the client process and (on a cluster scripts/kafka started) the
+    # brokers, on windowed rows with cost counters.
     print(f"{'benchmark (median of repetitions)':<{width}}  {'reps':>4}  {'records/s':>10}  "
-          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'interval CV, min-max records/s':>30}")
+          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'CPU us/MiB':>10}  {'broker':>8}  "
+          f"{'interval CV, min-max records/s':>30}")
     shortfalls, searches = [], []
     for name, reps in groups.items():
         def med(key, reps=reps):
@@ -123,9 +126,11 @@ def main(path):
         spread = interval_spread(intervals.get(name, []))
         spread_text = "-" if spread is None else \
             f"{spread[0] * 100:5.1f} %  {human(spread[1])}-{human(spread[2])}"
+        cpu, broker = med("cpu_us_per_mb"), med("broker_cpu_us_per_mb")
         print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
               f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
-              f"{p99_text:>9}  {spread_text:>30}")
+              f"{p99_text:>9}  {human(cpu) if cpu is not None else '-':>10}  "
+              f"{human(broker) if broker is not None else '-':>8}  {spread_text:>30}")
         if med("max_rate") is not None:
             found = sorted(human(r["max_rate"]) for r in reps)
             searches.append(f"  {name}: {human(med('max_rate'))} records/s "

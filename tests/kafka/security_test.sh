@@ -10,8 +10,12 @@
 #      (the controller's) and a plaintext client on the TLS port;
 #   3. the wrong password once more through scripts/bench (-X on its command line, results
 #      under a results folder): exit non-zero, and command.txt carries *** instead;
-#   4. no secret (the cluster's passwords, the wrong password) in any stdout, stderr, JSON
-#      or results file, and none left in the state directory after scripts/kafka stop.
+#   3b. canaries: a made-up value for every sensitive librdkafka setting the run does not
+#      need, through -X and --client-config, with debug=all, in a run through scripts/bench
+#      that works and in kbench runs that fail on values librdkafka must parse;
+#   4. no secret (the cluster's passwords, the wrong password, the canaries) in any stdout,
+#      stderr, JSON, summary, console copy or results file, nor in the cluster's logs, and
+#      none left in the state directory after scripts/kafka stop.
 # Each failure is its own kbench run of seconds; the cluster starts once (~30-60 s).
 # `check && ok ... || not_ok ...` is intended: ok never fails.
 # shellcheck disable=SC2015
@@ -165,6 +169,45 @@ else
   not_ok "scripts/bench: exit $rc; command.txt: $(head -c 400 "$RESULTS/command.txt" 2>/dev/null); stderr: $(tail -c 400 "$OUTS/bench.err")"
 fi
 
+# ---------------------------------------------------------------- 3b. canaries
+# A made-up secret for every setting librdkafka marks sensitive (_RK_SENSITIVE in
+# rdkafka_conf.c) that the run does not need, through each way kbench takes settings (-X on
+# kbench's and scripts/bench's command line, --client-config), with debug=all logging: a
+# run that works (the inert ones) and one that fails on each value librdkafka must parse.
+# Step 4 then looks for every canary where it looks for the cluster's secrets.
+canary() { echo "canary-$1-$(head -c 9 /dev/urandom | base64 | tr -dc A-Za-z0-9)"; }
+C_KEYPASS=$(canary keypass) C_STOREPASS=$(canary storepass) C_OAUTH=$(canary oauth)
+C_KEYPEM=$(canary keypem) C_CAPEM=$(canary capem) C_KEYLOC=$(canary keyloc)
+SECRETS+=("$C_KEYPASS" "$C_STOREPASS" "$C_OAUTH" "$C_KEYPEM" "$C_CAPEM" "$C_KEYLOC")
+cp "$CONFIG" "$WORK/configs/canary.properties"
+printf '%s\n' "ssl.keystore.password=$C_STOREPASS" "sasl.oauthbearer.config=principal=$C_OAUTH" \
+  >>"$WORK/configs/canary.properties"
+CANARY_RESULTS="$OUTS/results/runs/canary"
+rc=0
+KBENCH_BOOTSTRAP="" timeout 180 "$ROOT/scripts/bench" --no-build --bootstrap "$BOOTSTRAP" --processes 1 \
+  --filter "^$PRODUCE\$" --out "$CANARY_RESULTS" -- --produce 'acks=all,codec=lz4,record_bytes=200' \
+  --client-config="$WORK/configs/canary.properties" -X "ssl.key.password=$C_KEYPASS" -X debug=all \
+  --window-seconds=1 --warmup-seconds=0.3 >"$OUTS/canary-bench.out" 2>"$OUTS/canary-bench.err" || rc=$?
+((rc == 0)) && [[ -s $CANARY_RESULTS/summary.txt ]] &&
+  ok "a run with debug=all and canaries in -X and --client-config (scripts/bench: summary, console, JSON)" ||
+  not_ok "canary run through scripts/bench: exit $rc: $(tail -c 600 "$OUTS/canary-bench.err")"
+# Values librdkafka parses when the client starts: each fails, and must fail without echoing.
+canary_failure() {
+  local name="$1" rc=0
+  shift
+  timeout 60 "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --produce 'acks=all,codec=lz4,record_bytes=200' \
+    --benchmark_filter="^$PRODUCE\$" --benchmark_min_time=0.01 --window-seconds=1 -X debug=all \
+    --benchmark_out="$OUTS/$name.json" --benchmark_out_format=json "$@" \
+    >"$OUTS/$name.out" 2>"$OUTS/$name.err" || rc=$?
+  ((rc != 0)) && ok "$name: exit $rc: $(grep -m1 -o 'error:.*' "$OUTS/$name.err" | head -c 200)" ||
+    not_ok "$name: a client with that value ran (exit 0)"
+}
+cp "$CONFIG" "$WORK/configs/canary-ca.properties"
+echo "ssl.ca.pem=$C_CAPEM" >>"$WORK/configs/canary-ca.properties"
+canary_failure canary-ssl-key-pem --client-config="$CONFIG" -X "ssl.key.pem=$C_KEYPEM"
+canary_failure canary-ssl-ca-pem --client-config="$WORK/configs/canary-ca.properties"
+canary_failure canary-ssl-key-location --client-config="$CONFIG" -X "ssl.key.location=/nonexistent/$C_KEYLOC"
+
 # ---------------------------------------------------------------- 4. no secret anywhere
 leaks() {
   local where="$1" s
@@ -172,6 +215,9 @@ leaks() {
     grep -rlF -- "$s" "$where" 2>/dev/null | sed "s|^|    $s in |" || true
   done
 }
+echo "a planted $C_KEYPASS" >"$WORK/leak-probe.txt"
+[[ -n $(leaks "$WORK/leak-probe.txt") ]] && ok "the search finds a planted canary" ||
+  not_ok "the search does not find a canary planted in $WORK/leak-probe.txt"
 found="$(leaks "$OUTS")"
 [[ -z $found ]] && ok "no secret in $(find "$OUTS" -type f | wc -l) output and results files" ||
   not_ok "secrets leaked:"$'\n'"$found"

@@ -42,6 +42,17 @@ expect_usage_error "has an empty alternative" --produce 'acks=1|'
 expect_usage_error "searches the rate itself" --produce 'variant=max_rate,rate=1000'
 expect_usage_error "variant must be send, bare_producev or max_rate" --produce 'variant=fast'
 expect_usage_error "keys must be none, uniform or zipf" --produce 'keys=hot'
+# Found by trying (issue 15): sizes of 0, negative sizes, empty payload files, bootstrap and
+# broker-dir typos are refused before anything runs.
+expect_usage_error "record size '0' includes 0" --record-bytes=0
+expect_usage_error "record size '0-10' includes 0" --record-bytes=0-10
+expect_usage_error "record size '-5' is neither" --record-bytes=-5
+expect_usage_error "record size '1-' is neither" --record-bytes=1-
+expect_usage_error "payload file '/dev/null' holds no records" --payload=file:/dev/null
+expect_usage_error "cannot read payload file '/nonexistent-kbench'" --payload=file:/nonexistent-kbench
+expect_usage_error "'nohostport' is not HOST:PORT" --bootstrap=nohostport
+expect_usage_error "'h:99999' is not HOST:PORT" --bootstrap=h:99999
+expect_usage_error "is not a directory" --broker-dir=/nonexistent-kbench
 expect_usage_error "key_count=0 is not an integer" --produce 'keys=uniform,key_count=0'
 expect_usage_error "transaction_records needs acks=all" --produce 'acks=1,transaction_records=100'
 expect_usage_error "needs a producer per thread" --produce 'acks=all,threads=2,transaction_records=100'

@@ -11,10 +11,10 @@ namespace kbench {
 namespace {
 
 TEST(Context, SecretsAreRedacted) {
-  for (const char* key :
-       {"sasl.password", "sasl.username", "ssl.key.password", "ssl.key.pem",
-        "ssl.keystore.password", "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
-        "SASL.PASSWORD", "sasl.jaas.config", "ssl_key", "my.token"}) {
+  for (const char* key : {"sasl.password", "sasl.username", "ssl.key.password", "ssl.key.pem",
+                          "ssl.keystore.password", "sasl.oauthbearer.client.secret",
+                          "sasl.oauthbearer.config", "SASL.PASSWORD", "sasl.jaas.config", "ssl_key",
+                          "my.token", "ssl.key.location", "ssl.ca.pem"}) {
     EXPECT_TRUE(IsSecretSetting(key)) << key;
     EXPECT_EQ(RedactedValue(key, "hunter2"), "***") << key;
   }

@@ -140,6 +140,10 @@ TEST(BrokerCost, ProcessCpuAndLogBytes) {
   std::ofstream(dir / "topic-0" / "00000000000000000000.index") << std::string(500, 'x');
   std::ofstream(dir / "topic-0" / "00000000000000000123.log") << std::string(24, 'x');
   EXPECT_EQ(LogSegmentBytes(dir.string()), 1024);
+  // A deleted topic's partition (renamed, removed a minute later) is not counted.
+  std::filesystem::create_directories(dir / "old-0.7f3a-delete");
+  std::ofstream(dir / "old-0.7f3a-delete" / "00000000000000000000.log") << std::string(4096, 'x');
+  EXPECT_EQ(LogSegmentBytes(dir.string()), 1024);
   EXPECT_EQ(LogSegmentBytes((dir / "missing").string()), 0);
 
   // Not a scripts/kafka state directory: refused with a reason, nothing measured.

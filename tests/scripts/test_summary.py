@@ -1,0 +1,58 @@
+"""scripts/lib/kbench_summary.py: the table shows each row's cost columns (client and broker
+CPU per MiB) where the row has them, '-' where it does not, and lists failed rows."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "lib"))
+
+import kbench_summary  # noqa: E402
+
+
+def row(name, rep, **counters):
+    return dict({"name": name, "run_name": name, "run_type": "iteration", "repetition_index": rep,
+                 "items_per_second": 1000.0 * (rep + 1), "bytes_per_second": 1e6}, **counters)
+
+
+class Summary(unittest.TestCase):
+    def summarize(self, benchmarks):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"context": {"target": "live"}, "benchmarks": benchmarks}, f)
+        self.addCleanup(os.unlink, f.name)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = kbench_summary.main(f.name)
+        return rc, out.getvalue()
+
+    def test_cost_columns_are_medians_and_dashes_where_missing(self):
+        costed = "Produce/send/acks:1/real_time"
+        plain = "Codec/compress/codec:lz4"
+        rc, text = self.summarize([
+            row(costed, 0, cpu_us_per_mb=2000.0, broker_cpu_us_per_mb=4000.0),
+            row(costed, 1, cpu_us_per_mb=3000.0, broker_cpu_us_per_mb=5000.0),
+            row(costed, 2, cpu_us_per_mb=9000.0, broker_cpu_us_per_mb=6000.0),
+            row(plain, 0)])
+        self.assertEqual(rc, 0)
+        self.assertIn("CPU us/MiB", text)
+        line = next(ln for ln in text.splitlines() if ln.startswith(costed))
+        self.assertIn("3.00k", line.split())  # client: median of 2000, 3000, 9000
+        self.assertIn("5.00k", line.split())  # broker
+        other = next(ln for ln in text.splitlines() if ln.startswith(plain)).split()
+        self.assertEqual(other.count("-"), 5)  # ratio, p99, CPU, broker, intervals
+
+    def test_failed_rows_are_listed(self):
+        rc, text = self.summarize([dict(row("Produce/send/x", 0), error_occurred=True,
+                                        error_message="3 of 10 records undelivered")])
+        self.assertEqual(rc, 0)
+        self.assertIn("1 benchmark run(s) FAILED", text)
+        self.assertIn("3 of 10 records undelivered", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
