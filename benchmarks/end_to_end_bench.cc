@@ -107,8 +107,8 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
       {"codec", "a codec librdkafka writes, optionally :LEVEL (default none)",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.codec = ParseCodecSpec(v);
-         if (std::string why = LibrdkafkaCannotWrite(p.codec); !why.empty())
-           throw UsageError("--end-to-end: " + why);
+         if (Status s = LibrdkafkaCanWrite(p.codec); !s)
+           throw UsageError("--end-to-end: " + s.message());
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) {
          n.Add(k, p.codec.Name());

@@ -152,7 +152,7 @@ constexpr std::array<std::string_view, 6> kTopicCodecs = {"producer", "uncompres
 // codecs librdkafka cannot write are skipped here with a note rather than failing a run
 // that may not even select Produce.
 CodecSpec ProduceCodec(CodecSpec c) {
-  if (std::string why = LibrdkafkaCannotWrite(c); !why.empty()) throw UsageError(why);
+  if (Status s = LibrdkafkaCanWrite(c); !s) throw UsageError(s.message());
   return c;
 }
 
@@ -831,7 +831,7 @@ class MaxRateWork {
     result_ = FindMaxRate(closed_loop_rate_, options, [this](double rate, RateProbe* out) {
       return produce_->Probe(rate, out);
     });
-    if (!result_.error.empty()) error_ = Status::Error(result_.error);
+    error_ = result_.status;
   }
 
   std::int64_t items_per_iteration() const { return 0; }
@@ -1135,8 +1135,8 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
   std::vector<ProduceParams> rows = ExpandMatrixSpec("--produce", spec, base, ApplyProduceSetting);
   for (ProduceParams& p : rows) {
     if (p.producers == kProducersPerThread) p.producers = p.threads;
-    if (std::string why = LibrdkafkaCannotWrite(p.codec); !why.empty()) {
-      throw UsageError("--produce: " + why);
+    if (Status s = LibrdkafkaCanWrite(p.codec); !s) {
+      throw UsageError("--produce: " + s.message());
     }
     if (p.variant == "bare_producev" && (p.threads != 1 || p.producers != 1 || p.rate != 0)) {
       throw UsageError(
@@ -1175,9 +1175,9 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
 void RegisterProduceFamily(const Options& options, BenchSession& session) {
   std::vector<CodecSpec> codecs;
   for (const auto& c : options.codecs) {
-    if (std::string why = LibrdkafkaCannotWrite(c); !why.empty()) {
+    if (Status why = LibrdkafkaCanWrite(c); !why) {
       std::fprintf(stderr, "kbench: note: Produce skips codec %s level %d: %s\n", c.Name().c_str(),
-                   c.level, why.c_str());
+                   c.level, why.message().c_str());
       continue;
     }
     codecs.push_back(c);

@@ -58,17 +58,17 @@ std::vector<CodecSpec> KafkaCodecs() {
   return specs;
 }
 
-std::string LibrdkafkaCannotWrite(const CodecSpec& c) {
+Status LibrdkafkaCanWrite(const CodecSpec& c) {
   const CodecInfo& info = c.info();
-  if (info.librdkafka_name.empty()) return "librdkafka cannot write " + c.Name();
+  if (info.librdkafka_name.empty()) return Status::Error("librdkafka cannot write " + c.Name());
   const LevelRange& range = info.librdkafka_levels;
   if (c.level != 0 && (c.level < range.min || c.level > range.max)) {
-    return "librdkafka's compression.level for " + c.Name() +
-           (range.min == range.max
-                ? " takes no level"
-                : " takes " + std::to_string(range.min) + ".." + std::to_string(range.max));
+    return Status::Error("librdkafka's compression.level for " + c.Name() +
+                         (range.min == range.max ? " takes no level"
+                                                 : " takes " + std::to_string(range.min) + ".." +
+                                                       std::to_string(range.max)));
   }
-  return "";
+  return Status::Ok();
 }
 
 const CodecInfo* CodecForLibrdkafkaName(std::string_view name) {

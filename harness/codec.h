@@ -74,8 +74,8 @@ struct CodecInfo {
 
 // Every codec, in the order families register them.
 std::span<const CodecInfo> CodecTable();
-// "" when librdkafka can produce with the codec at its level, else why not (from the row).
-std::string LibrdkafkaCannotWrite(const CodecSpec& codec);
+// Ok when librdkafka can produce with the codec at its level, else why not (from the row).
+Status LibrdkafkaCanWrite(const CodecSpec& codec);
 // The row whose librdkafka_name is `name`; null if none.
 const CodecInfo* CodecForLibrdkafkaName(std::string_view name);
 

@@ -47,7 +47,7 @@ TEST(FindMaxRate, FindsTheLastGridRateBelowCapacityAndConfirmsIt) {
     for (double seed : {capacity, capacity * 3, capacity / 4}) {
       int calls = 0;
       RateSearchResult r = FindMaxRate(seed, {}, Model(capacity, &calls));
-      ASSERT_EQ(r.error, "") << capacity << " seeded " << seed;
+      ASSERT_TRUE(r.status.ok()) << r.status.message() << "; " << capacity << " seeded " << seed;
       // The model delivers 0.999 x min(rate, capacity); sustained means >= 0.99 x rate.
       const double limit = capacity * 0.999 / 0.99;
       EXPECT_LE(r.max_rate, limit);
@@ -75,7 +75,7 @@ TEST(FindMaxRate, LatencyObjectiveLowersTheAnswer) {
   RateSearchOptions o;
   o.slo_p99_us = 500;  // the model's p99 reaches 500 µs at half its capacity
   RateSearchResult r = FindMaxRate(100000, o, Model(100000, &calls));
-  ASSERT_EQ(r.error, "");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_LE(r.max_rate, 50000);
   EXPECT_GT(r.max_rate, 45000);
 }
@@ -85,7 +85,7 @@ TEST(FindMaxRate, NoisyCapacityStaysWithinAFewGridSteps) {
   for (unsigned seed = 1; seed <= 20; ++seed) {
     int calls = 0;
     RateSearchResult r = FindMaxRate(200000, {}, Model(200000, &calls, 0.02, seed));
-    if (r.error.empty()) answers.insert(GridIndexAtOrBelow(r.max_rate));
+    if (r.status.ok()) answers.insert(GridIndexAtOrBelow(r.max_rate));
   }
   ASSERT_FALSE(answers.empty());
   EXPECT_LE(*answers.rbegin() - *answers.begin(), 2);
@@ -116,7 +116,7 @@ TEST(FindMaxRate, OneUnluckyConfirmationWindowIsOutvoted) {
     if (calls == 3) out->sent_rate = out->delivered_rate = rate * 0.9;
     return s;
   });
-  ASSERT_EQ(r.error, "");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.max_rate, 316000);
   std::vector<int> at_max;
   for (std::size_t i = 0; i < r.search_probes; ++i) {
@@ -134,7 +134,7 @@ TEST(FindMaxRate, TwoFailedConfirmationsMoveTheAnswerDown) {
     if (rate == 316000 && ++at_316k > 1) out->sent_rate = out->delivered_rate = rate * 0.9;
     return s;
   });
-  ASSERT_EQ(r.error, "");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.max_rate, 301000);
 }
 
@@ -142,7 +142,7 @@ TEST(FindMaxRate, AFailingProbeEndsTheSearchWithItsError) {
   RateSearchResult r =
       FindMaxRate(1000, {}, [](double, RateProbe*) { return Status::Error("broker down"); });
   EXPECT_EQ(r.max_rate, 0);
-  EXPECT_NE(r.error.find("broker down"), std::string::npos) << r.error;
+  EXPECT_NE(r.status.message().find("broker down"), std::string::npos) << r.status.message();
 }
 
 TEST(FindMaxRate, NothingSustainedIsAnErrorNotAZero) {
@@ -151,7 +151,7 @@ TEST(FindMaxRate, NothingSustainedIsAnErrorNotAZero) {
     return Status::Ok();
   });
   EXPECT_EQ(r.max_rate, 0);
-  EXPECT_FALSE(r.error.empty());
+  EXPECT_FALSE(r.status.ok());
 }
 
 }  // namespace
