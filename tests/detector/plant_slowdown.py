@@ -4,6 +4,7 @@
 Used only by tests/detector/run_detector_experiment.sh.
 
 usage: plant_slowdown.py spin REPO FRACTION|env NAME...
+       plant_slowdown.py send REPO FRACTION|env NAME...
        plant_slowdown.py instructions REPO FRACTION|env
 
 spin          fixtures/runner.h: after each timed iteration of a benchmark named NAME,
@@ -15,6 +16,12 @@ spin          fixtures/runner.h: after each timed iteration of a benchmark named
               is FRACTION by construction, not by calibration. The other rows pay two clock reads per
               iteration (tens of ns against iterations of tens of microseconds or more).
               `env` reads the fraction from $KBENCH_DETECTOR_SPIN at run time.
+send          harness/producer.cc: the producing thread of a Produce row named NAME spins,
+              every 64 records, for FRACTION x the steady-clock time those 64 records
+              took: the send path itself gets slower, as a regression in the client would.
+              (A spin in the benchmark thread between window intervals does not slow a
+              windowed row by FRACTION: the producer threads keep sending meanwhile; it
+              only takes a core.) `env` reads $KBENCH_DETECTOR_SPIN at run time.
 instructions  benchmarks/codec_bench.cc: the zstd level 3 / az / 100-byte / 64 KiB
               compress row also hashes the first FRACTION of its batch, byte by byte,
               with a serial dependency (no vectorisation): a deterministic instruction
@@ -90,6 +97,36 @@ def plant_spin(repo, fraction, names):
     ])
 
 
+def plant_send(repo, fraction, names):
+    f = fraction_expr(fraction, "KBENCH_DETECTOR_SPIN")
+    # The driver knows its row by the progress label: the benchmark name without /real_time.
+    labels = [n[: -len("/real_time")] if n.endswith("/real_time") else n for n in names]
+    match = " || ".join("options_.progress_label == %s" % cxx_string(n) for n in labels)
+    edit(os.path.join(repo, "harness", "producer.cc"), [
+        ("#include <cstring>\n", "#include <cstdlib>\n#include <cstring>\n"),
+        ("  std::uint64_t clock_ns = NowNs();\n  for (std::int64_t k = 0; k < mine; ++k) {\n",
+         "  std::uint64_t clock_ns = NowNs();\n"
+         "  // DETECTOR EXPERIMENT ONLY (tests/detector): a planted slowdown of the send path.\n"
+         f"  const double detector_fraction = ({match}) ? {f} : 0.0;\n"
+         "  std::uint64_t detector_mark = clock_ns;\n"
+         "  for (std::int64_t k = 0; k < mine; ++k) {\n"),
+        ("    if ((k & 63) == 63) {\n"
+         "      // Delivery reports served by this poll are stamped with the time it began.\n"
+         "      clock_ns = NowNs();\n",
+         "    if ((k & 63) == 63) {\n"
+         "      // Delivery reports served by this poll are stamped with the time it began.\n"
+         "      clock_ns = NowNs();\n"
+         "      if (detector_fraction > 0) {\n"
+         "        const auto end = clock_ns + static_cast<std::uint64_t>(\n"
+         "            static_cast<double>(clock_ns - detector_mark) * detector_fraction);\n"
+         "        while (NowNs() < end) {\n"
+         "        }\n"
+         "        clock_ns = NowNs();\n"
+         "        detector_mark = clock_ns;\n"
+         "      }\n"),
+    ])
+
+
 def cxx_string(s):
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -133,6 +170,8 @@ def main():
         sys.exit(0 if args else 2)
     if args[0] == "spin" and len(args) >= 4:
         plant_spin(args[1], args[2], args[3:])
+    elif args[0] == "send" and len(args) >= 4:
+        plant_send(args[1], args[2], args[3:])
     elif args[0] == "instructions" and len(args) == 3:
         plant_instructions(args[1], args[2])
     else:

@@ -15,14 +15,15 @@ Usage: tests/detector/run_detector_experiment.sh [options]
 Clones the kbench repository this script lives in (committed HEAD only) into a
 scratch directory and makes two throwaway commits on top of it:
   same    an empty commit (identical build, different sha)
-  slow    plant_slowdown.py: the zstd Codec/compress row and the mock
-          Produce/send acks:1 100-byte row spin for $KBENCH_DETECTOR_SPIN x each
-          iteration's time; the zstd row also hashes $KBENCH_DETECTOR_FRACTION of
+  slow    plant_slowdown.py: the zstd Codec/compress row spins for
+          $KBENCH_DETECTOR_SPIN x each iteration's time, and the mock Produce/send
+          acks:1 100-byte row's producing thread for that fraction of its send path's
+          time (every 64 records); the zstd row also hashes $KBENCH_DETECTOR_FRACTION of
           its batch (instructions). Unset, both are 0: the slow build runs like base.
 then runs scripts/bench-commits base X, --tries times per case:
   time-slow10     Codec rows, timing, spin 0.10      target: flagged >= 19 of 20
   time-same       Codec rows, timing, identical      target: flagged     0 of 20
-  produce-slow10  mock Produce rows, spin 0.10       target: flagged >=  9 of 10
+  produce-slow10  mock Produce rows, send path 0.10  target: flagged >=  9 of 10
   produce-same    mock Produce rows, identical       target: flagged <=  1 of 10
   instr-slow1     Codec rows, callgrind, +1 % Ir     target: flagged    10 of 10
   instr-same      Codec rows, callgrind, identical   target: flagged     0 of 10
@@ -129,7 +130,8 @@ if [[ ! -d "$repo/.git" ]]; then
   git -C "$repo" checkout -q -b same base
   commit "detector: identical build (empty commit)"
   git -C "$repo" checkout -q -b slow base
-  "$here/plant_slowdown.py" spin "$repo" env "$codec_slowed" "$produce_slowed"
+  "$here/plant_slowdown.py" spin "$repo" env "$codec_slowed"
+  "$here/plant_slowdown.py" send "$repo" env "$produce_slowed"
   "$here/plant_slowdown.py" instructions "$repo" env
   commit "detector: planted slowdowns, sized at run time by KBENCH_DETECTOR_SPIN/FRACTION"
   git -C "$repo" checkout -q base

@@ -12,7 +12,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLANT = os.path.join(ROOT, "tests", "detector", "plant_slowdown.py")
-FILES = ("fixtures/runner.h", "benchmarks/codec_bench.cc")
+FILES = ("fixtures/runner.h", "benchmarks/codec_bench.cc", "harness/producer.cc")
 
 
 class PlantSlowdown(unittest.TestCase):
@@ -40,6 +40,13 @@ class PlantSlowdown(unittest.TestCase):
         proc = self.plant("instructions", self.repo, "0.01")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("DetectorSlowBytes", self.read("benchmarks/codec_bench.cc"))
+
+    def test_send_applies_to_todays_producer_driver(self):
+        proc = self.plant("send", self.repo, "0.1", "Produce/send/acks:1/real_time")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        src = self.read("harness/producer.cc")
+        self.assertIn('options_.progress_label == "Produce/send/acks:1"', src)
+        self.assertIn("detector_mark = clock_ns;", src)
 
     def test_a_moved_anchor_is_an_error(self):
         with open(os.path.join(self.repo, "fixtures/runner.h"), "w", encoding="utf-8") as fh:
