@@ -9,7 +9,8 @@
 // topic from offset 0 to its end and again, pass after pass (each pass seeks every partition
 // back to 0); records/s counts what was read within the window, and the JSON holds its
 // per-second interval samples. There is no group rebalance (manual assignment), so this is
-// perf-test's fetch.nMsg.sec with rebalance.time.ms = 0.
+// perf-test's fetch.nMsg.sec with rebalance.time.ms = 0. Where the fetches waited (socket
+// buffer, round trip, throttle) comes from librdkafka's statistics over the window.
 // Not timed: cluster and topic setup, filling the topic (acks=all, one producer),
 // creating and connecting the consumer.
 // Verified, per partition (sums would let a loss in one partition and a duplicate in
@@ -38,6 +39,7 @@
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
+#include "fixtures/stage_counters.h"
 #include "fixtures/window.h"
 #include "harness/consumer.h"
 #include "harness/partition_check.h"
@@ -224,6 +226,7 @@ class ConsumeWork {
     if (window_.Open()) {
       read_window_.origin = window_.origin();
       read_window_.interval = window_.interval();
+      stats_begin_ = consumer_->StatsSnapshot();
     }
     Status s = consumer_->ReadUntil(expected_.counts, window_.Next(), kReadIdleTimeout, &cursor_,
                                     &read_window_);
@@ -256,6 +259,10 @@ class ConsumeWork {
     state.SetBytesProcessed(bytes);
     state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
     state.counters[counters::kWindowSeconds] = counters::Value(window_.seconds());
+    // Where the fetches waited in the window (emits lag both ends alike, by at most 100 ms).
+    StatsDelta fetches;
+    fetches.stages = consumer_->StagesBetween(stats_begin_, consumer_->StatsSnapshot());
+    ReportStages(state, fetches);
   }
   const IntervalSeries& intervals() const { return intervals_; }
 
@@ -310,6 +317,7 @@ class ConsumeWork {
   std::unique_ptr<ConsumerDriver> consumer_;
   ConsumerDriver::Cursor cursor_;
   ConsumerDriver::Window read_window_;
+  StatsAccumulator::Snapshot stats_begin_;
   IntervalSeries intervals_;
 };
 

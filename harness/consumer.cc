@@ -5,10 +5,31 @@
 
 namespace kbench {
 
-StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings) {
+namespace {
+
+int OnConsumerStats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
+  auto* stats = static_cast<StatsAccumulator*>(opaque);
+  RdkafkaStats emit;
+  if (Status s = ParseRdkafkaStats(std::string_view(json, len), &emit); s.ok()) {
+    stats->Add(emit);
+  } else {
+    stats->NoteParseError(s.message());
+  }
+  return 0;  // librdkafka frees the JSON
+}
+
+}  // namespace
+
+StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings,
+                                        StatsAccumulator* stats) {
+  if (stats) all.emplace_back("statistics.interval.ms", "100");
   all.insert(all.end(), settings.begin(), settings.end());
   StatusOr<rd_kafka_conf_t*> conf = BuildConf(all);
   if (!conf) return conf.status();
+  if (stats) {
+    rd_kafka_conf_set_opaque(*conf, stats);
+    rd_kafka_conf_set_stats_cb(*conf, &OnConsumerStats);
+  }
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
   if (!rk) {
@@ -30,9 +51,9 @@ StatusOr<std::unique_ptr<ConsumerDriver>> ConsumerDriver::Create(const ClientSet
                         {"fetch.wait.max.ms", "10"},
                         // A truncated log must fail the read, not silently skip to the end.
                         {"auto.offset.reset", "error"}};
-  StatusOr<rd_kafka_t*> rk = NewConsumerHandle(std::move(all), settings);
-  if (!rk) return rk.status();
   std::unique_ptr<ConsumerDriver> d(new ConsumerDriver());
+  StatusOr<rd_kafka_t*> rk = NewConsumerHandle(std::move(all), settings, &d->stats_);
+  if (!rk) return rk.status();
   d->rk_.reset(*rk);
   d->topic_ = topic;
   d->partitions_ = partitions;

@@ -13,6 +13,7 @@
 
 #include "harness/admin.h"
 #include "harness/partition_check.h"
+#include "harness/rdkafka_stats.h"
 #include "harness/status.h"
 
 namespace kbench {
@@ -35,8 +36,10 @@ struct ExpectedRecords {
 
 // A librdkafka consumer handle from kbench's defaults followed by the user's settings (the
 // user's win), with the main queue forwarded to the consumer queue. Shared by
-// ConsumerDriver and LatencyConsumer.
-StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings);
+// ConsumerDriver and LatencyConsumer. With `stats`, librdkafka's statistics (every 100 ms
+// unless the settings say otherwise) are parsed into it; it must outlive the handle.
+StatusOr<rd_kafka_t*> NewConsumerHandle(ClientSettings all, const ClientSettings& settings,
+                                        StatsAccumulator* stats = nullptr);
 
 class ConsumerDriver {
  public:
@@ -73,9 +76,18 @@ class ConsumerDriver {
   Status ReadUntil(const PartitionCounts& want, std::chrono::steady_clock::time_point deadline,
                    std::chrono::milliseconds idle_timeout, Cursor* cursor, Window* window);
 
+  // librdkafka's statistics of this consumer: where a fetch waited (outbuf_latency: request
+  // built to sent; rtt: the fetch's round trip; throttle), between two snapshots.
+  StatsAccumulator::Snapshot StatsSnapshot() const { return stats_.Get(); }
+  std::vector<StageWindow> StagesBetween(const StatsAccumulator::Snapshot& before,
+                                         const StatsAccumulator::Snapshot& after) const {
+    return stats_.StagesBetween(before, after);
+  }
+
  private:
   ConsumerDriver() = default;
-  Status StartPass();  // every partition from offset 0
+  Status StartPass();       // every partition from offset 0
+  StatsAccumulator stats_;  // before rk_: the handle's callbacks write into it until it dies
   RdKafkaPtr rk_;
   std::string topic_;
   int partitions_ = 0;

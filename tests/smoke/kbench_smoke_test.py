@@ -162,6 +162,10 @@ class SmokeTest(unittest.TestCase):
         self.assertGreater(send["heap_bytes_per_inflight_record"], 0)
         self.assertGreater(send["rtt_p50_us"], 0)  # librdkafka's stage windows
         self.assertIn("int_latency_p99_us", send)
+        # The consumer's fetches: round trip from its own statistics; no produce queue.
+        read = runs[self.first["Consume/read"]]
+        self.assertGreater(read["rtt_p50_us"], 0)
+        self.assertNotIn("int_latency_p50_us", read)
         self.assertTrue(data["context"]["broker_cost"].startswith("mock"))
         # End to end: every record received (the row fails otherwise), both latencies.
         e2e = runs[self.first["EndToEnd/latency"]]
