@@ -90,16 +90,10 @@ void ParseIntAxis(ConsumeParams& p, std::string_view key, std::string_view value
       ParseSpecInt("--consume", key, value, Min, Max));
 }
 
-// One row per --consume key, in the order keys appear in names: what it means (--help,
-// README.md), how its value is parsed, and how it shows in the name (keys beyond the
-// defaults' appear only when set, so default rows keep their names). Every key but topic
-// shapes the topic kbench writes (layout_given).
-struct ConsumeAxis {
-  std::string_view key;
-  std::string_view help;
-  void (*parse)(ConsumeParams& p, std::string_view key, std::string_view value);
-  void (*name)(const ConsumeParams& p, std::string_view key, BenchName& name);
-};
+// One row per --consume key, in the order keys appear in names (keys beyond the defaults'
+// appear only when set, so default rows keep their names; none maps to client settings).
+// Every key but topic shapes the topic kbench writes (layout_given).
+using ConsumeAxis = AxisRow<ConsumeParams>;
 
 const std::vector<ConsumeAxis>& ConsumeAxes() {
   static const std::vector<ConsumeAxis> axes = {
@@ -152,7 +146,7 @@ const std::vector<ConsumeAxis>& ConsumeAxes() {
 BenchName Name(const ConsumeParams& p) {
   BenchName name("Consume", "read");
   if (!p.topic.empty()) return name.Add("topic", p.topic);  // its layout is the topic's
-  for (const ConsumeAxis& axis : ConsumeAxes()) axis.name(p, axis.key, name);
+  AddAxisNames(ConsumeAxes(), p, name);
   return name;
 }
 

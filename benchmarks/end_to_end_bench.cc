@@ -76,16 +76,9 @@ void ParseIntAxis(EndToEndParams& p, std::string_view key, std::string_view valu
       ParseSpecInt("--end-to-end", key, value, Min, Max));
 }
 
-// One row per --end-to-end key, in the order keys appear in names: what it means (--help,
-// README.md), how its value is parsed, how it shows in the name, and the producer settings
-// it maps to (null: none; the topic or the schedule takes it).
-struct EndToEndAxis {
-  std::string_view key;
-  std::string_view help;
-  void (*parse)(EndToEndParams& p, std::string_view key, std::string_view value);
-  void (*name)(const EndToEndParams& p, std::string_view key, BenchName& name);
-  void (*settings)(const EndToEndParams& p, ClientSettings& s);
-};
+// One row per --end-to-end key, in the order keys appear in names (fixtures/matrix_spec.h);
+// keys without settings are taken by the topic or the schedule.
+using EndToEndAxis = AxisRow<EndToEndParams>;
 
 const std::vector<EndToEndAxis>& EndToEndAxes() {
   static const std::vector<EndToEndAxis> axes = {
@@ -160,16 +153,13 @@ constexpr std::array<std::string_view, 5> kDefaultRows = {
 
 BenchName Name(const EndToEndParams& p) {
   BenchName name("EndToEnd", "latency");
-  for (const EndToEndAxis& axis : EndToEndAxes()) axis.name(p, axis.key, name);
+  AddAxisNames(EndToEndAxes(), p, name);
   return name;
 }
 
 // The producer's settings from the axes that map to settings.
 ClientSettings BenchmarkSettings(const EndToEndParams& p) {
-  ClientSettings s;
-  for (const EndToEndAxis& axis : EndToEndAxes()) {
-    if (axis.settings) axis.settings(p, s);
-  }
+  ClientSettings s = AxisSettings(EndToEndAxes(), p);
   s.emplace_back("linger.ms", "0");
   return s;
 }

@@ -171,19 +171,10 @@ void NameIfChanged(const ProduceParams& p, std::string_view key, BenchName& name
   if (p.*Member != ProduceParams{}.*Member) name.Add(key, p.*Member);
 }
 
-// One row per --produce key, in the order keys appear in names and settings: what it means
-// (--help, and the README's key list, which tests/smoke/consistency_test.py compares with
-// it), how its value is parsed into the params, how it shows in the benchmark name (null:
-// never; a row decides when: always, or when not the default), and the librdkafka settings
-// it maps to (null: none; the driver or the topic takes it). Adding a key: a ProduceParams
-// field and a row here, plus its driver support where the driver must do something new.
-struct ProduceAxis {
-  std::string_view key;
-  std::string_view help;
-  void (*parse)(ProduceParams& p, std::string_view key, std::string_view value);
-  void (*name)(const ProduceParams& p, std::string_view key, BenchName& name);
-  void (*settings)(const ProduceParams& p, ClientSettings& s);
-};
+// One row per --produce key, in the order keys appear in names and settings
+// (fixtures/matrix_spec.h). Adding a key: a ProduceParams field and a row here, plus its
+// driver support where the driver must do something new.
+using ProduceAxis = AxisRow<ProduceParams>;
 
 const std::vector<ProduceAxis>& ProduceAxes() {
   static const std::vector<ProduceAxis> axes = {
@@ -330,20 +321,12 @@ std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParam
 }
 
 // The benchmark's own client settings, from the axes that map to settings.
-ClientSettings BenchmarkSettings(const ProduceParams& p) {
-  ClientSettings s;
-  for (const ProduceAxis& axis : ProduceAxes()) {
-    if (axis.settings) axis.settings(p, s);
-  }
-  return s;
-}
+ClientSettings BenchmarkSettings(const ProduceParams& p) { return AxisSettings(ProduceAxes(), p); }
 
 // Produce/VARIANT/key:value/..., each axis adding itself when its row says so.
 BenchName Name(const ProduceParams& p) {
   BenchName name("Produce", p.variant);
-  for (const ProduceAxis& axis : ProduceAxes()) {
-    if (axis.name) axis.name(p, axis.key, name);
-  }
+  AddAxisNames(ProduceAxes(), p, name);
   return name;
 }
 
