@@ -118,6 +118,17 @@ std::vector<std::string> ReadFileRecords(const PayloadSpec& spec) {
   return records;
 }
 
+// The same refusals as ReadFileRecords, reading only up to the first record's first byte:
+// option parsing should not read a large corpus that Build reads again.
+void CheckFileHasRecords(const PayloadSpec& spec) {
+  std::ifstream in(spec.file_path, std::ios::binary);
+  if (!in) throw UsageError("cannot read payload file '" + spec.file_path + "'");
+  for (char c; in.get(c);) {
+    if (c != spec.file_delimiter) return;
+  }
+  throw UsageError("payload file '" + spec.file_path + "' holds no records");
+}
+
 }  // namespace
 
 std::string PayloadSpec::Name() const {
@@ -167,7 +178,7 @@ PayloadSpec ParsePayloadSpec(std::string_view text) {
     spec.kind = PayloadKind::kFile;
     spec.file_path = std::string(text.substr(5));
     if (spec.file_path.empty()) throw UsageError("file: needs a path, e.g. file:/data/records.txt");
-    ReadFileRecords(spec);  // refused now, before anything runs: unreadable or no records
+    CheckFileHasRecords(spec);  // refused now, before anything runs
   } else {
     throw UsageError("unknown payload '" + std::string(text) + "': valid payloads are " +
                      KindList());
