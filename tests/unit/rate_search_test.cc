@@ -138,6 +138,27 @@ TEST(FindMaxRate, TwoFailedConfirmationsMoveTheAnswerDown) {
   EXPECT_EQ(r.max_rate, 301000);
 }
 
+TEST(FindMaxRate, CapacityThatFallsAfterTheFirstProbesIsStillConfirmed) {
+  // A live broker pushed far past its capacity by one probe stays slower afterwards (not
+  // the page cache: dirty pages stayed under 0.7 GB, far below the kernel's limit). Session
+  // 4's search 1 (evidence 2026-12-01-s4/11/maxrate-1.json): 487k and 511k sustained, a
+  // probe at 562k fell behind, and from then on the capacity was about 350k; 348k sustained
+  // once and then twice not. The search must still confirm the step below (332k) rather
+  // than run out of windows.
+  int calls = 0, at_348k = 0;
+  RateProbeFn fast = Model(520000, &calls);
+  RateProbeFn slow = Model(350000, &calls);
+  RateSearchResult r = FindMaxRate(487000, {}, [&](double rate, RateProbe* out) {
+    Status s = calls < 2 ? fast(rate, out) : slow(rate, out);
+    if (rate == 348000 && ++at_348k > 1) out->sent_rate = out->delivered_rate = rate * 0.95;
+    return s;
+  });
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.max_rate, 332000);
+  EXPECT_GT(r.search_probes, 16u);  // the old budget: this search failed with it
+  EXPECT_LE(r.search_probes, static_cast<std::size_t>(RateSearchOptions{}.max_probes));
+}
+
 TEST(FindMaxRate, AFailingProbeEndsTheSearchWithItsError) {
   RateSearchResult r =
       FindMaxRate(1000, {}, [](double, RateProbe*) { return Status::Error("broker down"); });
