@@ -517,6 +517,46 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
     return result
 
 
+def machine_drift(result, share=0.8, min_rows=5):
+    """Did (nearly) every benchmark move the same way between two runs that were not
+    interleaved? A change of the machine's speed between the runs (a neighbour's load, a
+    throttled vCPU) moves every timed row alike; a code change rarely moves every family at
+    once. Two runs of one build 36 minutes apart on this project's 2-core VM differed by
+    +12 to +28 % in CPU time on every Codec and Batch row (results/evidence/2026-12-01-s4/10).
+    Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
+    of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
+    the threshold. Paired rounds cancel such drift, so paired results are never flagged."""
+    if result["paired"]:
+        return None
+    worse = []
+    seen = set()
+    for r in result["rows"]:
+        if r["name"] in seen or r["samples"] == "pair" or r["metric"] in kr.DETERMINISTIC_METRICS:
+            continue
+        seen.add(r["name"])  # a benchmark's first judged metric: its time or throughput
+        c = r.get("change_pct")
+        if c is None or not math.isfinite(c):
+            continue
+        worse.append(c if r["direction"] == "lower_is_better" else -c)
+    if len(worse) < min_rows:
+        return None
+    slower = sum(1 for w in worse if w > 0)
+    same_way = max(slower, len(worse) - slower)
+    median = statistics.median(worse)
+    if same_way < share * len(worse) or abs(median) < result["threshold_pct"] / 2.0:
+        return None
+    return {"rows": len(worse), "same_way": same_way, "median_pct": median,
+            "direction": "worse" if median > 0 else "better"}
+
+
+def machine_drift_line(drift):
+    return ("WARNING: %d of %d benchmarks moved the same way (median %+.1f %%, %s): the "
+            "machine's speed may have changed between these runs, which were not interleaved. "
+            "Rerun them as interleaved rounds (scripts/bench-commits BASE NEW) before trusting "
+            "a verdict." % (drift["same_way"], drift["rows"], drift["median_pct"],
+                            drift["direction"]))
+
+
 def judged_metrics(name, all_runs):
     """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
     given its repetitions' metrics: time first, then counters in the order the benchmark
@@ -622,6 +662,7 @@ def verdict_json(result, accept_inconclusive=False):
     out["only_in_base"] = result["only_in_base"]
     out["only_in_new"] = result["only_in_new"]
     out["context_diff"] = result["context_diff"]
+    out["machine_drift"] = machine_drift(result)
     return out
 
 
@@ -712,6 +753,9 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
             out.append("Comparing `%s` %s → %s  " % (key, _md(diff[key]["base"]),
                                                      _md(diff[key]["new"])))
     out += [summary_line(result, accept_inconclusive), ""]
+    drift = machine_drift(result)
+    if drift:
+        out += ["> " + _md(machine_drift_line(drift)), ""]
     order = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     rows = sorted(result["rows"], key=lambda r: order[r["verdict"]])
     header = ("| Benchmark | Metric | n | Base | New | Change [interval] | p | Verdict |\n"

@@ -494,6 +494,55 @@ class TestProcesses(CompareCase):
         self.assertIn("the base side mixes incomparable contexts (cpu_model)", proc.stderr)
 
 
+class TestMachineDrift(CompareCase):
+    """Two runs that were not interleaved, with (nearly) every row moved the same way: the
+    machine's speed changed between them (or every family regressed at once); the gate's
+    verdicts stand, but it warns and says how to tell the two apart."""
+
+    NAMES = ["Codec/compress/codec:lz4/level:%d/payload:az/record_bytes:1000/batch_bytes:65536"
+             % level for level in range(1, 9)]
+
+    def files(self, shifts, processes=5, label=None):
+        docs = []
+        for seed, side_shifts in ((1, [0.0] * len(shifts)), (2, shifts)):
+            d = mj.make([(n, codec_base(), {"cpu_time": s})
+                         for n, s in zip(self.NAMES, side_shifts)],
+                        reps=1, seed=seed, noise=0.0, processes=processes, process_noise=0.01)
+            if label:
+                d["context"]["kbench_pairing"] = label
+            docs.append(d)
+        return self.write("b.json", docs[0]), self.write("n.json", docs[1])
+
+    def test_every_row_slower_warns_and_keeps_the_verdicts(self):
+        b, n = self.files([0.15] * 8)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertEqual(len(v["regressions"]), 8)
+        self.assertIn("8 of 8 benchmarks moved the same way", proc.stderr)
+        self.assertIn("scripts/bench-commits", proc.stderr)
+        self.assertEqual(v["machine_drift"]["same_way"], 8)
+        self.assertEqual(v["machine_drift"]["direction"], "worse")
+        self.assertAlmostEqual(v["machine_drift"]["median_pct"], 15.0, delta=2.0)
+        md = subprocess.run([COMPARE, b, n, "--metric", "cpu_time", "--format", "markdown"],
+                            capture_output=True, text=True, timeout=60)
+        self.assertIn("moved the same way", md.stdout)
+
+    def test_a_real_regression_in_one_row_does_not_warn(self):
+        b, n = self.files([0.15] + [0.0] * 7)
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertNotIn("moved the same way", proc.stderr)
+        self.assertIsNone(v["machine_drift"])
+
+    def test_interleaved_rounds_are_not_suspected(self):
+        b, n = self.files([0.15] * 8, processes=10, label="rounds-1")
+        proc, v = self.run_compare(b, n, "--metric", "cpu_time")
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertEqual(v["regressions"][0]["samples"], "pair")
+        self.assertNotIn("moved the same way", proc.stderr)
+        self.assertIsNone(v["machine_drift"])
+
+
 class TestContexts(CompareCase):
     def test_mismatched_context_refused_without_force(self):
         for key, value in (("target", "live"), ("build_type", "Debug"),
