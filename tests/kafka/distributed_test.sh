@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Live test of scripts/trogdor + scripts/distributed: one Trogdor coordinator and 2 agents,
-# each agent in its own network namespace, loading one broker that listens on the
-# namespaces' bridge (scripts/kafka start --host).
+# Live test of scripts/trogdor + scripts/distributed: one Trogdor coordinator and 3 agents
+# loading a 3-broker cluster, every agent and every broker in its own network namespace with
+# its own address (scripts/trogdor start --brokers 3, scripts/kafka start --netns), so that
+# clients and brokers talk as separate hosts do; the topic is replicated 3 ways, acks=all.
 #
 #  1. a merged open-loop run: merged records = sum of the agents' delivered records = sum of
 #     their topics' end offsets; merged p50..p99.9 = the percentiles of every agent's raw
 #     buckets pooled (computed here independently); each agent's own p99 = that of its own
-#     buckets (what kbench writes is what it reported); merged achieved rate >= 0.99 x 2R;
+#     buckets (what kbench writes is what it reported); merged achieved rate >= 0.99 x 3R;
+#     every agent saw all 3 brokers (context broker_count), so with replication 3 and
+#     acks=all each record crossed every broker's namespace;
 #  2. an agent killed mid-run fails the merged row naming it, and the JSON is still written
-#     with the other agent's result;
+#     with the other agents' results;
 #  3. bad input exits 2 before any task: unknown spec key, no bootstrap, more agents than
 #     started, a secret in -X (never echoed).
 # Everything it starts (JVMs, namespaces, bridge) is stopped on any exit.
@@ -26,8 +29,9 @@ touch "$WORK/started"
 
 cleanup() {
   [[ -n $RUN_PID ]] && kill "$RUN_PID" 2>/dev/null || true
-  "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1 || true
+  # Brokers first: their namespaces belong to scripts/trogdor.
   "$ROOT/scripts/kafka" stop --dir "$KDIR" >/dev/null 2>&1 || true
+  "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1 || true
   # A failed agent run keeps its kbench log in a temporary directory: this test's ones go.
   find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'kbench-trogdor-kbench-*' -newer "$WORK/started" \
     -exec rm -rf {} + 2>/dev/null || true
@@ -47,10 +51,11 @@ if ((EUID != 0)); then
 fi
 
 RATE=1000
-HOST="$("$ROOT/scripts/trogdor" start --agents 2 --dir "$TDIR")"
-ok "scripts/trogdor start: 2 agents behind $HOST"
-BOOTSTRAP="$("$ROOT/scripts/kafka" start --port-base auto --host "$HOST" --dir "$KDIR")"
-ok "broker on the bridge at $BOOTSTRAP"
+SPEC="acks=all,replication=3,record_bytes=100,rate=$RATE"
+HOST="$("$ROOT/scripts/trogdor" start --agents 3 --brokers 3 --dir "$TDIR")"
+ok "scripts/trogdor start: 3 agents and 3 broker namespaces behind $HOST"
+BOOTSTRAP="$("$ROOT/scripts/kafka" start --brokers 3 --netns "$TDIR" --dir "$KDIR")"
+ok "3 brokers, each in its own namespace, at $BOOTSTRAP"
 
 run() {
   "$ROOT/scripts/distributed" run --dir "$TDIR" --kbench "$KBENCH" --bootstrap "$BOOTSTRAP" \
@@ -58,10 +63,10 @@ run() {
 }
 
 # 1. A merged run, checked against the agents' raw results.
-if run --agents 2 --produce "acks=1,record_bytes=100,rate=$RATE" --out "$WORK/merged.json" 2>"$WORK/run1.err"; then
-  ok "distributed run with 2 agents exits 0"
+if run --agents 3 --produce "$SPEC" --out "$WORK/merged.json" 2>"$WORK/run1.err"; then
+  ok "distributed run with 3 agents exits 0"
 else
-  not_ok "distributed run with 2 agents failed:$(sed 's/^/    /' "$WORK/run1.err")"
+  not_ok "distributed run with 3 agents failed:$(sed 's/^/    /' "$WORK/run1.err")"
 fi
 if /usr/bin/python3 - "$WORK/merged.json" "$RATE" <<'PY'; then
 import json, math, sys
@@ -69,7 +74,7 @@ d = json.load(open(sys.argv[1]))
 rate = float(sys.argv[2])
 row = d["benchmarks"][0]
 agents = d["kbench_agents"]
-assert sorted(agents) == ["agent-0", "agent-1"], sorted(agents)
+assert sorted(agents) == ["agent-0", "agent-1", "agent-2"], sorted(agents)
 assert not row.get("error_occurred"), row.get("error_message")
 
 def pct(buckets, count, mx, q):  # harness/histogram.cc Percentile, independently
@@ -84,6 +89,7 @@ def pct(buckets, count, mx, q):  # harness/histogram.cc Percentile, independentl
 pooled, count, mx, delivered, offsets = {}, 0, 0, 0, 0
 for name, a in agents.items():
     b = a["benchmarks"][0]
+    assert a["context"]["broker_count"] == "3", (name, a["context"].get("broker_count"))
     s = a["kbench_intervals"][b["run_name"]][0]
     own = pct(s["latency_buckets"], s["latency_count"], s["latency_max_us"], 0.99)
     assert own == b["p99_us"], (name, own, b["p99_us"])
@@ -99,8 +105,8 @@ for key, q in (("p50_us", .5), ("p95_us", .95), ("p99_us", .99), ("p999_us", .99
     want = pct(pooled.items(), count, mx, q)
     assert row[key] == want, (key, row[key], want)
 assert row["max_us"] == mx
-assert row["achieved_rate"] >= 0.99 * 2 * rate, row["achieved_rate"]
-assert d["context"]["distributed_agents"] == "agent-0,agent-1"
+assert row["achieved_rate"] >= 0.99 * 3 * rate, row["achieved_rate"]
+assert d["context"]["distributed_agents"] == "agent-0,agent-1,agent-2"
 print("merged: %d records, p99 %d us, %.0f records/s, achieved %.0f/s over %.2f s" % (
     row["delivered_records"], row["p99_us"], row["items_per_second"], row["achieved_rate"],
     row["window_seconds"]))
@@ -111,7 +117,7 @@ else
 fi
 
 # 2. Kill agent-1 (its JVM) once the load runs: its row fails by name, the JSON is written.
-run --agents 2 --produce "acks=1,record_bytes=100,rate=$RATE" --window-seconds 6 \
+run --agents 3 --produce "$SPEC" --window-seconds 6 \
   --out "$WORK/killed.json" 2>"$WORK/run2.err" &
 RUN_PID=$!
 for _ in $(seq 1 100); do
@@ -127,10 +133,11 @@ if ! pgrep -f "kbench-trogdor-kbench-.*-agent-1" >/dev/null; then
 else
   not_ok "a kbench of the killed agent is still running"
 fi
-if pgrep -f "kbench-trogdor-kbench-.*-agent-0" >/dev/null; then
-  ok "the other agent's kbench still runs"
+if pgrep -f "kbench-trogdor-kbench-.*-agent-0" >/dev/null &&
+  pgrep -f "kbench-trogdor-kbench-.*-agent-2" >/dev/null; then
+  ok "the other agents' kbench still run"
 else
-  not_ok "the other agent's kbench is not running"
+  not_ok "another agent's kbench is not running"
 fi
 rc=0
 wait "$RUN_PID" || rc=$?
@@ -140,10 +147,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 row = d["benchmarks"][0]
 assert row.get("error_occurred") and "agent-1" in row["error_message"], row
-assert d["kbench_agents"]["agent-0"]["benchmarks"][0]["delivered_records"] > 0
+for kept in ("agent-0", "agent-2"):
+    assert d["kbench_agents"][kept]["benchmarks"][0]["delivered_records"] > 0, kept
 assert "agent-1" in d["kbench_agent_failures"]
+assert "agent-0" not in d["kbench_agent_failures"]
 PY
-  ok "a killed agent fails the merged row by name (exit 1), the other's result is kept"
+  ok "a killed agent fails the merged row by name (exit 1), the others' results are kept"
 else
   not_ok "killed agent: exit $rc (want 1) or the JSON lacks the failure:$(tail -5 "$WORK/run2.err" | sed 's/^/    /')"
 fi
@@ -160,7 +169,7 @@ expect_2() {
   fi
 }
 expect_2 "unknown spec key" --agents 1 --produce "acks=1,no_such_key=3"
-expect_2 "more agents than started" --agents 3 --produce "acks=1"
+expect_2 "more agents than started" --agents 4 --produce "acks=1"
 expect_2 "a secret in -X" --agents 1 --produce "acks=1" -X sasl.password=hunter2
 rc=0
 "$ROOT/scripts/distributed" run --dir "$TDIR" --kbench "$KBENCH" --agents 1 --produce acks=1 \
@@ -176,12 +185,13 @@ count_ns() {
   echo "$n"
 }
 before="$(count_ns)"
+"$ROOT/scripts/kafka" stop --dir "$KDIR" >/dev/null 2>&1
 "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1
 after="$(count_ns)"
-if ((before == 2 && after == 0)); then
-  ok "scripts/trogdor stop removed its $before namespaces"
+if ((before == 6 && after == 0)); then
+  ok "scripts/trogdor stop removed its $before namespaces (3 agents, 3 brokers)"
 else
-  not_ok "namespaces before stop $before (want 2), after $after (want 0)"
+  not_ok "namespaces before stop $before (want 6), after $after (want 0)"
 fi
 
 # netem delay: used where the kernel has it, else refused with exit 2 leaving nothing.
