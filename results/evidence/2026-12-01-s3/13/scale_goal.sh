@@ -5,8 +5,10 @@
 # commits, 5 processes per run, noise 1.5 % per run and 1 % per process, a 5 % step at
 # commit 150 in every 10th benchmark. Output: scale/*.txt.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../../.." && pwd)
+# GOAL_DIR (added in session 5): write scale/*.txt into another evidence folder.
+script_dir=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "${GOAL_DIR:-$script_dir}" && pwd)
+root=$(cd "$script_dir/../../../.." && pwd)
 tmp=${TMPDIR:-/tmp}/h13-scale
 # --report-only: keep the database of an earlier run, rebuild the report, reload the page.
 report_only=0

@@ -28,8 +28,11 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", "..", ".."))
+# GOAL_DIR (added in session 5): read noise/ from and write synthetic*.txt to another
+# evidence folder, e.g. GOAL_DIR=results/evidence/2026-12-01-s5/13.
+SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.abspath(os.environ.get("GOAL_DIR") or SCRIPT_DIR)
+ROOT = os.path.abspath(os.path.join(SCRIPT_DIR, "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "scripts"))
 import history_json as hj  # noqa: E402
 import make_json  # noqa: E402
