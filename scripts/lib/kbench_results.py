@@ -56,10 +56,13 @@ METRICS = {
     "transactions_aborted": (-1, "transactions aborted after an error (the row fails)"),
     "transaction_markers": (0, "control records transactions wrote: a check's input"),
     "init_transactions_ms": (-1, "rd_kafka_init_transactions at set-up, all producers"),
-    "rate_shortfall": (-1, "1 when an open-loop row fell more than 1 % short of its target"),
+    "rate_shortfall": (-1, "1 when an open-loop row sent, or its cluster delivered, more than "
+                           "1 % short of its target: its latency is then queueing"),
     "instructions": (-1, "callgrind instructions per iteration (deterministic)"),
     "target_rate": (0, "the offered load of an open-loop row: a parameter, not a result"),
     "achieved_rate": (0, "records/s an open-loop row reached; a shortfall is rate_shortfall"),
+    "delivered_rate": (0, "records/s an open-loop row's cluster delivered within the window; "
+                          "a shortfall is rate_shortfall"),
     "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
                        "measurement-quality figure"),
     "window_seconds": (0, "length of the measured window: a setting, not a result"),

@@ -140,9 +140,12 @@ def main(path):
         short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
         if short:
             achieved = statistics.median(r["achieved_rate"] for r in short)
+            delivered = [r["delivered_rate"] for r in short if "delivered_rate" in r]
             shortfalls.append(f"  {name}: {len(short)} of {len(reps)} repetitions more than 1 % "
                               f"short of {human(reps[0]['target_rate'])} records/s "
-                              f"(median achieved {human(achieved)})")
+                              f"(median sent {human(achieved)}"
+                              + (f", delivered {human(statistics.median(delivered))}"
+                                 if delivered else "") + "; its latency is queueing)")
     lines = ratio_lines(groups)
     if lines:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")

@@ -35,12 +35,13 @@ def histogram(samples):
             "latency_min_us": min(samples), "latency_max_us": max(samples)}
 
 
-def agent_json(samples, start, rps, error=None):
+def agent_json(samples, start, rps, error=None, delivered_rate=None):
     h = histogram(samples)
     row = {"name": NAME, "run_name": NAME, "run_type": "iteration", "repetitions": 1,
            "repetition_index": 0, "iterations": 1, "real_time": 2e9, "cpu_time": 1e8,
            "time_unit": "ns", "items_per_second": rps, "bytes_per_second": rps * 100,
            "target_rate": 1000.0, "achieved_rate": rps, "rate_shortfall": 0.0,
+           "delivered_rate": rps if delivered_rate is None else delivered_rate,
            "delivered_records": 3000.0, "errors": 0.0, "avg_batch_bytes": 500.0}
     row.update(kd.latency_counters(h, open_loop=True))
     if error:
@@ -82,6 +83,16 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(rows[0]["avg_batch_bytes"], 500.0)  # weighted mean, not a sum
         # Skewed by 10 ms each: the common window is shorter than 2 s but holds one interval.
         self.assertAlmostEqual(rows[0]["window_seconds"], 2.0 - 0.02, places=6)
+
+    def test_a_cluster_behind_the_merged_load_is_a_shortfall(self):
+        # Every agent kept its schedule, but one's cluster delivered 900 of its 1000/s: the
+        # merged 2900/s delivered is more than 1 % short of 3000 (FellShort).
+        self.results["agent-2"] = agent_json(self.samples[2], 1000.02, 1000.0,
+                                             delivered_rate=900.0)
+        rows, _, _ = kd.merge(self.results, {})
+        self.assertEqual(rows[0]["achieved_rate"], 3000.0)
+        self.assertEqual(rows[0]["delivered_rate"], 2900.0)
+        self.assertEqual(rows[0]["rate_shortfall"], 1.0)
 
     def test_a_failed_agent_fails_the_row_by_name_and_keeps_the_others(self):
         rows, _, errors = kd.merge({"agent-0": self.results["agent-0"]},

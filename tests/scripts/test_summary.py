@@ -46,6 +46,17 @@ class Summary(unittest.TestCase):
         other = next(ln for ln in text.splitlines() if ln.startswith(plain)).split()
         self.assertEqual(other.count("-"), 5)  # ratio, p99, CPU, broker, intervals
 
+    def test_a_row_whose_cluster_fell_behind_is_named_with_both_rates(self):
+        name = "EndToEnd/latency/acks:1/rate:10000/real_time"
+        reps = [row(name, r, target_rate=10000.0, achieved_rate=10000.0,
+                    delivered_rate=4000.0 + r, rate_shortfall=1.0) for r in range(3)]
+        rc, text = self.summarize(reps)
+        self.assertEqual(rc, 0)
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(name + ":"))
+        self.assertIn("3 of 3 repetitions more than 1 % short", line)
+        self.assertIn("delivered 4.00k", line)
+        self.assertIn("its latency is queueing", line)
+
     def test_failed_rows_are_listed(self):
         rc, text = self.summarize([dict(row("Produce/send/x", 0), error_occurred=True,
                                         error_message="3 of 10 records undelivered")])

@@ -107,6 +107,27 @@ TEST(Sustained, OnScheduleOnlyWithinTheTolerance) {
   EXPECT_TRUE(Sustained(p, {}));
 }
 
+TEST(FellShort, SenderOrClusterBehindButNotACatchUp) {
+  RateProbe p;
+  p.target_rate = 10000;
+  p.sent_rate = p.delivered_rate = 9950;
+  EXPECT_FALSE(FellShort(p));
+  p.sent_rate = 9800;  // the producer fell behind its schedule
+  EXPECT_TRUE(FellShort(p));
+  p.sent_rate = 10000;
+  p.delivered_rate = 4000;  // kept its schedule; the cluster did not (session 5's EndToEnd)
+  EXPECT_TRUE(FellShort(p));
+  p.delivered_rate = 10000;
+  p.sent_rate = 12000;  // catching up on a backlog: not short (Sustained rejects it)
+  EXPECT_FALSE(FellShort(p));
+  EXPECT_FALSE(Sustained(p, {}));
+  p.sent_rate = 10000;
+  p.delivered_rate = 4000;
+  const std::string m = ShortfallMessage("Produce/send/rate:10000", p);
+  EXPECT_NE(m.find("10000 records/s sent and 4000 delivered"), std::string::npos) << m;
+  EXPECT_EQ(m.rfind("Produce/send/rate:10000: rate shortfall", 0), 0u) << m;
+}
+
 TEST(FindMaxRate, OneUnluckyConfirmationWindowIsOutvoted) {
   // The model falls short on its 3rd probe only: the confirmation of 316k.
   int calls = 0;
