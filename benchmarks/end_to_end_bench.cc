@@ -266,13 +266,7 @@ class EndToEndWork {
     carried.target_rate = static_cast<double>(params_.rate);
     carried.sent_rate = w.seconds > 0 ? static_cast<double>(w.sent) / w.seconds : 0;
     carried.delivered_rate = w.seconds > 0 ? static_cast<double>(w.records) / w.seconds : 0;
-    set(counters::kTargetRate, carried.target_rate);
-    set(counters::kAchievedRate, carried.sent_rate);
-    set(counters::kDeliveredRate, carried.delivered_rate);
-    set(counters::kRateShortfall, FellShort(carried) ? 1 : 0);
-    if (FellShort(carried)) {
-      std::fprintf(stderr, "kbench: %s\n", ShortfallMessage(Name(params_).str(), carried).c_str());
-    }
+    ReportOpenLoopRate(state, Name(params_).str(), carried);
     set(counters::kWindowSeconds, w.seconds);
     ReportStages(state, w.stats);
     set(counters::kDeliveredRecords, static_cast<double>(TotalCount(delivered_)));

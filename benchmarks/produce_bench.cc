@@ -654,8 +654,11 @@ class ProduceWork {
       state.counters[counters::kIntervalCv] = counters::Value(intervals_.RecordsPerSecondCv());
       state.counters[counters::kWindowSeconds] = counters::Value(window->seconds);
       if (open_loop) {
-        ReportRate(state, static_cast<double>(window->sent) / window->seconds,
-                   static_cast<double>(window->records) / window->seconds);
+        RateProbe carried;
+        carried.target_rate = static_cast<double>(setup_.params().rate);
+        carried.sent_rate = static_cast<double>(window->sent) / window->seconds;
+        carried.delivered_rate = static_cast<double>(window->records) / window->seconds;
+        ReportOpenLoopRate(state, Name(setup_.params()).str(), carried);
       }
     } else {
       // Exact value bytes, not the per-iteration estimate used for the declaration.
@@ -755,29 +758,6 @@ class ProduceWork {
  private:
   ProduceWork(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
       : setup_(p, std::move(cluster)), window_(p.run.window_seconds) {}
-
-  // The load an open-loop row carried: records the driver handed to librdkafka within the
-  // window (achieved), and records the cluster delivered within it, per second. Either
-  // short of the target by more than 1 % (FellShort), its latency is queueing at a lower
-  // load than its name says: flagged in the JSON and on stderr. Delivered counts too
-  // because a producer can keep its schedule while the cluster falls further behind, its
-  // latency growing for the whole window.
-  void ReportRate(benchmark::State& state, double achieved, double delivered) {
-    const double target = static_cast<double>(setup_.params().rate);
-    RateProbe window;
-    window.target_rate = target;
-    window.sent_rate = achieved;
-    window.delivered_rate = delivered;
-    const bool short_of_target = FellShort(window);
-    state.counters[counters::kTargetRate] = counters::Value(target);
-    state.counters[counters::kAchievedRate] = counters::Value(achieved);
-    state.counters[counters::kDeliveredRate] = counters::Value(delivered);
-    state.counters[counters::kRateShortfall] = counters::Value(short_of_target ? 1 : 0);
-    if (short_of_target) {
-      std::fprintf(stderr, "kbench: %s\n",
-                   ShortfallMessage(Name(setup_.params()).str(), window).c_str());
-    }
-  }
 
   Status CodecError(const ProduceTotals& t) const {
     if (t.codec_fallback.empty() || driver_->requested_codec() == "none") return Status::Ok();
