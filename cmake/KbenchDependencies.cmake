@@ -8,6 +8,8 @@ find_package(benchmark 1.7 REQUIRED)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 
 find_package(nlohmann_json 3 REQUIRED)
+# librdkafka's statistics, read while a benchmark runs (harness/rdkafka_stats.cc).
+find_package(simdjson 3 REQUIRED)
 
 if(KBENCH_BUILD_TESTS)
   find_package(GTest REQUIRED)

@@ -8,13 +8,7 @@ namespace kbench {
 namespace {
 
 int OnConsumerStats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
-  auto* stats = static_cast<StatsAccumulator*>(opaque);
-  RdkafkaStats emit;
-  if (Status s = ParseRdkafkaStats(std::string_view(json, len), &emit); s.ok()) {
-    stats->Add(emit);
-  } else {
-    stats->NoteParseError(s.message());
-  }
+  static_cast<StatsAccumulator*>(opaque)->AddEmit(std::string_view(json, len));
   return 0;  // librdkafka frees the JSON
 }
 

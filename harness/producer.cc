@@ -186,13 +186,7 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 }
 
 int OnStats(rd_kafka_t*, char* json, std::size_t len, void* opaque) {
-  auto* inst = static_cast<ProducerInstance*>(opaque);
-  RdkafkaStats emit;
-  if (Status s = ParseRdkafkaStats(std::string_view(json, len), &emit); s.ok()) {
-    inst->stats.Add(emit);
-  } else {
-    inst->stats.NoteParseError(s.message());
-  }
+  static_cast<ProducerInstance*>(opaque)->stats.AddEmit(std::string_view(json, len));
   return 0;  // librdkafka frees the JSON
 }
 

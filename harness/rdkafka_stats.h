@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -67,10 +68,29 @@ struct RdkafkaStats {
 // zeros; malformed JSON or wrong types are an error naming the field.
 Status ParseRdkafkaStats(std::string_view json, RdkafkaStats* out);
 
+// The same, keeping its buffers from one emit to the next (a client handle owns one: emits
+// come every statistics.interval.ms, each as large as the client's partitions make it).
+// Safe to call from several threads (each polling thread may serve a stats callback).
+class StatsParser {
+ public:
+  StatsParser();
+  ~StatsParser();
+  StatsParser(const StatsParser&) = delete;
+  StatsParser& operator=(const StatsParser&) = delete;
+  Status Parse(std::string_view json, RdkafkaStats* out);
+
+ private:
+  struct Impl;  // simdjson's parser: its header stays out of every includer's
+  std::unique_ptr<Impl> impl_;
+};
+
 // Thread-safe accumulation of a handle's emits (the stats callback runs on whichever
 // thread polls): latest cumulative values, window totals added up.
 class StatsAccumulator {
  public:
+  // One emit as librdkafka passes it to the stats callback: parsed, then added (or its
+  // error noted).
+  void AddEmit(std::string_view json);
   void Add(const RdkafkaStats& emit);
   void NoteParseError(const std::string& message);
 
@@ -90,6 +110,7 @@ class StatsAccumulator {
   static constexpr std::size_t kMaxStageHistory = 400000;
 
  private:
+  StatsParser parser_;
   mutable std::mutex mu_;
   Snapshot snap_;
   std::vector<StageWindow> stage_history_;

@@ -78,6 +78,17 @@ if s is not None and not (s.get("error_occurred") and "interrupted by SIGTERM" i
 print(f"  {first}: {f['items_per_second']:.0f} records/s; {second}: "
       f"{s.get('error_message') if s else 'not in the JSON'}")
 PYEOF
+# The untimed cluster warm-up ran both rows before process 1, and none of it is a result.
+if /usr/bin/python3 - "$OUT/warmup/warmup.json" "$OUT/kbench.json" "$FIRST" "$SECOND" <<'PYEOF'; then ok "the cluster warm-up ran both rows apart from the results"; else not_ok "cluster warm-up checks (above)"; fi
+import json, sys
+warm_path, run_path, first, second = sys.argv[1:]
+warm = [b["name"] for b in json.load(open(warm_path))["benchmarks"] if b.get("run_type") != "aggregate"]
+if sorted(warm) != sorted([first, second]):
+    sys.exit(f"  warm-up rows: {warm}")
+runs = [b for b in json.load(open(run_path))["benchmarks"] if b["name"] == first and b.get("run_type") != "aggregate"]
+if len(runs) != 1:
+    sys.exit(f"  {first} appears {len(runs)} times in kbench.json (want 1: process 1's)")
+PYEOF
 state=0
 "$ROOT/scripts/kafka" status --dir "$KBENCH_KAFKA_DIR" >/dev/null 2>&1 || state=$?
 ((state == 3)) && ok "the broker scripts/bench started is stopped" || not_ok "scripts/kafka status says $state (3 = stopped)"

@@ -125,6 +125,50 @@ TEST(RdkafkaStats, RejectsMalformedInput) {
   EXPECT_EQ(s.tx_wire_bytes, 0);
 }
 
+// The parts kbench skips (every partition of every topic and broker) may be most of an
+// emit; the stage windows it keeps carry their percentile points.
+TEST(RdkafkaStats, ReadsStageWindowsAndSkipsPartitions) {
+  constexpr const char* kEmit = R"({
+    "txmsgs": 7, "ts": 1.5e9, "name": "a \"quoted\" name",
+    "brokers": {"b/1": {
+      "toppars": {"t-0": {"topic": "t", "partition": 0}, "t-1": {"topic": "t", "partition": 1}},
+      "txbytes": 9,
+      "int_latency": {"min": 5, "max": 90, "avg": 20, "sum": 100, "stddev": 3, "p50": 10,
+                      "p75": 20, "p90": 40, "p95": 50, "p99": 80, "p99_99": 95,
+                      "outofrange": 0, "hdrsize": 11376, "cnt": 5},
+      "rtt": {"min": 0, "max": 0, "p50": 0, "cnt": 0},
+      "req": {"Produce": 3, "Fetch": [1, {"nested": [true, null]}]}}},
+    "topics": {"t": {"partitions": {"0": {"msgq_cnt": 1, "txmsgs": 4}, "-1": {"txmsgs": 0}},
+                     "batchcnt": {"sum": 7, "cnt": 2}}},
+    "txmsg_bytes": 70
+  })";
+  RdkafkaStats s;
+  ASSERT_TRUE(IsOk(ParseRdkafkaStats(kEmit, &s)));
+  EXPECT_EQ(s.txmsgs, 7);
+  EXPECT_EQ(s.txmsg_bytes, 70);  // after the sections: they were skipped, not the rest
+  EXPECT_EQ(s.tx_wire_bytes, 9);
+  EXPECT_EQ(s.produce_requests, 3);
+  EXPECT_EQ(s.batch_records.cnt, 2);
+  ASSERT_EQ(s.stages.size(), 1u);  // the rtt window without records is left out
+  EXPECT_EQ(s.stages[0].stage, Stage::kIntLatency);
+  EXPECT_EQ(s.stages[0].cnt, 5);
+  // max (90) below p99_99 (95): points are kept in order.
+  const std::array<double, 8> want = {5, 10, 20, 40, 50, 80, 95, 95};
+  EXPECT_EQ(s.stages[0].x, want);
+}
+
+// One parser serves emit after emit (a handle keeps it), and a bad emit does not spoil it.
+TEST(RdkafkaStats, ParserIsReusedAcrossEmits) {
+  StatsParser parser;
+  RdkafkaStats s;
+  ASSERT_TRUE(IsOk(parser.Parse(kSampleStats, &s)));
+  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": {"txbytes": 1,)", &s).ok());
+  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": 5}})", &s).ok());
+  ASSERT_TRUE(IsOk(parser.Parse(R"({"txmsgs": 3})", &s)));
+  EXPECT_EQ(s.txmsgs, 3);
+  EXPECT_EQ(s.tx_wire_bytes, 0);  // nothing carried over from the first emit
+}
+
 TEST(RdkafkaStats, WindowsAddUpAcrossEmitsCumulativesDo_Not) {
   StatsAccumulator acc;
   RdkafkaStats e1, e2;
