@@ -43,9 +43,10 @@ class BenchCommitsCase(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def run_bc(self, *args, timeout=120):
+    def run_bc(self, *args, timeout=120, env=None):
         return subprocess.run([BENCH_COMMITS] + list(args), capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+                              timeout=timeout, stdin=subprocess.DEVNULL,
+                              env=dict(os.environ, **(env or {})))
 
     def assert_usage_error(self, args, needle):
         proc = self.run_bc(*args)
@@ -111,6 +112,26 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertTrue(base["context"].get("kbench_pairing"))
         self.assertEqual(base["context"]["kbench_pairing"], new["context"]["kbench_pairing"])
         self.assertEqual(len(self.worktrees()), 1, "worktrees were not removed")
+        # Not a live cluster: no warm-up process.
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "warmup.json")))
+
+    def test_live_cluster_is_warmed_up_untimed(self):
+        # On a live cluster one process of the base build runs the live rows first; its
+        # results are never compared, so each side still holds one sample per round.
+        out = os.path.join(self.tmp, "live")
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                           "--accept-inconclusive", "--out-dir", out,
+                           env={"KBENCH_BOOTSTRAP": "127.0.0.1:9"})
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("warming the cluster up: 1 live row(s)", proc.stderr)
+        with open(os.path.join(out, "runs", "warmup.json")) as f:
+            warm = [b["name"] for b in json.load(f)["benchmarks"]]
+        self.assertEqual(warm, ["Produce/fake/real_time"])
+        for side in ("base", "new"):
+            with open(os.path.join(out, side + ".json")) as f:
+                rows = [b["name"] for b in json.load(f)["benchmarks"]
+                        if b["name"] == "Produce/fake/real_time"]
+            self.assertEqual(len(rows), 2, side)
 
     def test_filter_and_kbench_args_pass_through(self):
         out = os.path.join(self.tmp, "filtered")
