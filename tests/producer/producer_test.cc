@@ -323,6 +323,30 @@ TEST(ProducerDriverMock, KeyedRecordsReachEveryPartitionThroughThePartitioner) {
   }
 }
 
+// The mock's leaders are placed round-robin, not at random (fixtures/cluster.cc): every
+// process, and a row and its reference, spread their partitions over the same brokers.
+TEST(MockCluster, LeadersAreRoundRobin) {
+  for (int attempt = 0; attempt < 2; ++attempt) {  // at random: (1/3)^14 to pass
+    MockRun run({7, 1});
+    StatusOr<rd_kafka_conf_t*> built = BuildConf(run.cluster.BaseSettings());
+    ASSERT_TRUE(built.ok()) << built.message();
+    char err[512];
+    RdKafkaPtr rk(rd_kafka_new(RD_KAFKA_PRODUCER, *built, err, sizeof err));
+    ASSERT_TRUE(rk) << err;
+    rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk.get(), run.cluster.topic().c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    ASSERT_EQ(rd_kafka_metadata(rk.get(), 0, rkt, &md, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
+    ASSERT_EQ(md->topic_cnt, 1);
+    ASSERT_EQ(md->topics[0].partition_cnt, 7);
+    for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
+      const rd_kafka_metadata_partition_t& part = md->topics[0].partitions[i];
+      EXPECT_EQ(part.leader, part.id % 3 + 1) << "partition " << part.id;
+    }
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+  }
+}
+
 TEST(ProducerDriverMock, BrokerRttShowsUpInLatency) {
   MockRun run;
   for (int broker = 1; broker <= 3; ++broker)
