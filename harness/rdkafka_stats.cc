@@ -21,62 +21,74 @@ class ParseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void Check(simdjson::error_code e, const std::string& what) {
-  if (e) throw ParseError(what + ": " + simdjson::error_message(e));
+// Error messages name what was being read ("field 'txbytes'", "broker 'b/1'"); they are
+// built only when something is wrong, not for every value of every emit.
+[[noreturn]] void Fail(std::string_view kind, std::string_view name, std::string_view what) {
+  throw ParseError(std::string(kind) + " '" + std::string(name) + "' " + std::string(what));
 }
 
-// A number field: null is 0 (librdkafka writes no nulls, but a missing value is not news).
-double Number(od::value v, std::string_view key) {
+void Check(simdjson::error_code e, std::string_view kind, std::string_view name) {
+  if (e) Fail(kind, name, std::string(": ") + simdjson::error_message(e));
+}
+
+od::json_type Type(od::value v, std::string_view kind, std::string_view name) {
   od::json_type type = od::json_type::null;
-  Check(v.type().get(type), "field '" + std::string(key) + "'");
-  if (type == od::json_type::null) return 0;
-  if (type != od::json_type::number)
-    throw ParseError("field '" + std::string(key) + "' is not a number");
+  Check(v.type().get(type), kind, name);
+  return type;
+}
+
+// False for null (librdkafka writes no nulls, but a missing value is not news: it reads as
+// 0); an error for anything else that is not a number.
+bool IsNumber(od::value v, std::string_view key) {
+  const od::json_type type = Type(v, "field", key);
+  if (type == od::json_type::null) return false;
+  if (type != od::json_type::number) Fail("field", key, "is not a number");
+  return true;
+}
+
+double Number(od::value v, std::string_view key) {
   double d = 0;
-  Check(v.get_double().get(d), "field '" + std::string(key) + "'");
+  if (IsNumber(v, key)) Check(v.get_double().get(d), "field", key);
   return d;
 }
 
 // Counters are integers: read exactly (a double holds only 53 bits).
 std::int64_t Int(od::value v, std::string_view key) {
-  od::json_type type = od::json_type::null;
-  Check(v.type().get(type), "field '" + std::string(key) + "'");
-  if (type == od::json_type::null) return 0;
-  if (type != od::json_type::number)
-    throw ParseError("field '" + std::string(key) + "' is not a number");
+  if (!IsNumber(v, key)) return 0;
   od::number n;
-  Check(v.get_number().get(n), "field '" + std::string(key) + "'");
+  Check(v.get_number().get(n), "field", key);
   if (n.is_int64()) return n.get_int64();
   if (n.is_uint64()) return static_cast<std::int64_t>(n.get_uint64());
   return static_cast<std::int64_t>(n.get_double());
 }
 
-od::object Object(od::value v, const std::string& what) {
-  od::object o;
-  if (v.get_object().get(o)) throw ParseError(what + " is not an object");
-  return o;
-}
-
-// Calls f(key, value) for each field of o, in document order; values f leaves alone are
-// skipped without being parsed.
+// Calls f(key, value) for each field of the object v (kind 'name'), in document order;
+// values f leaves alone are skipped without being parsed.
 template <typename F>
-void Fields(od::object o, const std::string& what, F&& f) {
+void Fields(od::value v, std::string_view kind, std::string_view name, F&& f) {
+  od::object o;
+  if (v.get_object().get(o)) Fail(kind, name, "is not an object");
   for (auto field : o) {
     std::string_view key;
-    Check(field.unescaped_key().get(key), what);
-    od::value v;
-    Check(field.value().get(v), what);
-    f(key, v);
+    Check(field.unescaped_key().get(key), kind, name);
+    od::value x;
+    Check(field.value().get(x), kind, name);
+    f(key, x);
   }
+}
+
+// An optional object (brokers, topics, req): absent or not an object, nothing to read.
+template <typename F>
+void Section(od::value v, std::string_view key, F&& f) {
+  if (Type(v, "section", key) == od::json_type::object) Fields(v, "section", key, f);
 }
 
 WindowTotals Window(od::value v, std::string_view key) {
   WindowTotals w;
-  Fields(Object(v, "window '" + std::string(key) + "'"), std::string(key),
-         [&](std::string_view k, od::value x) {
-           if (k == "sum") w.sum = Number(x, k);
-           if (k == "cnt") w.cnt = Int(x, k);
-         });
+  Fields(v, "window", key, [&](std::string_view k, od::value x) {
+    if (k == "sum") w.sum = Number(x, k);
+    if (k == "cnt") w.cnt = Int(x, k);
+  });
   return w;
 }
 
@@ -86,16 +98,15 @@ void AddStage(od::value v, std::string_view key, Stage stage, std::vector<StageW
                                                               "p95", "p99", "p99_99", "max"};
   StageWindow w;
   w.stage = stage;
-  Fields(Object(v, "window '" + std::string(key) + "'"), std::string(key),
-         [&](std::string_view k, od::value x) {
-           if (k == "cnt") {
-             w.cnt = Int(x, k);
-             return;
-           }
-           for (std::size_t i = 0; i < kPoints.size(); ++i) {
-             if (k == kPoints[i]) w.x[i] = Number(x, k);
-           }
-         });
+  Fields(v, "window", key, [&](std::string_view k, od::value x) {
+    if (k == "cnt") {
+      w.cnt = Int(x, k);
+      return;
+    }
+    for (std::size_t i = 0; i < kPoints.size(); ++i) {
+      if (k == kPoints[i]) w.x[i] = Number(x, k);
+    }
+  });
   if (w.cnt <= 0) return;
   // Percentiles are bucket-rounded (HdrHistogram) and may pass the exact max: keep the
   // points in order, so each window's quantile function is monotone.
@@ -104,49 +115,34 @@ void AddStage(od::value v, std::string_view key, Stage stage, std::vector<StageW
 }
 
 void Broker(od::value v, std::string_view name, RdkafkaStats* s) {
-  Fields(Object(v, "broker '" + std::string(name) + "'"), std::string(name),
-         [&](std::string_view k, od::value x) {
-           if (k == "txbytes") {
-             s->tx_wire_bytes += Int(x, k);
-           } else if (k == "txretries") {
-             s->txretries += Int(x, k);
-           } else if (k == "txerrs") {
-             s->txerrs += Int(x, k);
-           } else if (k == "req") {
-             od::json_type type = od::json_type::null;
-             Check(x.type().get(type), "req");
-             if (type != od::json_type::object) return;
-             Fields(Object(x, "req"), "req", [&](std::string_view api, od::value n) {
-               if (api == "Produce") s->produce_requests += Int(n, api);
-             });
-           } else if (k == "int_latency") {
-             AddStage(x, k, Stage::kIntLatency, &s->stages);
-           } else if (k == "outbuf_latency") {
-             AddStage(x, k, Stage::kOutbufLatency, &s->stages);
-           } else if (k == "rtt") {
-             AddStage(x, k, Stage::kRtt, &s->stages);
-           } else if (k == "throttle") {
-             AddStage(x, k, Stage::kThrottle, &s->stages);
-           }
-         });
+  Fields(v, "broker", name, [&](std::string_view k, od::value x) {
+    if (k == "txbytes") {
+      s->tx_wire_bytes += Int(x, k);
+    } else if (k == "txretries") {
+      s->txretries += Int(x, k);
+    } else if (k == "txerrs") {
+      s->txerrs += Int(x, k);
+    } else if (k == "req") {
+      Section(x, k, [&](std::string_view api, od::value n) {
+        if (api == "Produce") s->produce_requests += Int(n, api);
+      });
+    } else if (k == "int_latency") {
+      AddStage(x, k, Stage::kIntLatency, &s->stages);
+    } else if (k == "outbuf_latency") {
+      AddStage(x, k, Stage::kOutbufLatency, &s->stages);
+    } else if (k == "rtt") {
+      AddStage(x, k, Stage::kRtt, &s->stages);
+    } else if (k == "throttle") {
+      AddStage(x, k, Stage::kThrottle, &s->stages);
+    }
+  });
 }
 
 void Topic(od::value v, std::string_view name, RdkafkaStats* s) {
-  Fields(Object(v, "topic '" + std::string(name) + "'"), std::string(name),
-         [&](std::string_view k, od::value x) {
-           if (k == "batchsize") s->batch_bytes.Add(Window(x, k));
-           if (k == "batchcnt") s->batch_records.Add(Window(x, k));
-         });
-}
-
-// Sections are optional (no brokers or topics yet); present, they must be objects of objects.
-template <typename F>
-void Section(od::value v, std::string_view key, F&& each) {
-  od::json_type type = od::json_type::null;
-  Check(v.type().get(type), std::string(key));
-  if (type != od::json_type::object) return;
-  Fields(Object(v, std::string(key)), std::string(key),
-         [&](std::string_view name, od::value x) { each(x, name); });
+  Fields(v, "topic", name, [&](std::string_view k, od::value x) {
+    if (k == "batchsize") s->batch_bytes.Add(Window(x, k));
+    if (k == "batchcnt") s->batch_records.Add(Window(x, k));
+  });
 }
 
 constexpr std::array<double, 8> kQuantiles = {0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.9999, 1};
@@ -207,12 +203,14 @@ Status StatsParser::Parse(std::string_view text, RdkafkaStats* out) {
   RdkafkaStats s;
   try {
     od::document doc;
-    Check(impl_->parser.iterate(simdjson::padded_string_view(buf.data(), text.size(), buf.size()))
-              .get(doc),
-          "not JSON");
-    od::object top;
-    if (doc.get_object().get(top)) throw ParseError("not a JSON object");
-    Fields(top, "top level", [&](std::string_view k, od::value x) {
+    if (auto e =
+            impl_->parser.iterate(simdjson::padded_string_view(buf.data(), text.size(), buf.size()))
+                .get(doc)) {
+      throw ParseError(std::string("not JSON: ") + simdjson::error_message(e));
+    }
+    od::value top;
+    if (doc.get_value().get(top)) throw ParseError("not a JSON object");
+    Fields(top, "document", "top level", [&](std::string_view k, od::value x) {
       if (k == "txmsgs") {
         s.txmsgs = Int(x, k);
       } else if (k == "txmsg_bytes") {
@@ -222,9 +220,9 @@ Status StatsParser::Parse(std::string_view text, RdkafkaStats* out) {
       } else if (k == "rxmsg_bytes") {
         s.rxmsg_bytes = Int(x, k);
       } else if (k == "brokers") {
-        Section(x, k, [&](od::value b, std::string_view name) { Broker(b, name, &s); });
+        Section(x, k, [&](std::string_view name, od::value b) { Broker(b, name, &s); });
       } else if (k == "topics") {
-        Section(x, k, [&](od::value t, std::string_view name) { Topic(t, name, &s); });
+        Section(x, k, [&](std::string_view name, od::value t) { Topic(t, name, &s); });
       }
     });
   } catch (const ParseError& e) {

@@ -10,6 +10,11 @@
 #   usage_error MESSAGE...        # die 2, plus where the usage is: "Run 'scripts/x --help'"
 #   need_value "$@"               # in an option loop: $1 must be followed by a value
 #   is_uint VALUE                 # true for a non-negative decimal integer
+#   regex_escape TEXT             # TEXT with extended-regex metacharacters escaped
+#   live_rows MAX                 # stdin: benchmark names; stdout: the first MAX that reach
+#                                 # a cluster (Produce, Consume, EndToEnd)
+#   exact_filter                  # stdin: benchmark names; stdout: a --benchmark_filter
+#                                 # that selects exactly those
 # Sourced, never executed.
 
 : "${PROG:=$(basename "$0")}"
@@ -35,3 +40,16 @@ usage_error() {
 need_value() { [[ $# -ge 2 && -n $2 ]] || usage_error "option $1 needs a value"; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+
+regex_escape() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+
+# The rows a cluster warm-up runs (scripts/bench, scripts/bench-commits).
+live_rows() { grep -E '^(Produce|Consume|EndToEnd)/' | head -n "$1" || true; }
+
+exact_filter() {
+  local name filter=""
+  while IFS= read -r name; do
+    [[ -n $name ]] && filter+="${filter:+|}^$(regex_escape "$name")\$"
+  done
+  printf '%s' "$filter"
+}
