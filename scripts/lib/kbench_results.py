@@ -14,9 +14,9 @@ import statistics
 import sys
 
 # Directions of the metrics kbench emits, each with the reason for it, in one place:
-# compare, plot, the history tools and the README's table read this.
+# compare, plot, the history tools and docs/counters.md's table read this.
 # +1: higher is better, -1: lower is better, 0: informational (shown, never judged).
-# The README's "Metric directions" table is generated from it (see tests/scripts).
+# docs/counters.md's "Metric directions" table is generated from it (see tests/scripts).
 METRICS = {
     "cpu_time": (-1, "time per iteration of a CPU-bound row"),
     "real_time": (-1, "wall time per iteration of a row that waits (Produce, Consume)"),
@@ -488,7 +488,7 @@ def _cli(argv):
                         "file given the same LABEL (kbench_pairing; scripts/compare pairs them)")
     n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
     n.add_argument("input")
-    sub.add_parser("directions", help="print the metric-direction table as Markdown (README)")
+    sub.add_parser("directions", help="print the metric-direction table as Markdown (docs/counters.md)")
     c = sub.add_parser("callgrind-json",
                        help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
     c.add_argument("out")

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # How well does the regression gate (scripts/bench-commits -> scripts/compare) tell a
-# planted slowdown from noise? (kbench issues 5 and 10)
+# planted slowdown from noise?
 #
 # Plants known slowdowns into a throwaway clone (never into the product), then asks
 # scripts/bench-commits, try after try, whether it sees them, and whether it stays
 # silent on identical builds. Documentation you can rerun, not part of CI: the default
-# run takes about an hour on a loaded 2-core machine. Results: tests/detector/README.md.
+# run takes about an hour on a loaded 2-core machine. Method: tests/detector/README.md;
+# results: docs/validation.md.
 set -euo pipefail
 
 usage() {
@@ -39,7 +40,7 @@ Options:
   --iterations N     --iterations in instruction mode (default 100)
   --spin F           planted time fraction (default 0.10)
   --instr-fraction F fraction of the batch hashed in the instruction case
-                     (default 0.0196, calibrated to +1.0 % Ir; README.md)
+                     (default 0.0196, calibrated to +1.0 % Ir)
   --threshold PCT    bench-commits' threshold in instruction mode (default:
                      bench-commits' own)
   --work DIR         scratch directory (default: a new mktemp -d); an existing
@@ -246,7 +247,7 @@ for c in "${case_list[@]}"; do
 done
 info "per-try results: $results"
 
-# The whole results.tsv (all cases run with this --work so far) as Markdown, for README.md.
+# The whole results.tsv (all cases run with this --work so far) as Markdown.
 "$py" - "$results" <<'PYEOF'
 import csv, math, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))

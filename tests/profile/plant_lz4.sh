@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Experiment helper for scripts/profile --diff (issue 17's goal: a planted slowdown in one
-# function ranks first): builds a copy of the lz4 symbol build (scripts/symbols) whose
+# Experiment helper for scripts/profile --diff (a planted slowdown in one function must rank
+# first): builds a copy of the lz4 symbol build (scripts/symbols) whose
 # LZ4_compress_fast_extState_fastReset also spins srcSize / $KBENCH_PLANT_DIV times per call
 # (no spin when the variable is unset), with the same flags. Never used by kbench itself.
 #

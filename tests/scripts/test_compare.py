@@ -122,7 +122,7 @@ class TestVerdicts(CompareCase):
         self.assertTrue(all(r["change_pct"] == 0 for r in v["unchanged"]))
 
     def test_ties_with_complete_separation_is_regression(self):
-        # Issue 10: +25 %, 5 vs 5, every NEW above every BASE, values tied within a side.
+        # +25 %, 5 vs 5, every NEW above every BASE, values tied within a side.
         # The normal approximation said p = 0.0109 "unchanged"; the exact test gives
         # 2/252 = 0.0079.
         b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
@@ -134,7 +134,7 @@ class TestVerdicts(CompareCase):
         self.assertAlmostEqual(r["change_pct"], 25.0, delta=1.0)
 
     def test_large_shift_with_overlap_is_inconclusive_exit_3(self):
-        # Issue 10: +28 % with one overlapping value is not significant at 0.01; it is
+        # +28 % with one overlapping value is not significant at 0.01; it is
         # not "unchanged" either.
         b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
         n = self.write("n.json", raw(CODEC, [101.5, 125.0, 126.0, 127.0, 128.0]))
@@ -317,7 +317,7 @@ class TestVerdicts(CompareCase):
         mj.write(path, doc)
 
     def test_every_new_benchmark_errored_exit_3(self):
-        # Issue 10: a NEW run in which everything failed exited 0 ("0 regressions").
+        # A NEW run in which everything failed once exited 0 ("0 regressions").
         spec = [(CODEC, codec_base()), (PRODUCE, produce_base())]
         b, n = self.pair(spec, spec)
         self.errored(n)
@@ -718,11 +718,11 @@ class TestHelpers(unittest.TestCase):
 class TestReadme(unittest.TestCase):
     def test_metric_direction_table_matches_code(self):
         import kbench_results as kr
-        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        with open(os.path.join(ROOT, "docs", "counters.md"), encoding="utf-8") as f:
             readme = f.read()
         # Regenerate with: scripts/lib/kbench_results.py directions
         self.assertTrue(kr.directions_markdown() in readme,
-                        "README's metric-direction table differs from kbench_results.METRICS")
+                        "docs/counters.md's metric-direction table differs from kbench_results.METRICS")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ expect_usage_error "has an empty alternative" --produce 'acks=1|'
 expect_usage_error "searches the rate itself" --produce 'variant=max_rate,rate=1000'
 expect_usage_error "variant must be send, bare_producev or max_rate" --produce 'variant=fast'
 expect_usage_error "keys must be none, uniform or zipf" --produce 'keys=hot'
-# Found by trying (issue 15): sizes of 0, negative sizes, empty payload files, bootstrap and
+# Found by trying: sizes of 0, negative sizes, empty payload files, bootstrap and
 # broker-dir typos are refused before anything runs.
 expect_usage_error "record size '0' includes 0" --record-bytes=0
 expect_usage_error "record size '0-10' includes 0" --record-bytes=0-10

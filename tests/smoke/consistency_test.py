@@ -9,12 +9,14 @@
   script) writes itself;
 - the --produce, --consume and --end-to-end keys build/kbench --help prints (from the axis
   tables of benchmarks/produce_bench.cc, consume_bench.cc and end_to_end_bench.cc) and the
-  key tables of README.md are the same, row for row."""
+  key tables of docs/families.md are the same, row for row."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +35,7 @@ NOT_COUNTERS = {"cpu_time", "real_time", "items_per_second", "bytes_per_second",
 
 PROFILES = os.path.join(ROOT, "benchmarks", "profiles.conf")
 COUNTERS = os.path.join(ROOT, "fixtures", "counters.h")
-README = os.path.join(ROOT, "README.md")
+FAMILIES_DOC = os.path.join(ROOT, "docs", "families.md")
 
 
 def profile_lines(path=PROFILES):
@@ -75,8 +77,8 @@ def help_keys(help_text, flag="--produce"):
     return out
 
 
-def readme_keys(family="produce", path=README):
-    """[(key, meaning)] of README.md's table between the FAMILY-keys markers."""
+def readme_keys(family="produce", path=FAMILIES_DOC):
+    """[(key, meaning)] of docs/families.md's table between the FAMILY-keys markers."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     block = text.split("<!-- %s-keys: begin -->" % family)[1].split("<!-- %s-keys: end -->" % family)[0]
@@ -84,12 +86,12 @@ def readme_keys(family="produce", path=README):
 
 
 def key_disagreements(from_help, from_readme):
-    out = ["--help has key %s (%s), README.md does not say so" % (k, v)
+    out = ["--help has key %s (%s), docs/families.md does not say so" % (k, v)
            for k, v in from_help if (k, v) not in from_readme]
-    out += ["README.md has key %s (%s), kbench --help does not" % (k, v)
+    out += ["docs/families.md has key %s (%s), kbench --help does not" % (k, v)
             for k, v in from_readme if (k, v) not in from_help]
     if not out and [k for k, _ in from_help] != [k for k, _ in from_readme]:
-        out.append("README.md lists the keys in another order than kbench --help")
+        out.append("docs/families.md lists the keys in another order than kbench --help")
     return out
 
 
@@ -135,6 +137,54 @@ class CountersAndDirections(unittest.TestCase):
         metrics = dict(kr.METRICS, no_such_counter=(0, ""))
         found = disagreements(counter_names() + ["new_counter"], metrics)
         self.assertEqual(len(found), 2, found)
+
+
+# The product speaks of the product: results stay out of the tree (only results/README.md is
+# tracked), and no tracked text points at a session's notes or at an issue tracker's numbers.
+SESSION_TEXT = re.compile(r"results/evidence|\b[Ss]essions? [0-9]|(?<!#)\b[Ii]ssues? [0-9]")
+
+
+def tracked_files():
+    proc = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], capture_output=True, check=True)
+    return [f for f in proc.stdout.decode().split("\0") if f]
+
+
+def session_text(files):
+    """[(path, line number, line)] of tracked text that names sessions, issues or evidence."""
+    out = []
+    for rel in files:
+        try:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue
+        out += [(rel, n, line.strip()) for n, line in enumerate(lines, 1)
+                if SESSION_TEXT.search(line)]
+    return out
+
+
+class ProductText(unittest.TestCase):
+    def test_no_results_are_tracked(self):
+        self.assertEqual([f for f in tracked_files() if f.startswith("results/")],
+                         ["results/README.md"])
+
+    def test_no_text_cites_sessions_issues_or_evidence(self):
+        # This file holds the pattern itself.
+        files = [f for f in tracked_files() if f != "tests/smoke/consistency_test.py"]
+        self.assertEqual(session_text(files), [])
+
+    def test_the_check_sees_each_kind(self):
+        tmp = tempfile.mkdtemp(prefix="kbench-text-test.")
+        try:
+            cases = ["see results/evidence/x", "as session 5 found", "(issue 10)",
+                     "librdkafka issue #1700"]
+            for i, text in enumerate(cases):
+                with open(os.path.join(tmp, "f%d.md" % i), "w", encoding="utf-8") as f:
+                    f.write("ok\n" + text + "\n")
+            found = session_text([os.path.join(tmp, "f%d.md" % i) for i in range(len(cases))])
+            self.assertEqual([n for _, n, _ in found], [2, 2, 2], found)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ TEST(FellShort, SenderOrClusterBehindButNotACatchUp) {
   p.sent_rate = 9800;  // the producer fell behind its schedule
   EXPECT_TRUE(FellShort(p));
   p.sent_rate = 10000;
-  p.delivered_rate = 4000;  // kept its schedule; the cluster did not (session 5's EndToEnd)
+  p.delivered_rate = 4000;  // kept its schedule; the cluster did not
   EXPECT_TRUE(FellShort(p));
   p.delivered_rate = 10000;
   p.sent_rate = 12000;  // catching up on a backlog: not short (Sustained rejects it)
@@ -161,8 +161,8 @@ TEST(FindMaxRate, TwoFailedConfirmationsMoveTheAnswerDown) {
 
 TEST(FindMaxRate, CapacityThatFallsAfterTheFirstProbesIsStillConfirmed) {
   // A live broker pushed far past its capacity by one probe stays slower afterwards (not
-  // the page cache: dirty pages stayed under 0.7 GB, far below the kernel's limit). Session
-  // 4's search 1 (evidence 2026-12-01-s4/11/maxrate-1.json): 487k and 511k sustained, a
+  // the page cache: dirty pages stayed under 0.7 GB, far below the kernel's limit). One
+  // search on a local broker: 487k and 511k sustained, a
   // probe at 562k fell behind, and from then on the capacity was about 350k; 348k sustained
   // once and then twice not. The search must still confirm the step below (332k) rather
   // than run out of windows.
