@@ -43,8 +43,9 @@ constexpr std::array<std::string_view, 6> kPayloads = {
 constexpr std::array<std::size_t, 3> kRecordBytes = {100, 1000, 10000};
 constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
 
-// The slice that also runs with a fresh context per batch, and with direct library calls:
-// one payload that lz4 and snappy cannot compress (az) and one they can (value_bound:500).
+// The slice that also runs with a fresh context per batch, hot, and with direct library
+// calls: one payload that lz4 and snappy cannot compress (az) and one they can
+// (value_bound:500); --payload replaces these two as it does the main matrix's.
 constexpr std::array<std::string_view, 2> kSlicePayloads = {"az", "value_bound:500"};
 constexpr std::size_t kSliceRecordBytes = 1000;
 constexpr std::size_t kSliceBatchBytes = 64 * 1024;
@@ -335,14 +336,14 @@ void RegisterCodecFamily(const Options& options, BenchSession& session) {
     }
   }
 
-  // Fresh-context and direct-call rows on a representative slice.
-  for (auto slice_payload : kSlicePayloads) {
-    CodecParams slice{CodecSpec{},
-                      ParsePayloadSpec(slice_payload),
-                      SizeSpec{kSliceRecordBytes, kSliceRecordBytes},
-                      kSliceBatchBytes,
-                      options.payload_seed,
-                      options.working_set};
+  // Fresh-context, hot and direct-call rows on a representative slice: the defaults' two
+  // payloads, or the user's (--payload=file:F then has its direct references).
+  std::vector<PayloadSpec> slice_payloads =
+      options.payloads.empty() ? FromDefaults(kSlicePayloads, ParsePayloadSpec) : options.payloads;
+  for (const auto& slice_payload : slice_payloads) {
+    CodecParams slice{
+        CodecSpec{},      slice_payload,        SizeSpec{kSliceRecordBytes, kSliceRecordBytes},
+        kSliceBatchBytes, options.payload_seed, options.working_set};
     for (const auto& codec : codecs) {
       CodecParams p = slice;
       p.codec = codec;
