@@ -1,25 +1,28 @@
 // Batch family: what building and reading a Kafka batch costs, per record format and codec.
 //
-// Timed: `build` appends every record of one batch to a BatchBuilder and finishes it
-// (compression, header or wrapper, CRC) with codec contexts and buffers reused, as a
-// producer does; `read` decodes the batch and touches every record (CRC check,
-// decompression, record parsing), as a consumer or a validating broker does. Reference
-// rows on the uncompressed v2 batch of the same records: `memcpy` copies its bytes (the
-// ceiling for `build`); `crc32c` computes its CRC-32C with ISA-L, the fastest packaged
-// implementation, without copying. `build` checksums with kbench's own fused copy+CRC
-// kernel (harness/record/crc_copy*), not ISA-L's, so crc32c/memcpy is a comparison for
+// Timed, per iteration, over every batch of a working set of distinct batches
+// (fixtures/batch_records.h: at least 64 batches and --working-set-bytes of values, 16 MiB by
+// default; a file payload's whole file): `build` appends every record of a batch to a
+// BatchBuilder and finishes it (compression, header or wrapper, CRC) with codec contexts and
+// buffers reused, as a producer does; `read` decodes a batch and touches every record (CRC
+// check, decompression, record parsing), as a consumer or a validating broker does.
+// Reference rows on the uncompressed v2 batches of the same working set: `memcpy` copies
+// their bytes (the ceiling for `build`); `crc32c` computes their CRC-32C with ISA-L, the
+// fastest packaged implementation, without copying. `build` checksums with kbench's own fused
+// copy+CRC kernel (harness/record/crc_copy*), not ISA-L's, so crc32c/memcpy is a comparison for
 // build/memcpy (what the checksum alone costs with the packaged code), not a bound on it.
 // Not timed: payload generation, turning it into record views, verification.
-// Verified before timing: the built batch reads back to the same records (offsets,
+// Verified before timing: every built batch reads back to the same records (offsets,
 // timestamps, keys, values), or the benchmark fails with SkipWithError.
 //
-// A batch holds whole records while their value bytes fit in batch_bytes (the same records
-// as the Codec family's batch). bytes_per_second counts value bytes (memcpy rows too, so
-// the build/memcpy ratio reads off directly); `ratio` is the batch's wire size over the
-// same batch written uncompressed.
+// A batch holds whole records while their value bytes fit in batch_bytes (the same batches
+// as the Codec family's). bytes_per_second counts value bytes (memcpy rows too, so the
+// build/memcpy ratio reads off directly); `ratio` is the working set's wire size over the
+// same batches written uncompressed.
 
 #include <array>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,84 +61,104 @@ constexpr std::size_t kMemcpyRecordBytes = 1000;
 // ------------------------------------------------------------------ data
 
 // v0 has no timestamps; v1 and v2 must keep the records' own.
-Status ReadBackError(const ByteBuffer& wire, const BatchRecords& data, int magic) {
-  return bench::ReadBackError(wire, data, 0, magic != 0);
+Status ReadBackError(const ByteBuffer& wire, std::span<const record::Record> records, int magic) {
+  return bench::ReadBackError(wire, records, 0, magic != 0);
 }
 
-// Writes the batch `p` describes into `wire` and checks it reads back; `plain_bytes` gets
-// the size of the same batch uncompressed (the denominator of `ratio`).
-Status WriteChecked(BatchBuilder& builder, const BatchParams& p, const BatchRecords& data,
-                    ByteBuffer& wire, std::size_t* plain_bytes) {
-  BatchOptions options = WriterOptions(p);
-  options.codec = CodecSpec{};
-  if (Status s = record::WriteBatch(builder, options, data.records, wire); !s)
-    return Status::Error("build failed: " + s.message());
-  *plain_bytes = wire.size();
-  if (Status s = record::WriteBatch(builder, WriterOptions(p), data.records, wire); !s)
-    return Status::Error("build failed: " + s.message());
-  return ReadBackError(wire, data, p.magic);
+// Writes every batch of the working set into `wire` (one buffer per batch) and checks each
+// reads back; `plain_bytes` gets the size of the same batches uncompressed (the denominator
+// of `ratio`).
+Status WriteChecked(BatchBuilder& builder, const BatchParams& p, const WorkingSet& data,
+                    std::vector<ByteBuffer>& wire, std::size_t* plain_bytes) {
+  BatchOptions plain = WriterOptions(p);
+  plain.codec = CodecSpec{};
+  wire.resize(data.batch_count());
+  *plain_bytes = 0;
+  for (std::size_t b = 0; b < data.batch_count(); ++b) {
+    const std::string which = "batch " + std::to_string(b) + ": ";
+    if (Status s = record::WriteBatch(builder, plain, data.batch(b), wire[b]); !s)
+      return Status::Error(which + "build failed: " + s.message());
+    *plain_bytes += wire[b].size();
+    if (Status s = record::WriteBatch(builder, WriterOptions(p), data.batch(b), wire[b]); !s)
+      return Status::Error(which + "build failed: " + s.message());
+    if (Status s = ReadBackError(wire[b], data.batch(b), p.magic); !s)
+      return Status::Error(which + s.message());
+  }
+  return Status::Ok();
 }
 
-// records_per_batch, wire_bytes_per_record and ratio (wire over plain bytes).
-void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain, std::size_t n) {
-  state.counters[counters::kRecordsPerBatch] = counters::Value(static_cast<double>(n));
+std::size_t TotalSize(const std::vector<ByteBuffer>& buffers) {
+  std::size_t n = 0;
+  for (const auto& b : buffers) n += b.size();
+  return n;
+}
+
+// records_per_batch (the mean over the working set), wire_bytes_per_record and ratio (wire
+// over plain bytes), all over the whole working set.
+void ReportBatch(benchmark::State& state, std::size_t wire, std::size_t plain,
+                 const WorkingSet& data) {
+  const auto records = static_cast<double>(data.record_count());
+  state.counters[counters::kRecordsPerBatch] =
+      counters::Value(records / static_cast<double>(data.batch_count()));
   state.counters[counters::kWireBytesPerRecord] =
-      counters::Value(static_cast<double>(wire) / static_cast<double>(n));
+      counters::Value(static_cast<double>(wire) / records);
   state.counters[counters::kRatio] =
       counters::Value(static_cast<double>(wire) / static_cast<double>(plain));
 }
 
 // ------------------------------------------------------------------ work
 
-class BuildWork : public BatchRecordsWork {
+class BuildWork : public WorkingSetWork {
  public:
-  explicit BuildWork(const BatchParams& p)
-      : BatchRecordsWork(p), p_(p), options_(WriterOptions(p)) {}
+  explicit BuildWork(const BatchParams& p) : WorkingSetWork(p), p_(p), options_(WriterOptions(p)) {}
   Status Verify() { return WriteChecked(builder_, p_, data_, out_, &uncompressed_wire_); }
   void Iterate() {
-    ok_ &= record::WriteBatch(builder_, options_, data_.records, out_).ok();
+    for (std::size_t b = 0; b < out_.size(); ++b)
+      ok_ &= record::WriteBatch(builder_, options_, data_.batch(b), out_[b]).ok();
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("building failed inside the timed loop");
-    ReportBatch(state, out_.size(), uncompressed_wire_, data_.records.size());
+    ReportBatch(state, TotalSize(out_), uncompressed_wire_, data_);
   }
 
  private:
   BatchParams p_;
   BatchOptions options_;
   BatchBuilder builder_;
-  ByteBuffer out_;
+  std::vector<ByteBuffer> out_;
   std::size_t uncompressed_wire_ = 0;
   bool ok_ = true;
 };
 
-class ReadWork : public BatchRecordsWork {
+class ReadWork : public WorkingSetWork {
  public:
-  explicit ReadWork(const BatchParams& p) : BatchRecordsWork(p), p_(p) {}
+  explicit ReadWork(const BatchParams& p) : WorkingSetWork(p), p_(p) {}
   Status Verify() {
     BatchBuilder builder;
     return WriteChecked(builder, p_, data_, wire_, &uncompressed_wire_);
   }
   void Iterate() {
-    ok_ &= reader_.Read(wire_.view(), result_).ok();
-    // Touch every record as a consumer would hand it on.
     std::size_t bytes = 0;
-    for (const auto& r : result_.records) bytes += r.value ? r.value->size() : 0;
+    for (const ByteBuffer& wire : wire_) {
+      ok_ &= reader_.Read(wire.view(), result_).ok();
+      // Touch every record as a consumer would hand it on.
+      for (const auto& r : result_.records) bytes += r.value ? r.value->size() : 0;
+    }
     benchmark::DoNotOptimize(bytes);
     value_bytes_ = bytes;
   }
   void Report(benchmark::State& state) {
-    if (!ok_ || value_bytes_ != data_.set.total_value_bytes()) {
+    if (!ok_ || value_bytes_ != data_.total_value_bytes()) {
       state.SkipWithError("reading failed inside the timed loop");
     }
-    ReportBatch(state, wire_.size(), uncompressed_wire_, data_.records.size());
+    ReportBatch(state, TotalSize(wire_), uncompressed_wire_, data_);
   }
 
  private:
   BatchParams p_;
-  ByteBuffer wire_;
+  std::vector<ByteBuffer> wire_;
   BatchReader reader_;
   ReadResult result_;
   std::size_t uncompressed_wire_ = 0;
@@ -143,66 +166,79 @@ class ReadWork : public BatchRecordsWork {
   bool ok_ = true;
 };
 
-// The reference rows work on the uncompressed v2 batch of the same records, built once.
-class ReferenceWork : public BatchRecordsWork {
+// The reference rows work on the uncompressed v2 batches of the same working set, built once.
+class ReferenceWork : public WorkingSetWork {
  public:
   void Report(benchmark::State& state) {
-    ReportBatch(state, batch_.size(), batch_.size(), data_.records.size());
+    ReportBatch(state, TotalSize(batches_), TotalSize(batches_), data_);
   }
 
  protected:
-  explicit ReferenceWork(const BatchParams& p) : BatchRecordsWork(p) {}
-  Status BuildBatch() {
+  explicit ReferenceWork(const BatchParams& p) : WorkingSetWork(p) {}
+  Status BuildBatches() {
     BatchBuilder builder;
-    Status s = record::WriteBatch(builder, BatchOptions{}, data_.records, batch_);
-    return s ? s : Status::Error("build failed: " + s.message());
+    batches_.resize(data_.batch_count());
+    for (std::size_t b = 0; b < batches_.size(); ++b) {
+      if (Status s = record::WriteBatch(builder, BatchOptions{}, data_.batch(b), batches_[b]); !s)
+        return Status::Error("build failed: " + s.message());
+    }
+    return Status::Ok();
   }
-  ByteBuffer batch_;
+  std::vector<ByteBuffer> batches_;
 };
 
-// Copies the batch's bytes: the speed `build` is held against (the goal: at least
+// Copies the batches' bytes: the speed `build` is held against (the goal: at least
 // half of it).
 class MemcpyWork : public ReferenceWork {
  public:
   explicit MemcpyWork(const BatchParams& p) : ReferenceWork(p) {}
   Status Verify() {
-    if (Status s = BuildBatch(); !s) return s;
-    out_.ResizeUninitialized(batch_.size());
+    if (Status s = BuildBatches(); !s) return s;
+    out_.resize(batches_.size());
+    for (std::size_t b = 0; b < batches_.size(); ++b)
+      out_[b].ResizeUninitialized(batches_[b].size());
     Iterate();
-    if (std::memcmp(out_.data(), batch_.data(), batch_.size()) != 0)
-      return Status::Error("memcpy mismatch");
+    for (std::size_t b = 0; b < batches_.size(); ++b) {
+      if (std::memcmp(out_[b].data(), batches_[b].data(), batches_[b].size()) != 0)
+        return Status::Error("memcpy mismatch in batch " + std::to_string(b));
+    }
     return Status::Ok();
   }
   void Iterate() {
-    std::memcpy(out_.data(), batch_.data(), batch_.size());
+    for (std::size_t b = 0; b < batches_.size(); ++b)
+      std::memcpy(out_[b].data(), batches_[b].data(), batches_[b].size());
     benchmark::DoNotOptimize(out_.data());
     benchmark::ClobberMemory();
   }
 
  private:
-  ByteBuffer out_;
+  std::vector<ByteBuffer> out_;
 };
 
-// CRC-32C of the batch over what its CRC covers (attributes to the end): the floor under
+// CRC-32C of each batch over what its CRC covers (attributes to the end): the floor under
 // `build`'s time.
 class Crc32cWork : public ReferenceWork {
  public:
   explicit Crc32cWork(const BatchParams& p) : ReferenceWork(p) {}
   Status Verify() {
-    if (Status s = BuildBatch(); !s) return s;
-    Iterate();
-    if (crc_ != record::wire::Get32(batch_.data() + record::kV2Crc))
-      return Status::Error("crc32c differs from the batch's stored CRC");
+    if (Status s = BuildBatches(); !s) return s;
+    for (const ByteBuffer& batch : batches_) {
+      if (Crc(batch) != record::wire::Get32(batch.data() + record::kV2Crc))
+        return Status::Error("crc32c differs from the batch's stored CRC");
+    }
     return Status::Ok();
   }
   void Iterate() {
-    crc_ = record::Crc32c(
-        {batch_.data() + record::kV2Attributes, batch_.size() - record::kV2Attributes});
-    benchmark::DoNotOptimize(crc_);
+    std::uint32_t crcs = 0;
+    for (const ByteBuffer& batch : batches_) crcs ^= Crc(batch);
+    benchmark::DoNotOptimize(crcs);
   }
 
  private:
-  std::uint32_t crc_ = 0;
+  static std::uint32_t Crc(const ByteBuffer& batch) {
+    return record::Crc32c(
+        {batch.data() + record::kV2Attributes, batch.size() - record::kV2Attributes});
+  }
 };
 
 // ------------------------------------------------------------------ registration
@@ -231,7 +267,8 @@ void RegisterBatchFamily(const Options& options, BenchSession& session) {
   for (const auto& payload : payloads) {
     for (const auto& size : sizes) {
       for (std::size_t batch : kBatchBytes) {
-        BatchParams base{2, CodecSpec{}, payload, size, batch, options.payload_seed};
+        BatchParams base{
+            2, CodecSpec{}, payload, size, batch, options.payload_seed, options.working_set};
         if (size.fixed() && size.min == kMemcpyRecordBytes) {
           RegisterWork<MemcpyWork>(session, Name("memcpy", base, false), base);
           RegisterWork<Crc32cWork>(session, Name("crc32c", base, false), base);

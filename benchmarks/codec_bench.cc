@@ -1,15 +1,21 @@
-// Codec family: what each compression codec costs and saves on a Kafka batch.
+// Codec family: what each compression codec costs and saves on Kafka batches.
 //
-// Timed: compressing (or decompressing) one batch of records, i.e. the concatenated record
-// values up to batch_bytes, with the codec framed as Kafka puts it on the wire and its
-// context reused across batches as real clients do (`*_fresh` variants create a context
-// per batch). Not timed: payload generation, context creation (except `*_fresh`),
-// verification. Verified before timing: the batch round-trips byte for byte, or the
-// benchmark fails with SkipWithError.
+// Timed: compressing (or decompressing) every batch of a working set of distinct batches
+// (fixtures/batch_records.h: at least 64 batches and --working-set-bytes of values, 16 MiB by
+// default; a file payload's whole file), each batch the concatenated record values up to
+// batch_bytes, with the codec framed as Kafka puts it on the wire and its context reused
+// across batches as real clients do (`*_fresh` variants create a context per batch). One
+// iteration is one pass over the working set; items and bytes count all of it, and `ratio`
+// and `compressed_bytes` are over all of it. `*_hot` variants time one batch over and over,
+// as caches and branch predictors learn it: the gap to the plain row is what a benchmark of
+// one repeated block overstates. Not timed: payload generation, context creation (except
+// `*_fresh`), verification. Verified before timing: every batch round-trips byte for byte,
+// or the benchmark fails with SkipWithError.
 //
-// Reference rows in the same run: `Codec/memcpy` (the ceiling, as lzbench shows it) and
-// `Codec/direct_*`, which call each library directly with no kbench code in the loop, so
-// the harness's own overhead is visible (they should match `compress`/`decompress`).
+// Reference rows in the same run, on the same working set: `Codec/memcpy` (the ceiling, as
+// lzbench shows it) and `Codec/direct_*`, which call each library directly with no kbench
+// code in the loop, so the harness's own overhead is visible (they should match
+// `compress`/`decompress`).
 
 #include <array>
 #include <cstring>
@@ -19,6 +25,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "fixtures/batch_records.h"
 #include "fixtures/counters.h"
 #include "fixtures/family.h"
 #include "fixtures/runner.h"
@@ -36,8 +43,9 @@ constexpr std::array<std::string_view, 6> kPayloads = {
 constexpr std::array<std::size_t, 3> kRecordBytes = {100, 1000, 10000};
 constexpr std::array<std::size_t, 3> kBatchBytes = {16 * 1024, 64 * 1024, 1024 * 1024};
 
-// The slice that also runs with a fresh context per batch, and with direct library calls:
-// one payload that lz4 and snappy cannot compress (az) and one they can (value_bound:500).
+// The slice that also runs with a fresh context per batch, hot, and with direct library
+// calls: one payload that lz4 and snappy cannot compress (az) and one they can
+// (value_bound:500); --payload replaces these two as it does the main matrix's.
 constexpr std::array<std::string_view, 2> kSlicePayloads = {"az", "value_bound:500"};
 constexpr std::size_t kSliceRecordBytes = 1000;
 constexpr std::size_t kSliceBatchBytes = 64 * 1024;
@@ -51,161 +59,201 @@ struct CodecParams {
   SizeSpec record_bytes;
   std::size_t batch_bytes;
   std::uint64_t seed;
+  WorkingSetSpec working_set;
 };
 
-// One batch's worth of record values, concatenated as a compressor sees them.
-struct BatchData {
-  explicit BatchData(const CodecParams& p) {
-    RecordSet records =
-        PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateUpTo(p.batch_bytes);
-    record_count = static_cast<std::int64_t>(records.size());
-    raw = records.ConcatenatedValues();
+// The working set's batches, each its record values concatenated as a compressor sees them,
+// and a buffer per batch for what the timed loop writes (each batch's output lands in its own
+// memory, as `zstd -b` writes each block's).
+struct CodecData {
+  explicit CodecData(const CodecParams& p) {
+    WorkingSet set(p.payload, p.record_bytes, p.batch_bytes, p.seed, p.working_set);
+    record_count = static_cast<std::int64_t>(set.record_count());
+    raw_bytes = set.total_value_bytes();
+    raw.reserve(set.batch_count());
+    for (std::size_t b = 0; b < set.batch_count(); ++b) raw.push_back(set.ConcatenatedValues(b));
+    out.resize(raw.size());
   }
-  ByteBuffer raw;
+  std::vector<ByteBuffer> raw;
+  std::vector<ByteBuffer> out;
   std::int64_t record_count = 0;
+  std::size_t raw_bytes = 0;
 };
 
-Status RoundTripError(Codec& codec, const ByteBuffer& raw, ByteBuffer& compressed) {
+// Compresses every batch into `compressed` (one buffer per batch) and checks that each
+// decompresses to its input.
+Status RoundTripError(Codec& codec, const std::vector<ByteBuffer>& raw,
+                      std::vector<ByteBuffer>& compressed) {
+  compressed.resize(raw.size());
   ByteBuffer restored;
-  if (Status s = codec.Compress(raw.view(), compressed); !s)
-    return Status::Error("compress failed: " + s.message());
-  if (Status s = codec.Decompress(compressed.view(), restored); !s) {
-    return Status::Error("decompress failed: " + s.message());
-  }
-  if (restored.size() != raw.size() || std::memcmp(restored.data(), raw.data(), raw.size()) != 0) {
-    return Status::Error("round trip mismatch: " + std::to_string(raw.size()) + " bytes in, " +
-                         std::to_string(restored.size()) + " bytes out");
+  for (std::size_t b = 0; b < raw.size(); ++b) {
+    const std::string which = "batch " + std::to_string(b) + ": ";
+    if (Status s = codec.Compress(raw[b].view(), compressed[b]); !s)
+      return Status::Error(which + "compress failed: " + s.message());
+    if (Status s = codec.Decompress(compressed[b].view(), restored); !s)
+      return Status::Error(which + "decompress failed: " + s.message());
+    if (restored.size() != raw[b].size() ||
+        std::memcmp(restored.data(), raw[b].data(), raw[b].size()) != 0) {
+      return Status::Error(which + "round trip mismatch: " + std::to_string(raw[b].size()) +
+                           " bytes in, " + std::to_string(restored.size()) + " bytes out");
+    }
   }
   return Status::Ok();
 }
 
+std::size_t TotalSize(const std::vector<ByteBuffer>& buffers) {
+  std::size_t n = 0;
+  for (const auto& b : buffers) n += b.size();
+  return n;
+}
+
+// ratio (compressed over raw) and compressed_bytes, over the whole working set.
+void ReportCompressed(benchmark::State& state, std::size_t compressed, std::size_t raw) {
+  state.counters[counters::kRatio] =
+      counters::Value(static_cast<double>(compressed) / static_cast<double>(raw));
+  state.counters[counters::kCompressedBytes] = counters::Value(static_cast<double>(compressed));
+}
+
+// What every Codec work counts per iteration: every batch of the working set.
+class CodecWork {
+ public:
+  std::int64_t items_per_iteration() const { return data_.record_count; }
+  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw_bytes); }
+
+ protected:
+  explicit CodecWork(const CodecParams& p) : data_(p) {}
+  CodecData data_;
+};
+
 // ------------------------------------------------------------------ work
 
-class CompressWork {
+class CompressWork : public CodecWork {
  public:
-  explicit CompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}
-  Status Verify() { return RoundTripError(*codec_, data_.raw, out_); }
+  explicit CompressWork(const CodecParams& p) : CodecWork(p), codec_(MakeCodec(p.codec)) {}
+  Status Verify() { return RoundTripError(*codec_, data_.raw, data_.out); }
   void Iterate() {
-    ok_ &= codec_->Compress(data_.raw.view(), out_).ok();
-    benchmark::DoNotOptimize(out_.data());
+    std::size_t compressed = 0;
+    for (std::size_t b = 0; b < data_.raw.size(); ++b) {
+      ok_ &= codec_->Compress(data_.raw[b].view(), data_.out[b]).ok();
+      compressed += data_.out[b].size();
+    }
+    compressed_ = compressed;
+    benchmark::DoNotOptimize(data_.out.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return data_.record_count; }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) {
     if (!ok_) state.SkipWithError("compression failed inside the timed loop");
-    state.counters[counters::kRatio] =
-        counters::Value(static_cast<double>(out_.size()) / static_cast<double>(data_.raw.size()));
-    state.counters[counters::kCompressedBytes] = counters::Value(static_cast<double>(out_.size()));
+    ReportCompressed(state, compressed_, data_.raw_bytes);
   }
 
  private:
-  BatchData data_;
   std::unique_ptr<Codec> codec_;
-  ByteBuffer out_;
+  std::size_t compressed_ = 0;
   bool ok_ = true;
 };
 
-class DecompressWork {
+class DecompressWork : public CodecWork {
  public:
-  explicit DecompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}
+  explicit DecompressWork(const CodecParams& p) : CodecWork(p), codec_(MakeCodec(p.codec)) {}
   Status Verify() { return RoundTripError(*codec_, data_.raw, compressed_); }
   void Iterate() {
-    ok_ &= codec_->Decompress(compressed_.view(), out_).ok();
-    benchmark::DoNotOptimize(out_.data());
+    std::size_t restored = 0;
+    for (std::size_t b = 0; b < compressed_.size(); ++b) {
+      ok_ &= codec_->Decompress(compressed_[b].view(), data_.out[b]).ok();
+      restored += data_.out[b].size();
+    }
+    restored_ = restored;
+    benchmark::DoNotOptimize(data_.out.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return data_.record_count; }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) {
-    if (!ok_ || out_.size() != data_.raw.size()) {
+    if (!ok_ || restored_ != data_.raw_bytes) {
       state.SkipWithError("decompression failed inside the timed loop");
     }
-    state.counters[counters::kRatio] = counters::Value(static_cast<double>(compressed_.size()) /
-                                                       static_cast<double>(data_.raw.size()));
-    state.counters[counters::kCompressedBytes] =
-        counters::Value(static_cast<double>(compressed_.size()));
+    ReportCompressed(state, TotalSize(compressed_), data_.raw_bytes);
   }
 
  private:
-  BatchData data_;
   std::unique_ptr<Codec> codec_;
-  ByteBuffer compressed_;
-  ByteBuffer out_;
+  std::vector<ByteBuffer> compressed_;
+  std::size_t restored_ = 0;
   bool ok_ = true;
 };
 
-class MemcpyWork {
+class MemcpyWork : public CodecWork {
  public:
-  explicit MemcpyWork(const CodecParams& p) : data_(p) {
-    out_.ResizeUninitialized(data_.raw.size());
+  explicit MemcpyWork(const CodecParams& p) : CodecWork(p) {
+    for (std::size_t b = 0; b < data_.raw.size(); ++b)
+      data_.out[b].ResizeUninitialized(data_.raw[b].size());
   }
   Status Verify() {
     Iterate();
-    if (std::memcmp(out_.data(), data_.raw.data(), data_.raw.size()) != 0)
-      return Status::Error("memcpy mismatch");
+    for (std::size_t b = 0; b < data_.raw.size(); ++b) {
+      if (std::memcmp(data_.out[b].data(), data_.raw[b].data(), data_.raw[b].size()) != 0)
+        return Status::Error("memcpy mismatch in batch " + std::to_string(b));
+    }
     return Status::Ok();
   }
   void Iterate() {
-    std::memcpy(out_.data(), data_.raw.data(), data_.raw.size());
-    benchmark::DoNotOptimize(out_.data());
+    for (std::size_t b = 0; b < data_.raw.size(); ++b)
+      std::memcpy(data_.out[b].data(), data_.raw[b].data(), data_.raw[b].size());
+    benchmark::DoNotOptimize(data_.out.data());
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return data_.record_count; }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) { state.counters[counters::kRatio] = counters::Value(1.0); }
-
- private:
-  BatchData data_;
-  ByteBuffer out_;
 };
 
 // Direct library calls with preallocated buffers: what a hand-written bare loop would do.
 // The calls are the codec's own (its DirectCodec, next to its library code in
 // harness/codecs/), free of kbench's Codec layer; only the bytes come from the harness.
-class DirectWork {
+// They walk the same working set into the same per-batch buffers as compress/decompress.
+class DirectWork : public CodecWork {
  public:
   DirectWork(const CodecParams& p, bool compress)
-      : data_(p), compress_(compress), direct_(p.codec.info().make_direct(p.codec.level)) {
+      : CodecWork(p), compress_(compress), direct_(p.codec.info().make_direct(p.codec.level)) {
     std::unique_ptr<Codec> codec = MakeCodec(p.codec);  // for the reference compressed form
-    if (!codec->Compress(data_.raw.view(), compressed_).ok()) compressed_.clear();
-    out_.ResizeUninitialized(direct_->CompressBound(data_.raw.size()) + 64 * 1024);
+    reference_ = RoundTripError(*codec, data_.raw, compressed_);
+    for (std::size_t b = 0; b < data_.raw.size(); ++b) {
+      data_.out[b].ResizeUninitialized(direct_->CompressBound(data_.raw[b].size()) + 64 * 1024);
+    }
   }
 
   Status Verify() {
-    if (compressed_.empty()) return Status::Error("reference compression failed");
-    std::size_t n = compress_ ? CompressOnce() : DecompressOnce();
-    if (compress_) return n == 0 ? Status::Error("direct compression failed") : Status::Ok();
-    if (n != data_.raw.size() || std::memcmp(out_.data(), data_.raw.data(), n) != 0) {
-      return Status::Error("direct decompression does not round-trip");
+    if (!reference_) return Status::Error("reference compression failed: " + reference_.message());
+    for (std::size_t b = 0; b < data_.raw.size(); ++b) {
+      std::size_t n = compress_ ? CompressOnce(b) : DecompressOnce(b);
+      if (compress_ && n == 0) return Status::Error("direct compression failed");
+      if (!compress_ && (n != data_.raw[b].size() ||
+                         std::memcmp(data_.out[b].data(), data_.raw[b].data(), n) != 0)) {
+        return Status::Error("direct decompression does not round-trip");
+      }
     }
     return Status::Ok();
   }
   void Iterate() {
-    std::size_t n = compress_ ? CompressOnce() : DecompressOnce();
-    benchmark::DoNotOptimize(n);
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < data_.raw.size(); ++b)
+      total += compress_ ? CompressOnce(b) : DecompressOnce(b);
+    benchmark::DoNotOptimize(total);
     benchmark::ClobberMemory();
   }
-  std::int64_t items_per_iteration() const { return data_.record_count; }
-  std::int64_t bytes_per_iteration() const { return static_cast<std::int64_t>(data_.raw.size()); }
   void Report(benchmark::State& state) {
-    state.counters[counters::kRatio] = counters::Value(static_cast<double>(compressed_.size()) /
-                                                       static_cast<double>(data_.raw.size()));
+    state.counters[counters::kRatio] = counters::Value(static_cast<double>(TotalSize(compressed_)) /
+                                                       static_cast<double>(data_.raw_bytes));
   }
 
  private:
-  std::size_t CompressOnce() {
-    return direct_->Compress(data_.raw.view(), out_.data(), out_.capacity());
+  std::size_t CompressOnce(std::size_t b) {
+    return direct_->Compress(data_.raw[b].view(), data_.out[b].data(), data_.out[b].capacity());
   }
-  std::size_t DecompressOnce() {
-    return direct_->Decompress(compressed_.view(), out_.data(), out_.capacity());
+  std::size_t DecompressOnce(std::size_t b) {
+    return direct_->Decompress(compressed_[b].view(), data_.out[b].data(), data_.out[b].capacity());
   }
 
-  BatchData data_;
   bool compress_;
   std::unique_ptr<DirectCodec> direct_;
-  ByteBuffer compressed_;
-  ByteBuffer out_;
+  std::vector<ByteBuffer> compressed_;
+  Status reference_;
 };
 
 struct DirectCompressWork : DirectWork {
@@ -275,7 +323,8 @@ void RegisterCodecFamily(const Options& options, BenchSession& session) {
   for (const auto& payload : payloads) {
     for (const auto& size : sizes) {
       for (std::size_t batch : kBatchBytes) {
-        CodecParams base{CodecSpec{}, payload, size, batch, options.payload_seed};
+        CodecParams base{CodecSpec{},        payload, size, batch, options.payload_seed,
+                         options.working_set};
         RegisterWork<MemcpyWork>(session, Name("memcpy", base, false), base);
         for (const auto& codec : codecs) {
           CodecParams p = base;
@@ -287,17 +336,24 @@ void RegisterCodecFamily(const Options& options, BenchSession& session) {
     }
   }
 
-  // Fresh-context and direct-call rows on a representative slice.
-  for (auto slice_payload : kSlicePayloads) {
-    CodecParams slice{CodecSpec{}, ParsePayloadSpec(slice_payload),
-                      SizeSpec{kSliceRecordBytes, kSliceRecordBytes}, kSliceBatchBytes,
-                      options.payload_seed};
+  // Fresh-context, hot and direct-call rows on a representative slice: the defaults' two
+  // payloads, or the user's (--payload=file:F then has its direct references).
+  std::vector<PayloadSpec> slice_payloads =
+      options.payloads.empty() ? FromDefaults(kSlicePayloads, ParsePayloadSpec) : options.payloads;
+  for (const auto& slice_payload : slice_payloads) {
+    CodecParams slice{
+        CodecSpec{},      slice_payload,        SizeSpec{kSliceRecordBytes, kSliceRecordBytes},
+        kSliceBatchBytes, options.payload_seed, options.working_set};
     for (const auto& codec : codecs) {
       CodecParams p = slice;
       p.codec = codec;
       p.codec.reuse_context = false;
       RegisterWork<CompressWork>(session, Name("compress_fresh", p), p);
       RegisterWork<DecompressWork>(session, Name("decompress_fresh", p), p);
+      p.codec.reuse_context = true;
+      p.working_set = kHotBatch;
+      RegisterWork<CompressWork>(session, Name("compress_hot", p), p);
+      RegisterWork<DecompressWork>(session, Name("decompress_hot", p), p);
     }
     for (const auto& codec : DirectCodecs()) {
       CodecParams p = slice;

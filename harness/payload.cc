@@ -292,10 +292,17 @@ RecordSet PayloadGenerator::GenerateUpTo(std::size_t max_total_value_bytes) cons
   return Build(static_cast<std::size_t>(-1), max_total_value_bytes);
 }
 
-RecordSet PayloadGenerator::Build(std::size_t max_count, std::size_t max_bytes) const {
+RecordSet PayloadGenerator::GenerateCorpus(std::size_t max_total_value_bytes) const {
+  if (spec_.kind != PayloadKind::kFile) return GenerateUpTo(max_total_value_bytes);
+  return Build(static_cast<std::size_t>(-1), static_cast<std::size_t>(-1), true);
+}
+
+RecordSet PayloadGenerator::Build(std::size_t max_count, std::size_t max_bytes,
+                                  bool whole_file) const {
   Rng rng(seed_);
   std::vector<std::string> file_records;
   if (spec_.kind == PayloadKind::kFile) file_records = ReadFileRecords(spec_);
+  if (whole_file) max_count = file_records.size();
 
   std::vector<std::string> bodies;
   if (spec_.kind == PayloadKind::kRepeated) {

@@ -102,9 +102,12 @@ class PayloadGenerator {
   RecordSet Generate(std::size_t count) const;
   // Whole records until adding the next would exceed `max_total_value_bytes`; at least one.
   RecordSet GenerateUpTo(std::size_t max_total_value_bytes) const;
+  // A file payload: each of the file's records once, in file order (the whole corpus, as
+  // `zstd -b FILE` reads it). Other kinds: GenerateUpTo(max_total_value_bytes).
+  RecordSet GenerateCorpus(std::size_t max_total_value_bytes) const;
 
  private:
-  RecordSet Build(std::size_t max_count, std::size_t max_bytes) const;
+  RecordSet Build(std::size_t max_count, std::size_t max_bytes, bool whole_file = false) const;
   PayloadSpec spec_;
   SizeSpec sizes_;
   std::uint64_t seed_;

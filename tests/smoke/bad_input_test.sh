@@ -49,6 +49,13 @@ expect_usage_error "record size '0-10' includes 0" --record-bytes=0-10
 expect_usage_error "record size '-5' is neither" --record-bytes=-5
 expect_usage_error "record size '1-' is neither" --record-bytes=1-
 expect_usage_error "payload file '/dev/null' holds no records" --payload=file:/dev/null
+expect_usage_error "--working-set-bytes '0' is not a whole number of bytes" --working-set-bytes=0
+expect_usage_error "--working-set-bytes '16M' is not a whole number" --working-set-bytes=16M
+expect_usage_error "--working-set-bytes '1e6' is not a whole number" --working-set-bytes=1e6
+expect_usage_error "--working-set-bytes '-1' is not a whole number" --working-set-bytes=-1
+expect_usage_error "--working-set-bytes '99999999999' is not a whole number" \
+  --working-set-bytes=99999999999
+expect_usage_error "--working-set-bytes needs a value" --working-set-bytes
 expect_usage_error "cannot read payload file '/nonexistent-kbench'" --payload=file:/nonexistent-kbench
 expect_usage_error "'nohostport' is not HOST:PORT" --bootstrap=nohostport
 expect_usage_error "'h:99999' is not HOST:PORT" --bootstrap=h:99999

@@ -18,7 +18,8 @@ CONTEXT_KEYS = [
     "kbench_version", "git_sha", "git_dirty", "build_type", "compiler", "cxx_flags",
     # Codec library versions (zlib_version, ...) come from the codec table's rows:
     # tests/unit/context_test.cc checks one key per row.
-    "librdkafka_version", "target", "bootstrap", "payload_seed", "cpu_model", "kernel",
+    "librdkafka_version", "target", "bootstrap", "payload_seed", "working_set_bytes", "cpu_model",
+    "kernel",
 ]
 CODEC_ROW = "Codec/compress/codec:zstd/level:3/payload:az/record_bytes:1000/batch_bytes:65536"
 
