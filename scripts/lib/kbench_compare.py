@@ -597,7 +597,7 @@ def judged_metrics(name, all_runs):
 
 
 def _missing(name, metric, b, n):
-    """The side(s) on which `metric` of benchmark `name` has no value, or None."""
+    """The sides ("base", "new") on which `metric` of benchmark `name` has no value."""
     def has(g):
         return any(metric in r for runs in g["processes"] for r in runs)
     sides = [s for s, g in (("base", b), ("new", n)) if not has(g)]
