@@ -167,6 +167,30 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertIn("would exceed the budget of 0.02 min", proc.stderr)
         self.assertNotIn("look 2/", proc.stderr)
 
+    def test_sides_of_one_commit_differ_in_arguments_or_environment(self):
+        # One build, two sides: kbench arguments (--args-b) or an environment (--env-b, as
+        # LD_LIBRARY_PATH selects a librdkafka build) that make the new side 30 % slower.
+        for i, opts in enumerate((["--args-b", "--fake-scale=130"],
+                                  ["--env-b", "KBENCH_FAKE_SCALE=130"])):
+            out = os.path.join(self.tmp, "sides-%d" % i)
+            proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
+                               "--out-dir", out, *opts)
+            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+            self.assertNotIn("A/A run", proc.stderr)
+            with open(os.path.join(out, "verdict.json")) as f:
+                row = json.load(f)["regressions"][0]
+            self.assertEqual(row["samples"], "pair")
+            self.assertAlmostEqual(row["change_pct"], 30.0, delta=2.0)
+        # The same options on both sides: an A/A run, no regression.
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
+                           "--out-dir", os.path.join(self.tmp, "sides-aa"),
+                           "--args-a", "--fake-scale=130", "--args-b", "--fake-scale=130")
+        self.assertIn(proc.returncode, (0, 3), proc.stdout + proc.stderr)
+
+    def test_bad_side_options(self):
+        self.assert_usage_error([self.c1, self.c1, "--repo", self.repo, "--env-b", "novalue"],
+                                "--env-b needs NAME=VALUE")
+
     def test_live_cluster_is_warmed_up_untimed(self):
         # On a live cluster one process of the base build runs the live rows first; its
         # results are never compared, so each side still holds one sample per round.
