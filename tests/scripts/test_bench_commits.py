@@ -187,6 +187,19 @@ class TestEndToEnd(BenchCommitsCase):
                            "--args-a", "--fake-scale=130", "--args-b", "--fake-scale=130")
         self.assertIn(proc.returncode, (0, 3), proc.stdout + proc.stderr)
 
+    def test_side_on_its_own_cluster_is_warmed_up(self):
+        # Broker versions: each side's KBENCH_BOOTSTRAP names its own cluster, and each
+        # cluster is warmed up by its side. The fake lists its live row only with a
+        # bootstrap, so here only the new side has it: missing in base, exit 3.
+        out = os.path.join(self.tmp, "two-clusters")
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                           "--env-b", "KBENCH_BOOTSTRAP=127.0.0.1:9", "--out-dir", out)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("warming the cluster up: 1 live row(s) of new", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "warmup.json")))
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "warmup-new.json")))
+        self.assertIn("only in new:  Produce/fake/real_time", proc.stdout)
+
     def test_bad_side_options(self):
         self.assert_usage_error([self.c1, self.c1, "--repo", self.repo, "--env-b", "novalue"],
                                 "--env-b needs NAME=VALUE")
