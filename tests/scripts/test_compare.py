@@ -839,6 +839,24 @@ class TestFamilyWise(CompareCase):
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(v["regressions"][0]["p_adjusted"], v["regressions"][0]["p_value"])
 
+    def test_too_few_rounds_to_pair_over_the_family_compare_unpaired(self):
+        # 8 paired rounds reach p = 0.0078 at best: never below 0.01 / 4 rows. 8 vs 8
+        # processes unpaired reach 1.6e-4, so the rounds are compared unpaired and said so.
+        docs = []
+        for seed, shift in ((1, 0.0), (2, 0.15)):
+            d = mj.make([(nm, codec_base(), {"cpu_time": shift}) for nm in self.NAMES[:4]],
+                        reps=1, seed=seed, noise=0.005, processes=8)
+            d["context"]["kbench_pairing"] = "rounds-1"
+            docs.append(d)
+        b, n = self.write("b.json", docs[0]), self.write("n.json", docs[1])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("not paired: 8 paired rounds cannot reach p < alpha / 4", proc.stdout)
+        self.assertEqual({r["samples"] for r in v["regressions"]}, {"process"})
+        self.assertEqual(len(v["regressions"]), 4)
+        proc, v = self.run_compare(b, n, "--filter", "level:1/")  # one row: paired
+        self.assertEqual(v["regressions"][0]["samples"], "pair")
+
     def test_synthetic_whole_profile_experiment(self):
         # The experiment of docs/comparing.md, reduced: A/A never flags, +15 % is caught.
         import compare_experiment as ce
