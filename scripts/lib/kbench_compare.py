@@ -19,6 +19,11 @@ Verdicts, per benchmark and per judged metric, at level alpha with threshold T %
                             large shift that is not significant, an interval that
                             straddles T.
 
+Which rows decide: each benchmark's primary metric(s) (kbench_results.PRIMARY_METRICS), or
+the --metric names; the other judged metrics are secondary, reported with their verdicts but
+never deciding the exit code. The p-values of the deciding rows are adjusted together
+(Holm, see adjust_family) and regression / improvement need the adjusted p < alpha.
+
 Test: an exact permutation test of the Wilcoxon-Mann-Whitney rank sum with mid-ranks.
 Ties are handled exactly, because the permutation distribution is that of the tied
 ranks; a normal approximation moves p across alpha when two values tie.
