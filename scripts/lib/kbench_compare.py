@@ -19,6 +19,11 @@ Verdicts, per benchmark and per judged metric, at level alpha with threshold T %
                             large shift that is not significant, an interval that
                             straddles T.
 
+Which rows decide: each benchmark's primary metric(s) (kbench_results.PRIMARY_METRICS), or
+the --metric names; the other judged metrics are secondary, reported with their verdicts but
+never deciding the exit code. The p-values of the deciding rows are adjusted together
+(Holm, see adjust_family) and regression / improvement need the adjusted p < alpha.
+
 Test: an exact permutation test of the Wilcoxon-Mann-Whitney rank sum with mid-ranks.
 Ties are handled exactly, because the permutation distribution is that of the tied
 ranks; a normal approximation moves p across alpha when two values tie.
@@ -400,19 +405,25 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
     return _decide(row, p, est, lo, hi, alpha, threshold, direction)
 
 
-def _decide(row, p, est, lo, hi, alpha, threshold, direction):
-    """The verdict of a row from its p-value and its shift's estimate and interval."""
+def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None):
+    """The verdict of a row from its p-value (Holm-adjusted over `family` rows when given)
+    and its shift's estimate and interval."""
     bad = est * direction < 0
+    pname = "p" if family is None else "adjusted p"
     if p < alpha and abs(est) >= threshold:
         return _verdict(row, "regression" if bad else "improvement",
-                        "p < %g and shift >= %g %%" % (alpha, threshold))
+                        "%s < %g and shift >= %g %%" % (pname, alpha, threshold))
     if lo is not None and -threshold < lo and hi < threshold:
         return _verdict(row, "unchanged",
                         "%g %% interval inside +-%g %%" % (100 * row["ci_level"], threshold))
     if p < alpha:
         why = "significant, but its interval reaches past +-%g %%" % threshold
+    elif abs(est) >= threshold and family is not None and row["p_value"] < alpha:
+        why = ("shift of %s is significant alone (p %s) but not over the %d primary rows "
+               "(Holm-adjusted p >= %g)" % (fmt_change(est), fmt_p(row["p_value"]), family,
+                                            alpha))
     elif abs(est) >= threshold:
-        why = "shift of %s is not significant (p >= %g)" % (fmt_change(est), alpha)
+        why = "shift of %s is not significant (%s >= %g)" % (fmt_change(est), pname, alpha)
     else:
         why = "interval straddles +-%g %%" % threshold
     return _verdict(row, "inconclusive", why)
@@ -476,24 +487,28 @@ def _unit(metric):
 def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None,
                   unpaired=False):
     """Compare two Sides. Returns the verdict dict (see verdict_json)."""
-    # Too few rounds for the signed-rank test to ever decide: the rank sum still can.
-    paired = (not unpaired and base.pairing is not None and base.pairing == new.pairing
-              and base.n_processes == new.n_processes
-              and base.n_processes >= min_pairs(alpha))
     bnames = [n for n in base.names() if name_filter is None or name_filter.search(n)]
     nnames = [n for n in new.names() if name_filter is None or name_filter.search(n)]
     nset = set(nnames)
     bset = set(bnames)
     common = [n for n in bnames if n in nset]
+    # Too few rounds for the signed-rank test to ever decide over the family (Holm's first
+    # step needs p < alpha / rows): the rank sum of the same processes still may (8 vs 8
+    # reach 1.6e-4, 8 pairs only 0.0078). A choice made from the counts alone, never from
+    # the data, so either test keeps its level.
+    can_pair = (not unpaired and base.pairing is not None and base.pairing == new.pairing
+                and base.n_processes == new.n_processes)
+    paired = can_pair and base.n_processes >= min_pairs(alpha / max(1, len(common)))
     result = {
         "alpha": alpha, "threshold_pct": threshold, "min_samples": min_samples(alpha),
         "regressions": [], "improvements": [], "unchanged": [], "inconclusive": [],
-        "errored": [],
+        "secondary": [], "unjudged": [], "errored": [],
         "only_in_base": [n for n in bnames if n not in nset],
         "only_in_new": [n for n in nnames if n not in bset],
         "context_diff": context_diff(base.context, new.context),
         "processes": {"base": base.n_processes, "new": new.n_processes},
         "paired": paired,
+        "pairing_unused": (can_pair and not paired and base.n_processes >= min_pairs(alpha)),
         "rows": [], "common": common,
     }
     for name in common:
@@ -511,9 +526,18 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
                                           "message": "no repetitions (aggregates only?)"})
         if failed:
             continue
-        for row in _compare_benchmark(name, bg, ng, alpha, threshold, metrics, paired):
-            result["rows"].append(row)
+        for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold,
+                                                              metrics, paired):
+            if row is None:
+                result["unjudged"].append({"name": name, "metric": metric, "reason": why})
+            else:
+                result["rows"].append(row)
+    adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
+    for row in result["rows"]:
+        if row["primary"]:
             result[VERDICT_KEYS[row["verdict"]]].append(row)
+        else:
+            result["secondary"].append(row)
     return result
 
 
@@ -521,8 +545,8 @@ def machine_drift(result, share=0.8, min_rows=5):
     """Did (nearly) every benchmark move the same way between two runs that were not
     interleaved? A change of the machine's speed between the runs (a neighbour's load, a
     throttled vCPU) moves every timed row alike; a code change rarely moves every family at
-    once. Two runs of one build 36 minutes apart on this project's 2-core VM differed by
-    +12 to +28 % in CPU time on every Codec and Batch row (results/evidence/2026-12-01-s4/10).
+    once: two runs of one build half an hour apart on a 2-core VM were seen to differ by
+    +12 to +28 % in CPU time on every Codec and Batch row.
     Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
     of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
     the threshold. Paired rounds cancel such drift, so paired results are never flagged."""
@@ -531,9 +555,10 @@ def machine_drift(result, share=0.8, min_rows=5):
     worse = []
     seen = set()
     for r in result["rows"]:
-        if r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS:
+        if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS
+                or not r.get("primary", True)):
             continue
-        seen.add(r["name"])  # a benchmark's first judged metric: its time or throughput
+        seen.add(r["name"])  # a benchmark's first primary metric: its time or throughput
         c = r.get("change_pct")
         if c is None or not math.isfinite(c):
             continue
@@ -580,27 +605,96 @@ def judged_metrics(name, all_runs):
     return out
 
 
+def _missing(name, metric, b, n):
+    """The sides ("base", "new") on which `metric` of benchmark `name` has no value."""
+    def has(g):
+        return any(metric in r for runs in g["processes"] for r in runs)
+    sides = [s for s, g in (("base", b), ("new", n)) if not has(g)]
+    return sides
+
+
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
+    """Rows of one benchmark: (row or None, metric, deciding, why unjudged).
+
+    Deciding metrics are the row's primary ones (kbench_results.PRIMARY_METRICS), or the
+    --metric names when given; the others are secondary. A deciding metric that yields no
+    row (absent on a side, no pair in common) comes back as (None, metric, True, reason) so
+    that the benchmark counts as not judged instead of silently dropping out."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
-    for metric, direction in judged_metrics(name, all_runs):
-        if metrics is not None and metric not in metrics:
+    primary = kr.primary_metrics(name, all_runs)
+    plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
+                            if m not in dict(primary)]
+    if metrics is not None:
+        known = dict(plan)
+        plan = []
+        for m in sorted(metrics):
+            d = known.get(m) or kr.PRIMARY_DIRECTIONS.get(m) or kr.judged_direction(m, name,
+                                                                                    all_runs)
+            if d and (m in known or any(m in r for r in all_runs)):
+                plan.append((m, d))
+        deciding = {m for m, _ in plan}
+    else:
+        deciding = {m for m, _ in primary}
+    for metric, direction in plan:
+        is_deciding = metric in deciding
+        missing = _missing(name, metric, b, n)
+        if missing:
+            # A secondary metric missing on a side is shown as missing, not judged; a
+            # --metric that neither side has is simply not this benchmark's.
+            if is_deciding and not (metrics is not None and len(missing) == 2):
+                yield None, metric, True, "%s missing on the %s side" % (
+                    metric, " and ".join(missing))
             continue
         if paired and metric not in kr.DETERMINISTIC_METRICS:
             pairs = paired_samples(b, n, metric)
-            if pairs:
-                yield compare_metric_paired(name, metric, pairs, alpha, threshold, direction)
-            continue
-        bv, nv, kind, within = samples(b, n, metric)
-        if not bv or not nv:
-            continue
-        yield compare_metric(name, metric, bv, nv, alpha, threshold, kind, within, direction)
+            if not pairs:
+                if is_deciding:
+                    yield None, metric, True, "%s has no round in common" % metric
+                continue
+            row = compare_metric_paired(name, metric, pairs, alpha, threshold, direction)
+        else:
+            bv, nv, kind, within = samples(b, n, metric)
+            row = compare_metric(name, metric, bv, nv, alpha, threshold, kind, within,
+                                 direction)
+        row["primary"] = is_deciding
+        yield row, metric, is_deciding, None
+
+
+def adjust_family(rows, alpha, threshold, method="holm"):
+    """Family-wise control over the deciding rows: Holm's step-down adjustment of their
+    p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
+
+    Holm, not Benjamini-Hochberg: the gate's question is "did anything regress?", and a
+    false alarm anywhere in a whole-profile run costs a bisection, so the error to bound is
+    the chance of any false regression (family-wise), not the share of false ones among
+    those flagged (BH's false discovery rate, which lets the number of false alarms grow
+    with the number of true ones). Holm bounds it under any dependence between rows, and
+    rows of one run are dependent (they share the machine's drift); it is uniformly more
+    powerful than Bonferroni. The intervals ("unchanged") stay at the per-row level: a
+    verdict of unchanged is not an alarm."""
+    tested = [r for r in rows if r.get("p_value") is not None]
+    for r in rows:
+        r["p_adjusted"] = None
+    if not tested:
+        return
+    from statsmodels.stats.multitest import multipletests
+    _, p_adj, _, _ = multipletests([r["p_value"] for r in tested], alpha=alpha, method=method)
+    for r, pa in zip(tested, p_adj):
+        r["p_adjusted"] = float(pa)
+        direction = 1 if r["direction"] == "higher_is_better" else -1
+        _decide(r, float(pa), r["change_pct"], r.get("ci_low_pct"), r.get("ci_high_pct"),
+                alpha, threshold, direction, family=len(tested))
 
 
 def exit_code(result, accept_inconclusive=False):
-    """0 all judged and none regressed; 1 a regression; 3 something not judged."""
+    """0 all judged and none regressed; 1 a regression; 3 something not judged.
+
+    Only deciding (primary, or --metric) rows count; a benchmark whose deciding metric
+    gave no verdict (missing on a side, errored) is never green."""
     if result["regressions"]:
         return 1
-    if result["errored"] or result["only_in_base"] or result["only_in_new"]:
+    if (result["errored"] or result["only_in_base"] or result["only_in_new"]
+            or result.get("unjudged")):
         return 3
     if result["inconclusive"] and not accept_inconclusive:
         return 3
@@ -658,6 +752,11 @@ def verdict_json(result, accept_inconclusive=False):
            "accept_inconclusive": accept_inconclusive}
     for key in ("regressions", "improvements", "unchanged", "inconclusive"):
         out[key] = [clean(r) for r in result[key]]
+    out["secondary"] = [clean(r) for r in result["secondary"]]
+    out["unjudged"] = result["unjudged"]
+    out["multiplicity"] = {"method": "holm", "family": "primary rows with a p-value",
+                           "size": sum(1 for r in result["rows"]
+                                       if r["primary"] and r.get("p_value") is not None)}
     out["errored"] = result["errored"]
     out["only_in_base"] = result["only_in_base"]
     out["only_in_new"] = result["only_in_new"]
@@ -715,22 +814,22 @@ def fmt_p(p):
 
 
 def format_table(rows):
-    header = ["Benchmark", "Metric", "n", "Base", "New", "Change [interval]", "p-value",
-              "Verdict"]
+    header = ["Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "p-value",
+              "adj. p", "Verdict"]
     lines = []
     for r in rows:
         kind = {"process": "p", "pair": " pairs"}.get(r.get("samples"), "r")
         n = ("%d%s" % (r["n_base"], kind) if kind == " pairs"
              else "%d:%d%s" % (r["n_base"], r["n_new"], kind))
-        lines.append([r["name"], r["metric"], n,
+        lines.append([r["name"], r["metric"], _role(r), n,
                       fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
                       fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
                       fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"),
                                                                  r.get("ci_high_pct")),
-                      fmt_p(r["p_value"]), _verdict_cell(r)])
+                      fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _verdict_cell(r)])
     widths = [max(len(h), *(len(row[i]) for row in lines)) if lines else len(h)
               for i, h in enumerate(header)]
-    right = {2, 3, 4, 5, 6}
+    right = {3, 4, 5, 6, 7, 8}
 
     def fmt(cols):
         return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
@@ -738,6 +837,11 @@ def format_table(rows):
     out = [fmt(header), fmt(["-" * w for w in widths])]
     out += [fmt(row) for row in lines]
     return "\n".join(out)
+
+
+def _role(r):
+    """primary: decides the exit code; secondary: reported only."""
+    return "primary" if r.get("primary", True) else "secondary"
 
 
 def format_markdown(result, accept_inconclusive=False, title="kbench"):
@@ -758,8 +862,8 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
         out += ["> " + _md(machine_drift_line(drift)), ""]
     order = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     rows = sorted(result["rows"], key=lambda r: order[r["verdict"]])
-    header = ("| Benchmark | Metric | n | Base | New | Change [interval] | p | Verdict |\n"
-              "|---|---|--:|--:|--:|--:|--:|---|")
+    header = ("| Benchmark | Metric | Role | n | Base | New | Change [interval] | p | adj. p "
+              "| Verdict |\n|---|---|---|--:|--:|--:|--:|--:|--:|---|")
 
     def line(r):
         n = ("%d pairs" % r["n_base"] if r.get("samples") == "pair"
@@ -768,21 +872,24 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
             r["verdict"], r["verdict"])
         if r["verdict"] == "inconclusive":
             verdict += ": " + r["reason"]
-        return "| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
-            _md(r["name"]), r["metric"], n, fmt_value(r["base_median"], r["unit"]),
+        return "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            _md(r["name"]), r["metric"], _role(r), n, fmt_value(r["base_median"], r["unit"]),
             fmt_value(r["new_median"], r["unit"]),
             fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
-            fmt_p(r["p_value"]), _md(verdict))
-    judged = [r for r in rows if r["verdict"] != "unchanged"]
-    same = [r for r in rows if r["verdict"] == "unchanged"]
+            fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
+    judged = [r for r in rows if r["verdict"] != "unchanged" and r.get("primary", True)]
+    same = [r for r in rows if r["verdict"] == "unchanged" or not r.get("primary", True)]
     if judged:
         out += [header] + [line(r) for r in judged] + [""]
     if same:
-        out += ["<details><summary>%d unchanged</summary>" % len(same), "", header]
+        out += ["<details><summary>%d unchanged or secondary</summary>" % len(same), "",
+                header]
         out += [line(r) for r in same] + ["", "</details>", ""]
     for e in result["errored"]:
         out.append("- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]),
                                                    _md(e["message"])))
+    for u in result.get("unjudged", []):
+        out.append("- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"])))
     for name in result["only_in_base"]:
         out.append("- only in base: `%s`" % _md(name))
     for name in result["only_in_new"]:
@@ -844,12 +951,16 @@ def summary_line(result, accept_inconclusive=False):
     extra = []
     if result["errored"]:
         extra.append("%d errored" % len({e["name"] for e in result["errored"]}))
+    if result.get("unjudged"):
+        extra.append("%d without a primary verdict" % len({u["name"] for u in result["unjudged"]}))
+    if result.get("secondary"):
+        extra.append("%d secondary rows (not deciding)" % len(result["secondary"]))
     if result["only_in_base"] or result["only_in_new"]:
         extra.append("%d only in base, %d only in new" % (len(result["only_in_base"]),
                                                           len(result["only_in_new"])))
     code = exit_code(result, accept_inconclusive)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
-            "(alpha %g, threshold %g %%)%s; exit %d (%s)" % (
+            "(alpha %g family-wise, Holm; threshold %g %%)%s; exit %d (%s)" % (
                 n("regressions", "regression"), n("improvements", "improvement"),
                 len(result["unchanged"]), len(result["inconclusive"]),
                 len(result["common"]), result["alpha"], result["threshold_pct"],

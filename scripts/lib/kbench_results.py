@@ -151,6 +151,53 @@ RATE_CURVES_KEY = "kbench_rate_curves"
 # length, a maximum-rate search times its own search. Compare judges their counters.
 UNTIMED_ROW_COUNTERS = ("window_seconds", "max_rate")
 
+# The primary metric(s) of each family of rows, in one place (docs/comparing.md lists them):
+# what decides a row's verdict and compare's exit code. One effect moves cpu_time,
+# bytes_per_second and items_per_second of a row together; judging all three would count it
+# three times. Every other metric with a direction is secondary: reported with its interval,
+# deciding nothing unless named with --metric. Checked in this order; the first kind whose
+# marker a row's repetitions carry wins.
+PRIMARY_METRICS = (
+    # (kind, marker counter or None, primary metrics, why)
+    ("instructions", "instructions", ("instructions",),
+     "callgrind instruction mode: instructions per iteration, deterministic"),
+    ("open_loop", "target_rate", ("delivered_rate", "p99_us"),
+     "fixed offered load: the rate the cluster delivered, and the tail latency at that load"),
+    ("max_rate", "max_rate", ("max_rate",),
+     "maximum-rate search: the highest rate sustained (its time is the search's)"),
+    ("windowed", "window_seconds", ("items_per_second",),
+     "closed loop timed over a fixed window: records/s (its time is the window's)"),
+    ("timed", None, ("time",),
+     "in-process row: time per iteration (cpu_time, or real_time for /real_time rows)"),
+)
+# Directions of primary metrics that the METRICS table calls informational: delivered_rate
+# is only a check's input on a closed-loop row, but on an open-loop row it is the result.
+PRIMARY_DIRECTIONS = {"delivered_rate": +1}
+
+
+def row_kind(name, runs=()):
+    """The PRIMARY_METRICS kind of row `name` given its repetitions' metrics."""
+    for kind, marker, _, _ in PRIMARY_METRICS:
+        if marker is None:
+            return kind
+        if kind == "open_loop":
+            if is_open_loop(name, runs):
+                return kind
+        elif any(marker in r for r in runs):
+            return kind
+    return "timed"
+
+
+def primary_metrics(name, runs=()):
+    """[(metric, direction)] that decide row `name` (see PRIMARY_METRICS)."""
+    kind = row_kind(name, runs)
+    metrics = next(m for k, _, m, _ in PRIMARY_METRICS if k == kind)
+    out = []
+    for m in metrics:
+        m = time_metric(name) if m == "time" else m
+        out.append((m, PRIMARY_DIRECTIONS.get(m) or metric_direction(m)))
+    return out
+
 # Keys of a benchmark entry that Google Benchmark itself writes; every other
 # numeric top-level key is a user counter.
 STANDARD_KEYS = {

@@ -75,6 +75,11 @@ class TestArguments(BenchCommitsCase):
         self.assert_usage_error([self.c1, self.c2, "--runs"], "--runs needs a value")
         self.assert_usage_error([self.c1, self.c2, "--iterations", "-5"], "--iterations")
         self.assert_usage_error([self.c1, self.c2, "--frobnicate"], "unknown option")
+        for bad in ("0", "x", "-1"):
+            self.assert_usage_error([self.c1, self.c2, "--budget", bad], "--budget must be")
+        self.assert_usage_error([self.c1, self.c2, "--max-looks", "0"], "--max-looks must be")
+        self.assert_usage_error([self.c1, self.c2, "--budget", "5", "--instructions"],
+                                "--budget does not apply")
 
     def test_bad_commit_and_repo(self):
         self.assert_usage_error(["nosuchref", self.c2, "--repo", self.repo],
@@ -87,8 +92,9 @@ class TestArguments(BenchCommitsCase):
 class TestEndToEnd(BenchCommitsCase):
     def test_time_regression_detected(self):
         out = os.path.join(self.tmp, "time")
-        # 4 runs per side reach p = 0.029 at best, so use alpha 0.05 to stay fast.
-        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "4",
+        # 5 runs per side reach p = 0.0079 at best, 0.016 after Holm over the 2 rows, so use
+        # alpha 0.05 to stay fast.
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "5",
                            "--alpha", "0.05", "--out-dir", out)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         with open(os.path.join(out, "verdict.json")) as f:
@@ -101,11 +107,12 @@ class TestEndToEnd(BenchCommitsCase):
             base = json.load(f)
         reps = [b["repetition_index"] for b in base["benchmarks"]
                 if b["name"] == "Fake/loop/n:2/real_time"]
-        self.assertEqual(reps, [0, 1, 2, 3])
+        self.assertEqual(reps, [0, 1, 2, 3, 4])
         self.assertTrue(all(b["run_type"] == "iteration" for b in base["benchmarks"]))
-        # Each run is one process, and compare took one sample per process: 4 rounds are
+        # Each run is one process, and compare took one sample per process: 5 rounds are
         # too few for the paired test, though both sides are marked as paired by round.
-        self.assertEqual(sorted({b["kbench_process"] for b in base["benchmarks"]}), [0, 1, 2, 3])
+        self.assertEqual(sorted({b["kbench_process"] for b in base["benchmarks"]}),
+                         [0, 1, 2, 3, 4])
         self.assertTrue(all(r["samples"] == "process" for r in verdict["regressions"]))
         with open(os.path.join(out, "new.json")) as f:
             new = json.load(f)
@@ -114,6 +121,88 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(len(self.worktrees()), 1, "worktrees were not removed")
         # Not a live cluster: no warm-up process.
         self.assertFalse(os.path.exists(os.path.join(out, "runs", "warmup.json")))
+
+    def test_default_is_paired(self):
+        # Without --runs: 8 rounds, the fewest with which the paired test reaches p < 0.01.
+        out = os.path.join(self.tmp, "paired")
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--filter", "^Fake/",
+                           "--out-dir", out)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("paired:", proc.stdout)
+        with open(os.path.join(out, "verdict.json")) as f:
+            verdict = json.load(f)
+        row = verdict["regressions"][0]
+        self.assertEqual((row["name"], row["samples"], row["n_base"]),
+                         ("Fake/loop/n:2/real_time", "pair", 8))
+
+    def test_budget_adds_rounds_until_every_row_is_judged(self):
+        # 2 rounds cannot decide; under --budget, rounds are added two at a time, each look
+        # tested at alpha / 5, until both rows have a verdict: 8 rounds (8 vs 8, Holm over 2
+        # rows: p >= 3.1e-4 < 0.002; 6 vs 6 cannot reach 0.002).
+        out = os.path.join(self.tmp, "budget")
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "2",
+                           "--budget", "10", "--out-dir", out, timeout=300)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        for look, rounds in ((1, 2), (2, 4), (3, 6), (4, 8)):
+            self.assertIn("look %d/5 at %d rounds (alpha 0.002 per look)" % (look, rounds),
+                          proc.stderr)
+        self.assertNotIn("look 5/5", proc.stderr)
+        self.assertIn("every primary row has a verdict", proc.stderr)
+        with open(os.path.join(out, "verdict.json")) as f:
+            verdict = json.load(f)
+        self.assertEqual(verdict["alpha"], 0.002)
+        self.assertEqual(len(verdict["regressions"]), 2)
+        self.assertEqual(verdict["inconclusive"], [])
+        with open(os.path.join(out, "base.json")) as f:
+            procs = {b["kbench_process"] for b in json.load(f)["benchmarks"]}
+        self.assertEqual(len(procs), 8)
+
+    def test_budget_ends_the_rounds(self):
+        # An A/A run stays inconclusive at 2 rounds; a budget of 1 s leaves no room for
+        # more: one look, exit 3.
+        out = os.path.join(self.tmp, "budget-end")
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                           "--budget", "0.02", "--out-dir", out)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("would exceed the budget of 0.02 min", proc.stderr)
+        self.assertNotIn("look 2/", proc.stderr)
+
+    def test_sides_of_one_commit_differ_in_arguments_or_environment(self):
+        # One build, two sides: kbench arguments (--args-b) or an environment (--env-b, as
+        # LD_LIBRARY_PATH selects a librdkafka build) that make the new side 30 % slower.
+        for i, opts in enumerate((["--args-b", "--fake-scale=130"],
+                                  ["--env-b", "KBENCH_FAKE_SCALE=130"])):
+            out = os.path.join(self.tmp, "sides-%d" % i)
+            proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
+                               "--out-dir", out, *opts)
+            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+            self.assertNotIn("A/A run", proc.stderr)
+            with open(os.path.join(out, "verdict.json")) as f:
+                row = json.load(f)["regressions"][0]
+            self.assertEqual(row["samples"], "pair")
+            self.assertAlmostEqual(row["change_pct"], 30.0, delta=2.0)
+        # The same options on both sides: an A/A run, no regression.
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
+                           "--out-dir", os.path.join(self.tmp, "sides-aa"),
+                           "--args-a", "--fake-scale=130", "--args-b", "--fake-scale=130")
+        self.assertIn(proc.returncode, (0, 3), proc.stdout + proc.stderr)
+
+    def test_side_on_its_own_cluster_is_warmed_up(self):
+        # Broker versions: each side's KBENCH_BOOTSTRAP names its own cluster, and each
+        # cluster is warmed up by its side. The fake lists its live row only with a
+        # bootstrap, so here only the new side has it: missing in base, exit 3.
+        out = os.path.join(self.tmp, "two-clusters")
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                           "--env-b", "KBENCH_BOOTSTRAP=127.0.0.1:9", "--out-dir", out)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("warming the cluster up: 1 live row(s) of new", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "warmup.json")))
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "warmup-new.json")))
+        self.assertIn("only in new:  Produce/fake/real_time", proc.stdout)
+
+    def test_bad_side_options(self):
+        self.assert_usage_error([self.c1, self.c1, "--repo", self.repo, "--env-b", "novalue"],
+                                "--env-b needs NAME=VALUE")
 
     def test_live_cluster_is_warmed_up_untimed(self):
         # On a live cluster one process of the base build runs the live rows first; its

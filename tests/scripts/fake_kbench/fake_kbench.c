@@ -4,6 +4,8 @@
  * Reported times are synthetic: COST microseconds with a per-process jitter
  * of under 1 %, so a test knows the planted shift without timing noise.
  * KBENCH_FIXED_ITERATIONS=N fixes the iteration count, as the real kbench does.
+ * --fake-scale=P or KBENCH_FAKE_SCALE=P scales the reported times to P % (default 100), so
+ * that a test can tell two argument sets or two environments of one build apart.
  */
 #include <regex.h>
 #include <stdio.h>
@@ -36,6 +38,8 @@ __attribute__((noinline)) static void work(long iterations, int scale) {
 int main(int argc, char** argv) {
   const char *filter = ".", *out = NULL;
   int list = 0;
+  const char* scale_env = getenv("KBENCH_FAKE_SCALE");
+  double scale = scale_env ? atof(scale_env) / 100.0 : 1.0;
   for (int i = 1; i < argc; i++) {
     if (!strncmp(argv[i], "--benchmark_filter=", 19))
       filter = argv[i] + 19;
@@ -43,6 +47,8 @@ int main(int argc, char** argv) {
       out = argv[i] + 16;
     else if (!strncmp(argv[i], "--benchmark_list_tests", 22))
       list = 1;
+    else if (!strncmp(argv[i], "--fake-scale=", 13))
+      scale = atof(argv[i] + 13) / 100.0;
     else if (!strncmp(argv[i], "--benchmark_", 12))
       continue;
     /* scripts/bench alternates this across processes; the fake has no references. */
@@ -105,7 +111,7 @@ int main(int argc, char** argv) {
       continue;
     }
     work(iterations, (int)b + 1);
-    double t = COST * 1000.0 * (b + 1) * (1.0 + (rand() % 1000) / 100000.0);
+    double t = scale * COST * 1000.0 * (b + 1) * (1.0 + (rand() % 1000) / 100000.0);
     if (f) {
       fprintf(
           f,
