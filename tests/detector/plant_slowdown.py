@@ -142,22 +142,23 @@ std::size_t DetectorSlowBytes(const CodecParams& p, std::size_t size) {{
   return static_cast<std::size_t>({f} * static_cast<double>(size));
 }}
 
-class CompressWork {{"""
+class CompressWork : public CodecWork {{"""
     edit(os.path.join(repo, "benchmarks", "codec_bench.cc"), [
-        ("class CompressWork {", helper),
-        ("explicit CompressWork(const CodecParams& p) : data_(p), codec_(MakeCodec(p.codec)) {}",
+        ("class CompressWork : public CodecWork {", helper),
+        ("explicit CompressWork(const CodecParams& p) : CodecWork(p), codec_(MakeCodec(p.codec)) {}",
          "explicit CompressWork(const CodecParams& p)\n"
-         "      : data_(p), codec_(MakeCodec(p.codec)), slow_bytes_(DetectorSlowBytes(p, data_.raw.size())) {}"),
-        ("    ok_ &= codec_->Compress(data_.raw.view(), out_).ok();\n",
-         "    ok_ &= codec_->Compress(data_.raw.view(), out_).ok();\n"
-         "    std::uint32_t detector_hash = 0;\n"
-         "    const auto* detector_bytes = data_.raw.view().data();\n"
-         "    for (std::size_t i = 0; i < slow_bytes_; ++i) {\n"
-         "      detector_hash = detector_hash * 31u + static_cast<std::uint8_t>(detector_bytes[i]);\n"
-         "      benchmark::DoNotOptimize(detector_hash);\n"
-         "    }\n"),
-        ("  ByteBuffer out_;\n  bool ok_ = true;\n};\n\nclass DecompressWork",
-         "  ByteBuffer out_;\n  bool ok_ = true;\n  std::size_t slow_bytes_;\n};\n\n"
+         "      : CodecWork(p), codec_(MakeCodec(p.codec)),"
+         " slow_bytes_(DetectorSlowBytes(p, data_.raw.empty() ? 0 : data_.raw[0].size())) {}"),
+        ("      ok_ &= codec_->Compress(data_.raw[b].view(), data_.out[b]).ok();\n",
+         "      ok_ &= codec_->Compress(data_.raw[b].view(), data_.out[b]).ok();\n"
+         "      std::uint32_t detector_hash = 0;\n"
+         "      const auto* detector_bytes = data_.raw[b].view().data();\n"
+         "      for (std::size_t i = 0; i < slow_bytes_ && i < data_.raw[b].size(); ++i) {\n"
+         "        detector_hash = detector_hash * 31u + static_cast<std::uint8_t>(detector_bytes[i]);\n"
+         "        benchmark::DoNotOptimize(detector_hash);\n"
+         "      }\n"),
+        ("  std::size_t compressed_ = 0;\n  bool ok_ = true;\n};\n\nclass DecompressWork",
+         "  std::size_t compressed_ = 0;\n  bool ok_ = true;\n  std::size_t slow_bytes_;\n};\n\n"
          "class DecompressWork"),
         ("#include <cstring>\n", "#include <cstdlib>\n#include <cstring>\n"),
     ])
