@@ -48,9 +48,14 @@ function(kbench_add_test name)
   set_property(GLOBAL APPEND PROPERTY KBENCH_UNIT_TESTS ${name})
 endfunction()
 
+# A test that cannot run here (not root, a tool missing, a registry unreachable) exits with
+# this code, and ctest reports it as skipped, never as passed; scripts/test fails on a skip
+# under CI=true. tests/scripts/unittest_runner.py uses the same code.
+set(KBENCH_SKIP_RETURN_CODE 77)
+
 # kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s] [LOCK resource]): a ctest
-# entry that runs a script (bash or python) from the source tree; tests with the same LOCK
-# never run at once (the Kafka brokers they start).
+# entry that runs a script (bash or python) from the source tree; exit KBENCH_SKIP_RETURN_CODE
+# means skipped; tests with the same LOCK never run at once (the Kafka brokers they start).
 function(kbench_add_script_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT;LOCK" "COMMAND;LABELS" ${ARGN})
   add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
@@ -58,8 +63,12 @@ function(kbench_add_script_test name)
     set(ARG_TIMEOUT 300)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
+    SKIP_RETURN_CODE ${KBENCH_SKIP_RETURN_CODE}
     ENVIRONMENT "KBENCH_BIN=$<TARGET_FILE:kbench>;KBENCH_BUILD_DIR=${PROJECT_BINARY_DIR}")
   if(ARG_LOCK)
-    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${ARG_LOCK})
+    # COST: with ctest -j and no timing history (a fresh clone), the locked tests, which
+    # run one after the other and take longest together, start first; the rest fill the
+    # other slot.
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${ARG_LOCK} COST 1000)
   endif()
 endfunction()

@@ -11,7 +11,7 @@
 # No tool reads the topic first: Kafka's tools take 10-30 s a call on a loaded 2-core
 # machine, and the rows must still be running when they act.
 # kbench itself fails a row whose end offsets differ from its delivered count, per
-# partition; the test also reads both from the JSON. ~3-4 min on 2 cores.
+# partition; the test also reads both from the JSON. ~2.5-3 min on 2 cores.
 # `check && ok ... || not_ok ...` is intended: ok never fails.
 # shellcheck disable=SC2015
 set -euo pipefail
@@ -23,6 +23,8 @@ Usage: tests/kafka/faults_test.sh [--help]
 Environment:
   KBENCH_BIN            kbench binary (default build/kbench)
   KBENCH_KAFKA_VERSION  Kafka release scripts/kafka starts (its default if unset; 4.x tools)
+  KBENCH_FAULTS_CRASH_WINDOWS, KBENCH_FAULTS_WINDOWS
+                        2 s windows of the crash row (default 20) and of the move row (40)
 USAGE
 }
 case "${1:-}" in
@@ -60,12 +62,13 @@ export KBENCH_BROKER_VERSION
 KBENCH_BROKER_VERSION="$(cat "$STATE/version")"
 echo "# 3 brokers (Kafka $KBENCH_BROKER_VERSION) at $BOOTSTRAP in $((SECONDS - t0)) s"
 
-# run_faulted TAG PARTITIONS FAULT OUTLAST: one Produce row (acks=all, replication 3, idempotence)
-# measured for exactly WINDOWS windows of 2 s; FAULT (a function) runs on its topic once the
-# measurement has begun; with OUTLAST=1 the row must still run when FAULT returns.
-WINDOWS="${KBENCH_FAULTS_WINDOWS:-40}"
+# run_faulted TAG PARTITIONS FAULT OUTLAST WINDOWS: one Produce row (acks=all, replication 3,
+# idempotence) measured for exactly WINDOWS windows of 2 s; FAULT (a function) runs on its
+# topic once the measurement has begun; with OUTLAST=1 the row must still run when FAULT
+# returns. A crash acts at once (the row need not outlast the restart), so it needs fewer
+# windows than a move, which waits for four admin-tool calls.
 run_faulted() {
-  local tag="$1" partitions="$2" fault="$3" outlast="$4" rc=0
+  local tag="$1" partitions="$2" fault="$3" outlast="$4" WINDOWS="$5" rc=0
   ROW="Produce/send/acks:all/codec:none/record_bytes:200/threads:1/producers:1/partitions:$partitions/replication:3/idempotence:true/iterations:$WINDOWS/real_time"
   KBENCH_FIXED_ITERATIONS=$WINDOWS "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" \
     --produce "acks=all,codec=none,record_bytes=200,partitions=$partitions,replication=3,idempotence=true" \
@@ -107,13 +110,13 @@ PYEOF
 crash_broker() {
   "$KAFKA" stop-node 0 --dir "$STATE" --kill 2>>"$WORK/nodes.log"
   kill -0 "$BENCH_PID" 2>/dev/null && ok "crash: broker 0 killed while the row ran" ||
-    not_ok "crash: the row ended before broker 0 was killed (raise KBENCH_FAULTS_WINDOWS)"
+    not_ok "crash: the row ended before broker 0 was killed (raise KBENCH_FAULTS_CRASH_WINDOWS)"
   sleep 2
   # The row may end meanwhile: the other replicas lead; the restart is checked anyway.
   "$KAFKA" start-node 0 --dir "$STATE" 2>>"$WORK/nodes.log" && ok "crash: broker 0 started again on its data" ||
     not_ok "crash: start-node 0 failed: $(tail -n 5 "$WORK/nodes.log")"
 }
-run_faulted broker-crash 3 crash_broker 0
+run_faulted broker-crash 3 crash_broker 0 "${KBENCH_FAULTS_CRASH_WINDOWS:-20}"
 
 # ---------------------------------------------------------------- 2. leader moved
 # move_to TOPIC REPLICAS: reassign partition 0 to REPLICAS (the same brokers, another order)
@@ -135,7 +138,7 @@ move_leader() {
     ok "move: leadership moved to broker 2 by kafka-reassign-partitions and kafka-leader-election" ||
     not_ok "move: the second election did not move the leader: $(cat "$WORK/elect.log")"
 }
-run_faulted leader-move 1 move_leader 1
+run_faulted leader-move 1 move_leader 1 "${KBENCH_FAULTS_WINDOWS:-40}"
 
 echo "$passed passed, $failed failed ($((SECONDS - t0)) s)"
 ((failed == 0))

@@ -148,16 +148,26 @@ run_scenario producer-sharing --bootstrap "$BOOT"
 check_outputs producer-sharing "$WORK/producer-sharing" "${COMMON[@]}" \
   '^\| threads \| 1 producer shared by all' '^\| 4 \| [0-9.]+[KM]? \(1 prod\.\)' '^\| 8 \|' \
   '\*\*Highest median of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
-"$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
 
-# ...the others start their own clusters (the start/stop path).
-run_scenario compression-format
+# compression-format and perf-test on the same cluster too (a broker start is ~15 s of JVM);
+# then it stops, and acks-replication and the rest start their own (the start/stop path).
+run_scenario compression-format --bootstrap "$BOOT"
 check_outputs compression-format "$WORK/compression-format" "${COMMON[@]}" \
   '^## Cases where A \(librdkafka:system\) beats B \(librdkafka:2.15.1\)' \
   '^\| 5 \| 500 \| 0 \| 100 \| gzip \| [0-9.]+ \| [0-9.]+ \|' '^\| B \| librdkafka:2.15.1 \| 2.15.1 \|'
 check "compression-format: verdict.json from scripts/compare" \
   /usr/bin/python3 -c "import json,sys; v=json.load(open(sys.argv[1])); sys.exit(0 if v['alpha']==0.01 and len(v['unchanged'])+len(v['regressions'])+len(v['improvements'])>0 else 1)" \
   "$WORK/compression-format/verdict.json"
+
+# perf-test's own output format (the tools' lines, not these report headings) is checked
+# line by line in tests/scenarios/perf_test_test.sh; here only that the dispatcher runs it
+# and that its report and chart appear.
+run_scenario perf-test --bootstrap "$BOOT"
+check "perf-test: report.md written" test -s "$WORK/perf-test/report.md"
+check "perf-test: report.md has the final perf-test line" \
+  grep -Eq 'records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\)' "$WORK/perf-test/report.md"
+check "perf-test: PNG chart written" compgen -G "$WORK/perf-test/*.png"
+"$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
 
 run_scenario acks-replication
 check_outputs acks-replication "$WORK/acks-replication" "${COMMON[@]}" \
@@ -166,14 +176,6 @@ check_outputs acks-replication "$WORK/acks-replication" "${COMMON[@]}" \
   '^\| 300 \| NONE \| [0-9.]+ \| [0-9,]+ \|' '^\| 300 \| LEADER \| [0-9.]+ \| [0-9,]+ \|' \
   '^\| 300 \| ALL \| [0-9.]+ \| [0-9,]+ \|' 'Per Server MB.sec' '\| broker \| Kafka [0-9.]+, 3 broker'
 
-# perf-test's own output format (the tools' lines, not these report headings) is checked
-# line by line in tests/scenarios/perf_test_test.sh; here only that the dispatcher runs it
-# and that its report and chart appear.
-run_scenario perf-test
-check "perf-test: report.md written" test -s "$WORK/perf-test/report.md"
-check "perf-test: report.md has the final perf-test line" \
-  grep -Eq 'records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\)' "$WORK/perf-test/report.md"
-check "perf-test: PNG chart written" compgen -G "$WORK/perf-test/*.png"
 
 # A scenario registered without checks of its own above still runs here: its report and
 # chart must appear (adding a scenario is its folder plus its registry line, nothing here).

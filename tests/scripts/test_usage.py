@@ -32,6 +32,7 @@ BAD_USAGE = {
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
     "scripts/lib/kbench_flame.py": ([], "kbench_flame.py"),
     "scripts/lib/kbench_results.py": (["no-such-command"], "kbench_results.py"),
+    "scripts/lib/ctest_skips.py": ([], "ctest_skips.py"),
     "scripts/lib/kbench_summary.py": ([], "kbench_summary.py"),
     "scripts/lib/perf_test_format.py": ([], "perf_test_format.py"),
     "fixtures/golden/generate": (["--no-such-option"], "generate"),
