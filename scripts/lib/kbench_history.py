@@ -469,14 +469,13 @@ def _change(runs, cp, row, how):
 
 
 def benjamini_hochberg(pvalues, q):
-    """Indices of the p-values that the Benjamini-Hochberg procedure rejects at FDR q."""
-    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
-    m = len(pvalues)
-    k = 0
-    for rank, i in enumerate(order, 1):
-        if pvalues[i] <= q * rank / m:
-            k = rank
-    return set(order[:k])
+    """Indices of the p-values that the Benjamini-Hochberg procedure rejects at FDR q
+    (statsmodels' multipletests, which scripts/compare uses for Holm's step too)."""
+    if not pvalues:
+        return set()
+    from statsmodels.stats.multitest import multipletests
+    reject = multipletests(pvalues, alpha=q, method="fdr_bh")[0]
+    return {i for i, r in enumerate(reject) if r}
 
 
 def _series_changes(item, kw):
