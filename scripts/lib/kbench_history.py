@@ -26,7 +26,7 @@ Tables (schema version in `meta`):
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench_compare.compare_metric: exact rank test and Hodges-Lehmann shift with its
+test (kbench_compare.compare_metric: trimmed t on logs and Hodges-Lehmann shift with its
 interval) on up to WINDOW runs either side, and kept only as a regression or improvement.
 The newest commit gets its own check (E-Divisive cannot split off a last, single point):
 its run against a t prediction interval from the runs since the last change point,

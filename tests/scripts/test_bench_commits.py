@@ -137,8 +137,8 @@ class TestEndToEnd(BenchCommitsCase):
 
     def test_budget_adds_rounds_until_every_row_is_judged(self):
         # 2 rounds cannot decide; under --budget, rounds are added two at a time, each look
-        # tested at alpha / 5, until both rows have a verdict: 8 rounds (8 vs 8, Holm over 2
-        # rows: p >= 3.1e-4 < 0.002; 6 vs 6 cannot reach 0.002).
+        # tested at alpha / 5, until both rows have a verdict: 8 rounds (at 0.002 a verdict
+        # needs 7 processes a side, min_samples; 6 vs 6 are too few).
         out = os.path.join(self.tmp, "budget")
         proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "2",
                            "--budget", "10", "--out-dir", out, timeout=300)
@@ -227,9 +227,9 @@ class TestEndToEnd(BenchCommitsCase):
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "3",
                            "--filter", "^Fake/", "--out-dir", out, "--",
                            "--benchmark_min_time=0.01")
-        # 3 runs a side cannot reach alpha 0.01: judged nothing, so exit 3, not 0.
+        # 3 runs a side are too few for a verdict at 0.01: judged nothing, so exit 3, not 0.
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
-        self.assertIn("cannot reach p < 0.01", proc.stdout)
+        self.assertIn("a verdict at p < 0.01 needs >= 5 per side", proc.stdout)
         with open(os.path.join(out, "new.json")) as f:
             names = {b["name"] for b in json.load(f)["benchmarks"]}
         self.assertEqual(names, {"Fake/loop/n:2/real_time"})

@@ -131,24 +131,43 @@ class TestVerdicts(CompareCase):
 
     def test_ties_with_complete_separation_is_regression(self):
         # +25 %, 5 vs 5, every NEW above every BASE, values tied within a side.
-        # The normal approximation said p = 0.0109 "unchanged"; the exact test gives
-        # 2/252 = 0.0079.
         b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
         n = self.write("n.json", raw(CODEC, [125.0, 125.0, 126.0, 127.0, 128.0]))
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 1, proc.stdout)
         r = v["regressions"][0]
-        self.assertAlmostEqual(r["p_value"], 2 / 252)
+        self.assertLess(r["p_value"], 1e-6)
+        self.assertEqual(r["test"], "trimmed t")
         self.assertAlmostEqual(r["change_pct"], 25.0, delta=1.0)
 
+    def test_values_that_do_not_vary_fall_back_to_the_exact_rank_test(self):
+        # No spread to scale a t by: the exact rank sum decides, 2/252 at 5 vs 5; in a
+        # normal approximation with ties it was 0.0109, above alpha.
+        b = self.write("b.json", raw(CODEC, [100.0] * 5))
+        n = self.write("n.json", raw(CODEC, [125.0] * 5))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        r = v["regressions"][0]
+        self.assertEqual(r["test"], "rank sum")
+        self.assertAlmostEqual(r["p_value"], 2 / 252)
+
     def test_large_shift_with_overlap_is_inconclusive_exit_3(self):
-        # +28 % with one overlapping value is not significant at 0.01; it is
-        # not "unchanged" either.
+        # +25 % in 4 of 5 values, the fifth unchanged: the t alone says p = 0.004, but the
+        # distribution-free interval reaches 0, so it is no regression; it is not
+        # "unchanged" either.
         b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
         n = self.write("n.json", raw(CODEC, [101.5, 125.0, 126.0, 127.0, 128.0]))
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 3, proc.stdout)
         self.assertEqual(rows(v, "inconclusive"), [(CODEC, "cpu_time")])
+        r = v["inconclusive"][0]
+        self.assertLess(r["p_value"], 0.01)
+        self.assertLessEqual(r["ci_low_pct"], 0.0)
+        self.assertIn("interval reaches 0", r["reason"])
+        # A shift that is not significant at all says so.
+        n2 = self.write("n2.json", raw(CODEC, [101.5, 101.0, 126.0, 127.0, 128.0]))
+        proc, v = self.run_compare(b, n2)
+        self.assertEqual(proc.returncode, 3, proc.stdout)
         self.assertIn("not significant", v["inconclusive"][0]["reason"])
         self.assertIn("exit 3 (not everything could be judged)", proc.stdout)
         proc, v = self.run_compare(b, n, "--accept-inconclusive")
@@ -193,7 +212,7 @@ class TestVerdicts(CompareCase):
             self.assertEqual(proc.returncode, 3, "reps=%d %s" % (reps, proc.stdout))
             self.assertEqual(v["regressions"], [])
             r = [r for r in v["inconclusive"] if r["metric"] == "cpu_time"][0]
-            self.assertIn("cannot reach p < 0.01 (need >= 5 per side)", r["reason"])
+            self.assertIn("a verdict at p < 0.01 needs >= 5 per side", r["reason"])
         self.assertEqual(v["min_samples"], 5)
         # ... while 4 vs 4 can reach alpha 0.05.
         proc, v = self.run_compare(b, n, "--alpha", "0.05")
@@ -816,13 +835,13 @@ class TestFamilyWise(CompareCase):
              % level for level in range(1, 13)]
 
     def test_significant_alone_but_not_over_the_family_is_not_a_regression(self):
-        # 5 vs 5 processes: the best p is 2/252 = 0.0079 < 0.01 alone, but over 12 primary
-        # rows Holm needs p < 0.01/12 for the first: no row can be flagged.
+        # 5 vs 5 processes, 4.5 % noise, one row +6.5 %: p = 0.001 alone, but over 12
+        # primary rows Holm needs p < 0.01/12 for the first.
         docs = []
-        for seed, shift in ((1, 0.0), (2, 0.15)):
+        for seed, shift in ((8, 0.0), (108, 0.065)):
             docs.append(mj.make([(nm, codec_base(), {"cpu_time": shift if i == 0 else 0.0})
                                  for i, nm in enumerate(self.NAMES)],
-                                reps=1, seed=seed, noise=0.005, processes=5))
+                                reps=1, seed=seed, noise=0.045, processes=5))
         b, n = self.write("b.json", docs[0]), self.write("n.json", docs[1])
         proc, v = self.run_compare(b, n, "--accept-inconclusive")
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
@@ -839,23 +858,51 @@ class TestFamilyWise(CompareCase):
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(v["regressions"][0]["p_adjusted"], v["regressions"][0]["p_value"])
 
-    def test_too_few_rounds_to_pair_over_the_family_compare_unpaired(self):
-        # 8 paired rounds reach p = 0.0078 at best: never below 0.01 / 4 rows. 8 vs 8
-        # processes unpaired reach 1.6e-4, so the rounds are compared unpaired and said so.
+    def test_eight_rounds_are_paired_over_a_family_fewer_are_not(self):
+        # The default 8 rounds decide paired over many rows (the exact signed-rank test
+        # could not: 2/2^8 = 0.0078 is never below 0.01 / 4 rows); 6 rounds, fewer than a
+        # paired verdict needs, are compared unpaired, and compare says so.
+        for rounds, samples in ((8, "pair"), (6, "process")):
+            docs = []
+            for seed, shift in ((1, 0.0), (2, 0.15)):
+                d = mj.make([(nm, codec_base(), {"cpu_time": shift}) for nm in self.NAMES[:4]],
+                            reps=1, seed=seed, noise=0.005, processes=rounds)
+                d["context"]["kbench_pairing"] = "rounds-1"
+                docs.append(d)
+            b, n = self.write("b.json", docs[0]), self.write("n.json", docs[1])
+            proc, v = self.run_compare(b, n)
+            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+            self.assertEqual({r["samples"] for r in v["regressions"]}, {samples})
+            self.assertEqual(len(v["regressions"]), 4)
+            self.assertEqual({r["test"] for r in v["regressions"]}, {"trimmed t"})
+        self.assertIn("not paired: 6 paired rounds are fewer than the 8", proc.stdout)
+
+    def test_moderation_pools_the_family_s_variances(self):
+        # Twelve rows, one +6 % at 4 % noise, 6 vs 6 processes: alone, its own ten degrees
+        # of freedom cannot carry it past Holm's alpha/12; moderated over the twelve rows'
+        # variances it is flagged, and the other rows are not.
         docs = []
-        for seed, shift in ((1, 0.0), (2, 0.15)):
-            d = mj.make([(nm, codec_base(), {"cpu_time": shift}) for nm in self.NAMES[:4]],
-                        reps=1, seed=seed, noise=0.005, processes=8)
-            d["context"]["kbench_pairing"] = "rounds-1"
-            docs.append(d)
-        b, n = self.write("b.json", docs[0]), self.write("n.json", docs[1])
-        proc, v = self.run_compare(b, n)
-        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
-        self.assertIn("not paired: 8 paired rounds cannot reach p < alpha / 4", proc.stdout)
-        self.assertEqual({r["samples"] for r in v["regressions"]}, {"process"})
-        self.assertEqual(len(v["regressions"]), 4)
-        proc, v = self.run_compare(b, n, "--filter", "level:1/")  # one row: paired
-        self.assertEqual(v["regressions"][0]["samples"], "pair")
+        for seed, shift in ((11, 0.0), (111, 0.06)):
+            docs.append(mj.make([(nm, codec_base(), {"cpu_time": shift if i == 0 else 0.0})
+                                 for i, nm in enumerate(self.NAMES)],
+                                reps=1, seed=seed, noise=0.04, processes=6))
+        base, new = kc.Side("b", [docs[0]]), kc.Side("n", [docs[1]])
+        moderated = kc.compare_sides(base, new)
+        row = [r for r in moderated["rows"] if r["primary"] and r["name"] == self.NAMES[0]][0]
+        self.assertEqual(row["test"], "moderated trimmed t")
+        self.assertGreater(row["df"], 10)
+        self.assertEqual(rows(moderated, "regressions"), [(self.NAMES[0], "cpu_time")])
+        saved = kc.MIN_MODERATED_ROWS
+        kc.MIN_MODERATED_ROWS = 1000  # every row alone
+        try:
+            alone = kc.compare_sides(base, new)
+        finally:
+            kc.MIN_MODERATED_ROWS = saved
+        row_alone = [r for r in alone["rows"] if r["primary"] and r["name"] == self.NAMES[0]][0]
+        self.assertEqual(row_alone["test"], "trimmed t")
+        self.assertEqual(row_alone["df"], 10)
+        self.assertEqual(alone["regressions"], [])
+        self.assertGreater(row_alone["p_adjusted"], 0.01)
 
     def test_synthetic_whole_profile_experiment(self):
         # The experiment of docs/comparing.md, reduced: A/A never flags, +15 % is caught.

@@ -47,7 +47,7 @@ def report(directory, args):
         "%s broker(s)." % (label_a, label_b, ctx_a.get("broker_count", "?")),
         "The original ran each case once per run, eight runs; here A and B alternate, "
         "%d repetitions each, and only differences that scripts/compare finds significant "
-        "(exact rank test, alpha %g, Hodges-Lehmann shift ≥ %g %%) are listed." % (
+        "(moderated trimmed t, alpha %g, Hodges-Lehmann shift ≥ %g %%) are listed." % (
             reps, verdict.get("alpha", 0), verdict.get("threshold_pct", 0)),
         "Throughput is MiB/s of record values (bytes_per_second), as in the original's MB/sec."])
     lines = ks.header("Compression and record format: where %s beats %s" % (label_a, label_b),
