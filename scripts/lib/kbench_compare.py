@@ -30,9 +30,10 @@ deciding rows (empirical Bayes, Smyth 2004, see squeeze_variances). Why not the 
 test it replaced: at 10 vs 10 the rank sum's smallest two-sided p is 1.1e-5, and Holm over a
 hundred rows needs 1e-4 for the first, so it flags a +15 % row at 5 % CV only when the
 samples barely overlap (docs/validation.md, V11); a plain t on ten samples a side estimates
-the row's variance from 18 degrees of freedom, which that far in the tail costs the power. A profile's rows share one machine, so their variances are alike: pooling
-what they say about variance (the moderated t's prior) gives each row the degrees of
-freedom of many, and the trimming keeps one slow process from deciding a row. Where logs
+the row's variance from 18 degrees of freedom, which that far in the tail costs the power.
+A profile's rows share one machine, so their variances are alike: pooling what they say
+about variance (the moderated t's prior) gives each row the degrees of freedom of many,
+and the trimming keeps one slow process from deciding a row. Where logs
 are impossible (metrics that can be zero, e.g. error counts) or a row's values do not vary
 at all, the exact rank tests decide (permutation_p, signed_rank_p), ties exact.
 A verdict still needs as many samples as the distribution-free test would (min_samples: 5
