@@ -54,6 +54,7 @@ left_behind() {
   local out=$1 port what=""
   pgrep -f -- " kafka.Kafka $out/kafka-" >/dev/null && what+=" a broker JVM is still running;"
   for port in "${@:2}"; do
+    # shellcheck disable=SC2016  # $1 is the inner shell's
     timeout 2 bash -c ': >/dev/tcp/127.0.0.1/$1' _ "$port" 2>/dev/null && what+=" port $port is still open;"
   done
   printf '%s' "$what"
