@@ -100,6 +100,7 @@ class TestArguments(BenchCommitsCase):
             proc = self.run_bc(*(base + ["--kafka-b", bad]))
             self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
             self.assertIn("--kafka-b %s: not a Kafka release" % bad, proc.stderr)
+            self.assertIn("is not a Kafka release version", proc.stderr)
             self.assertNotIn("building", proc.stderr)
         self.assert_usage_error(base + ["--kafka-a"], "--kafka-a needs a value")
         self.assertEqual(len(self.worktrees()), 1)
