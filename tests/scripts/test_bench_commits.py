@@ -81,6 +81,30 @@ class TestArguments(BenchCommitsCase):
         self.assert_usage_error([self.c1, self.c2, "--budget", "5", "--instructions"],
                                 "--budget does not apply")
 
+    def test_broker_versions_own_both_clusters(self):
+        # --kafka-a/-b start both sides' clusters: a bootstrap of one's own on either side
+        # (or for both, after --) and a version scripts/kafka cannot run are bad usage,
+        # refused before anything is built or started.
+        base = [self.c1, self.c1, "--repo", self.repo]
+        for opts in (["--kafka-a", "3.9.1", "--env-a", "KBENCH_BOOTSTRAP=127.0.0.1:9"],
+                     ["--kafka-b", "3.9.1", "--args-b", "--bootstrap=127.0.0.1:9"],
+                     ["--kafka-a", "3.9.1", "--env-b", "KBENCH_BOOTSTRAP=127.0.0.1:9"],
+                     ["--kafka-b", "4.4.0", "--env-a", "KBENCH_KAFKA_DIR=/tmp/x"],
+                     ["--kafka-a", "3.9.1", "--", "--bootstrap", "127.0.0.1:9"]):
+            proc = self.run_bc(*(base + opts))
+            self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+            self.assertIn("cannot choose its cluster", proc.stderr)
+            self.assertNotIn("building", proc.stderr)
+            self.assertNotIn("starting Apache Kafka", proc.stderr)
+        for bad in ("banana", "4.4"):
+            proc = self.run_bc(*(base + ["--kafka-b", bad]))
+            self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+            self.assertIn("--kafka-b %s: not a Kafka release" % bad, proc.stderr)
+            self.assertIn("is not a Kafka release version", proc.stderr)
+            self.assertNotIn("building", proc.stderr)
+        self.assert_usage_error(base + ["--kafka-a"], "--kafka-a needs a value")
+        self.assertEqual(len(self.worktrees()), 1)
+
     def test_bad_commit_and_repo(self):
         self.assert_usage_error(["nosuchref", self.c2, "--repo", self.repo],
                                 "'nosuchref' is not a commit")
