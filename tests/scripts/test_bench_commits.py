@@ -270,6 +270,19 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(row["name"], "Fake/loop/n:2/real_time")
         self.assertAlmostEqual(row["change_pct"], 30.0, delta=1.0)
 
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
+    def test_instructions_of_cluster_rows_are_warned_about(self):
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
+                           "--iterations", "2", "--filter", "^Produce/", "--out-dir",
+                           os.path.join(self.tmp, "instr-produce"),
+                           env={"KBENCH_BOOTSTRAP": "127.0.0.1:9"})
+        self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.count("follow the wall clock"), 1, proc.stderr)
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
+                           "--iterations", "2", "--filter", "^Fake/", "--out-dir",
+                           os.path.join(self.tmp, "instr-fake"))
+        self.assertNotIn("follow the wall clock", proc.stderr)
+
     def test_kbench_without_fixed_iterations_is_reported(self):
         # A binary that ignores KBENCH_FIXED_ITERATIONS must not yield numbers.
         repo = os.path.join(self.tmp, "nofixed")
