@@ -132,6 +132,11 @@ ContextEntries CollectBuildAndMachineContext() {
   };
   // One key per codec library (its row's version_key: zlib_version, zstd_version, ...).
   for (auto& [key, version] : CodecLibraryVersions()) entries.emplace_back(key, version);
+  // Two commits of one librdkafka release report the same version string: the script that
+  // built the library says which source it came from (scripts/bench-commits).
+  if (const char* source = std::getenv("KBENCH_LIBRDKAFKA_SOURCE"); source && *source) {
+    entries.emplace_back("librdkafka_source", source);
+  }
   return entries;
 }
 

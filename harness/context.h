@@ -18,6 +18,8 @@ std::string RedactedValue(std::string_view key, std::string_view value);
 
 // The machine/build/library part of the run context (DESIGN.md, "Run context"): kbench and
 // git versions, build type, compiler and flags, runtime library versions, CPU and kernel.
+// `librdkafka_source` is the value of KBENCH_LIBRDKAFKA_SOURCE when set (what the loaded
+// library was built from, e.g. "tree:/src/librdkafka@<sha>"), absent otherwise.
 // Target-specific keys (target, bootstrap, broker_version, client settings) are added by
 // the code that knows them.
 ContextEntries CollectBuildAndMachineContext();

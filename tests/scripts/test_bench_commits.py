@@ -9,6 +9,8 @@ import subprocess
 import tempfile
 import unittest
 
+import fake_librdkafka
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BENCH_COMMITS = os.path.join(ROOT, "scripts", "bench-commits")
@@ -279,6 +281,32 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(rows[0]["function"], "work")
         self.assertAlmostEqual(rows[0]["delta_pct_of_function"], 30.0, delta=1.0)
 
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
+    def test_instructions_of_a_real_time_row(self):
+        # Google Benchmark names it Fake/loop/n:2/iterations:N/real_time under fixed
+        # iterations: the per-row filter and the iteration check must find it there.
+        out = os.path.join(self.tmp, "instr-rt")
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions",
+                           "--iterations", "5", "--filter", "^Fake/", "--out-dir", out)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        with open(os.path.join(out, "verdict.json")) as f:
+            row = json.load(f)["regressions"][0]
+        self.assertEqual(row["name"], "Fake/loop/n:2/real_time")
+        self.assertAlmostEqual(row["change_pct"], 30.0, delta=1.0)
+
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
+    def test_instructions_of_cluster_rows_are_warned_about(self):
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
+                           "--iterations", "2", "--filter", "^Produce/", "--out-dir",
+                           os.path.join(self.tmp, "instr-produce"),
+                           env={"KBENCH_BOOTSTRAP": "127.0.0.1:9"})
+        self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.count("follow the wall clock"), 1, proc.stderr)
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
+                           "--iterations", "2", "--filter", "^Fake/", "--out-dir",
+                           os.path.join(self.tmp, "instr-fake"))
+        self.assertNotIn("follow the wall clock", proc.stderr)
+
     def test_kbench_without_fixed_iterations_is_reported(self):
         # A binary that ignores KBENCH_FIXED_ITERATIONS must not yield numbers.
         repo = os.path.join(self.tmp, "nofixed")
@@ -342,6 +370,70 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertIn("build of new", proc.stderr)
         self.assertEqual(len(git(repo, "worktree", "list").splitlines()), 1)
+
+
+@unittest.skipUnless(HAVE_TOOLS and shutil.which("make"), "needs git, cmake, ninja, cc and make")
+class TestLibrdkafkaTree(BenchCommitsCase):
+    """--librdkafka-a/-b tree:DIR@REV: each side on a commit of a local librdkafka tree (a
+    fake one, fake_librdkafka.py, built in a second by scripts/librdkafka build --tree)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.rdk = os.path.join(cls.tmp, "librdkafka")
+        cls.r1 = fake_librdkafka.make_repo(cls.rdk)
+        fake_librdkafka.git(cls.rdk, "tag", "v2.15.1")
+        cls.r2 = fake_librdkafka.commit_change(cls.rdk, "a change on the send path")
+        cls.cache = os.path.join(cls.tmp, "kbench-cache")
+
+    def run_tree(self, *args, **env):
+        return self.run_bc(*args, env=dict({"KBENCH_CACHE": self.cache}, **env))
+
+    def test_two_commits_of_one_release_are_told_apart(self):
+        out = os.path.join(self.tmp, "tree")
+        proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                             "--filter", "^Fake/", "--accept-inconclusive", "--out-dir", out,
+                             "--librdkafka-a", "tree:%s@v2.15.1" % self.rdk,
+                             "--librdkafka-b", "tree:%s@HEAD" % self.rdk)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        tree = os.path.realpath(self.rdk)
+        for side, sha in (("base", self.r1), ("new", self.r2)):
+            with open(os.path.join(out, side + ".json")) as f:
+                ctx = json.load(f)["context"]
+            self.assertEqual(ctx["librdkafka_source"], "tree:%s@%s" % (tree, sha), side)
+            # That side ran on its own commit's library, first on LD_LIBRARY_PATH.
+            lib = ctx["ld_library_path"].split(":")[0]
+            self.assertTrue(os.path.basename(os.path.dirname(lib)).startswith(sha + "-"), lib)
+            self.assertTrue(os.path.isfile(os.path.join(lib, "librdkafka.so.1")), lib)
+        self.assertIn("note: context librdkafka_source differs", proc.stdout)
+        with open(os.path.join(out, "verdict.json")) as f:
+            diff = json.load(f)["context_diff"]["librdkafka_source"]
+        self.assertEqual((diff["base"], diff["new"]),
+                         ("tree:%s@%s" % (tree, self.r1), "tree:%s@%s" % (tree, self.r2)))
+
+    def test_bad_tree_sides_are_refused_before_building(self):
+        plain = os.path.join(self.tmp, "plain-dir")
+        os.makedirs(plain, exist_ok=True)
+        for spec, says in (("tree:%s" % self.rdk, "needs tree:DIR@REV"),
+                           ("tree:%s@HEAD" % os.path.join(self.tmp, "none"), "is not a directory"),
+                           ("tree:%s@HEAD" % plain, "not inside a git repository"),
+                           ("tree:%s@no-such-rev" % self.rdk, "'no-such-rev' is not a commit")):
+            with self.subTest(spec=spec):
+                out = os.path.join(self.tmp, "bad-tree")
+                proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--out-dir", out,
+                                     "--librdkafka-b", spec)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn(says, proc.stderr)
+                self.assertFalse(os.path.exists(os.path.join(out, "build-base.log")),
+                                 "nothing may be built for a bad side")
+
+    def test_failed_librdkafka_build_exits_3(self):
+        out = os.path.join(self.tmp, "tree-fail")
+        proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--runs", "1",
+                             "--out-dir", out, "--librdkafka-b", "tree:%s@%s" % (self.rdk, self.r2),
+                             KBENCH_CACHE=os.path.join(self.tmp, "cache-fail"), FAKE_FAIL="make")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("make failed", proc.stderr)
 
 
 if __name__ == "__main__":

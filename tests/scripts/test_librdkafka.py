@@ -1,6 +1,7 @@
 """Tests of scripts/librdkafka: usage errors, the cache layout, and the whole build pipeline
 run on a fake npm package (a tiny C library posing as librdkafka), so no registry and no
-80-second build are needed. tests/kafka/librdkafka_build_test.sh builds a real release."""
+80-second build are needed; --tree on a fake librdkafka git repository (fake_librdkafka.py).
+tests/kafka/librdkafka_build_test.sh builds a real release."""
 
 import hashlib
 import json
@@ -9,6 +10,8 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+
+import fake_librdkafka as fake
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -321,6 +324,159 @@ class LibrdkafkaScript(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("npm not found", proc.stderr)
         self.assertIn("apt-get install npm", proc.stderr)
+
+
+HAVE_BUILD_TOOLS = all(shutil.which(t) for t in ("git", "cc", "make"))
+
+
+@unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
+class LibrdkafkaTree(unittest.TestCase):
+    """build --tree DIR REV: a commit of a local librdkafka git repository."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kbench-lrk-tree-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.cache = os.path.join(self.tmp, "cache")
+        self.configure_log = os.path.join(self.tmp, "configure.log")
+        self.env = dict(os.environ, KBENCH_CACHE=self.cache,
+                        FAKE_CONFIGURE_LOG=self.configure_log)
+        self.env.pop("LD_LIBRARY_PATH", None)
+        self.env.pop("FAKE_FAIL", None)
+        self.repo = os.path.join(self.tmp, "rdk")
+        self.c1 = fake.make_repo(self.repo)
+        fake.git(self.repo, "tag", "v2.15.1")
+        self.c2 = fake.commit_change(self.repo, "a change on the send path")
+
+    def run_script(self, *args, **extra):
+        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
+                              env=dict(self.env, **extra), timeout=60)
+
+    def configure_calls(self):
+        if not os.path.exists(self.configure_log):
+            return 0
+        with open(self.configure_log) as f:
+            return len(f.read().splitlines())
+
+    def assert_usage_error(self, *args, says):
+        proc = self.run_script(*args)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn(says, proc.stderr)
+
+    def test_bad_trees_and_revs_are_usage_errors(self):
+        plain = os.path.join(self.tmp, "plain")
+        os.makedirs(plain)
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(other)
+        fake.git(other, "init", "-q")
+        with open(os.path.join(other, "README"), "w") as f:
+            f.write("not librdkafka\n")
+        fake.git(other, "add", "README")
+        fake.git(other, "commit", "-qm", "readme")
+        self.assert_usage_error("build", "--tree", says="--tree needs a value")
+        self.assert_usage_error("build", "--tree", self.repo, says="needs a REV")
+        self.assert_usage_error("build", "--tree", self.repo, "--from-source", "HEAD",
+                                says="--from-source is for releases")
+        self.assert_usage_error("build", "--tree", os.path.join(self.tmp, "none"), "HEAD",
+                                says="is not a directory")
+        self.assert_usage_error("build", "--tree", plain, "HEAD",
+                                says="is not inside a git repository")
+        self.assert_usage_error("build", "--tree", self.repo, "no-such-branch",
+                                says="'no-such-branch' is not a commit in")
+        self.assert_usage_error("path", "--tree", self.repo, "no-such-branch",
+                                says="is not a commit")
+        self.assert_usage_error("build", "--tree", other, "HEAD",
+                                says="is not a librdkafka source tree (no configure")
+        self.assertFalse(os.path.exists(self.cache), "nothing may be created for bad input")
+
+    def test_two_commits_build_once_each_and_leave_the_checkout_alone(self):
+        # Uncommitted work in the checkout: never built, never touched.
+        with open(os.path.join(self.repo, "src", "fake.c"), "a") as f:
+            f.write("#error the working tree must not be built\n")
+        status = fake.git(self.repo, "status", "--porcelain")
+
+        proc = self.run_script("build", "--tree", self.repo, "v2.15.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lib1 = proc.stdout.strip()
+        self.assertEqual(proc.stdout, lib1 + "\n", "one stdout line: the dir")
+        entry = os.path.dirname(lib1)
+        self.assertEqual(os.path.dirname(entry), os.path.join(self.cache, "librdkafka", "tree"))
+        self.assertTrue(os.path.basename(entry).startswith(self.c1 + "-"),
+                        "cached by the full sha (and the flags)")
+        self.assertTrue(os.path.isfile(os.path.join(lib1, "librdkafka.so.1")))
+        self.assertTrue(os.path.isfile(os.path.join(entry, "include", "rdkafka.h")))
+        self.assertFalse(os.path.exists(os.path.join(entry, "build")), "build tree removed")
+        with open(os.path.join(entry, "build.json")) as f:
+            stamp = json.load(f)
+        self.assertEqual(stamp["source"], "tree:%s@%s" % (os.path.realpath(self.repo), self.c1))
+        self.assertEqual(stamp["commit"], self.c1)
+        self.assertEqual(stamp["describe"], "v2.15.1")
+        self.assertEqual(stamp["librdkafka_version"], "2.15.1")
+        # The same configure flags as a release.
+        for flag in ("--disable-gssapi", "--disable-curl", "--enable-zstd"):
+            self.assertIn(flag, stamp["configure_flags"])
+        self.assertNotIn("--install-deps", stamp["configure_flags"])
+        self.assertIn("zstd", stamp["builtin_features"])
+        self.assertEqual(self.configure_calls(), 1)
+
+        # Cached: the same answer without configuring again, by another spelling of the rev.
+        again = self.run_script("build", "--tree", self.repo, self.c1[:10])
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(again.stdout, proc.stdout)
+        self.assertEqual(self.configure_calls(), 1)
+        self.assertEqual(self.run_script("path", "--tree", self.repo, "v2.15.1").stdout,
+                         proc.stdout)
+
+        # The other commit: not built yet, then its own entry.
+        self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode, 1)
+        proc2 = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(proc2.returncode, 0, proc2.stderr)
+        self.assertTrue(os.path.basename(os.path.dirname(proc2.stdout.strip()))
+                        .startswith(self.c2 + "-"))
+        self.assertNotEqual(proc2.stdout, proc.stdout)
+        self.assertEqual(self.configure_calls(), 2)
+
+        self.assertEqual(fake.git(self.repo, "status", "--porcelain"), status)
+        self.assertEqual(fake.git(self.repo, "rev-parse", "HEAD"), self.c2)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.repo, "src"))),
+                         ["Makefile", "fake.c", "rdkafka.h"], "nothing built in the checkout")
+
+        listing = self.run_script("list")
+        self.assertEqual(listing.returncode, 0, listing.stderr)
+        self.assertIn("built: " + lib1, listing.stdout)
+        self.assertIn(self.c2, listing.stdout)
+
+    def test_tree_in_a_subdirectory(self):
+        # librdkafka vendored inside a bigger repository, as npm packages bundle it.
+        mono = os.path.join(self.tmp, "mono")
+        sha = fake.make_repo(mono, subdir=os.path.join("deps", "librdkafka"))
+        proc = self.run_script("build", "--tree", os.path.join(mono, "deps", "librdkafka"),
+                               "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(os.path.join(os.path.dirname(proc.stdout.strip()), "build.json")) as f:
+            self.assertEqual(json.load(f)["source"], "tree:%s/deps/librdkafka@%s"
+                             % (os.path.realpath(mono), sha))
+
+    def test_failed_builds_exit_1_and_publish_nothing(self):
+        for stage in ("configure", "make"):
+            with self.subTest(stage=stage):
+                proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_FAIL=stage)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("%s failed for 2.15.1" % stage, proc.stderr)
+                self.assertIn("build.log", proc.stderr)
+                self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode,
+                                 1)
+        # A commit whose library is not the release its header names.
+        bad = fake.commit_change(self.repo, "half-bumped version", runtime="2.15.0")
+        proc = self.run_script("build", "--tree", self.repo, bad)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("rd_kafka_version_str() = '2.15.0', not 2.15.1", proc.stderr)
+        # A pre-release header is spelled as librdkafka spells it.
+        rc = fake.commit_change(self.repo, "release candidate", header="0x020f01c9",
+                                runtime="2.15.1-RC1")
+        proc = self.run_script("build", "--tree", self.repo, rc)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@
  * KBENCH_FIXED_ITERATIONS=N fixes the iteration count, as the real kbench does.
  * --fake-scale=P or KBENCH_FAKE_SCALE=P scales the reported times to P % (default 100), so
  * that a test can tell two argument sets or two environments of one build apart.
+ * Names follow Google Benchmark: with fixed iterations NAME/iterations:N, before a
+ * /real_time suffix. The context records KBENCH_LIBRDKAFKA_SOURCE (as librdkafka_source,
+ * like the real kbench) and LD_LIBRARY_PATH (standing in for its loaded_libraries).
  */
 #include <regex.h>
 #include <stdio.h>
@@ -70,6 +73,8 @@ int main(int argc, char** argv) {
   }
   const char* fixed = getenv("KBENCH_FIXED_ITERATIONS");
   long iterations = fixed ? atol(fixed) : 50;
+  const char* source = getenv("KBENCH_LIBRDKAFKA_SOURCE");
+  const char* ld_path = getenv("LD_LIBRARY_PATH");
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   srand((unsigned)(ts.tv_nsec ^ getpid()));
@@ -96,18 +101,30 @@ int main(int argc, char** argv) {
     fprintf(f,
             "{\n  \"context\": {\"host_name\": \"fake\", \"num_cpus\": 2, \"target\": \"none\","
             " \"build_type\": \"Release\", \"cpu_model\": \"fake\", \"git_sha\": \"%s\","
-            " \"git_dirty\": \"false\", \"kbench_version\": \"fake\", \"cost\": %d},\n"
+            " \"git_dirty\": \"false\", \"kbench_version\": \"fake\", \"cost\": %d,"
+            " \"ld_library_path\": \"%s\"%s%s%s},\n"
             "  \"benchmarks\": [\n",
-            sha, COST);
+            sha, COST, ld_path ? ld_path : "",
+            source && *source ? ", \"librdkafka_source\": \"" : "", source && *source ? source : "",
+            source && *source ? "\"" : "");
   }
   int first = 1;
   const char* bootstrap = getenv("KBENCH_BOOTSTRAP");
   const int live = bootstrap && *bootstrap;
   for (size_t b = 0; b < sizeof names / sizeof *names; b++) {
-    if (regexec(&re, names[b], 0, NULL, 0)) continue;
+    char name[512];
+    const size_t len = strlen(names[b]), suffix = strlen("/real_time");
+    if (fixed && len > suffix && !strcmp(names[b] + len - suffix, "/real_time"))
+      snprintf(name, sizeof name, "%.*s/iterations:%ld/real_time", (int)(len - suffix), names[b],
+               iterations);
+    else if (fixed)
+      snprintf(name, sizeof name, "%s/iterations:%ld", names[b], iterations);
+    else
+      snprintf(name, sizeof name, "%s", names[b]);
+    if (regexec(&re, name, 0, NULL, 0)) continue;
     if (!live && !strncmp(names[b], "Produce/", 8)) continue;
     if (list) {
-      printf("%s\n", names[b]);
+      printf("%s\n", name);
       continue;
     }
     work(iterations, (int)b + 1);
@@ -119,11 +136,11 @@ int main(int argc, char** argv) {
           " \"repetitions\": 1, \"repetition_index\": 0, \"threads\": 1,"
           " \"iterations\": %ld, \"real_time\": %f, \"cpu_time\": %f,"
           " \"time_unit\": \"ns\", \"items_per_second\": %f%s}",
-          first ? "" : ",\n", names[b], names[b], iterations, t, t, 1e9 / t,
+          first ? "" : ",\n", name, name, iterations, t, t, 1e9 / t,
           fake_error ? ", \"error_occurred\": true, \"error_message\": \"fake check failed\"" : "");
       first = 0;
     }
-    printf("%-80s %12.0f ns\n", names[b], t);
+    printf("%-80s %12.0f ns\n", name, t);
   }
   if (f) {
     fprintf(f, "\n  ]\n}\n");

@@ -1,0 +1,74 @@
+"""A tiny git repository posing as a librdkafka source tree, for the tests of
+`scripts/librdkafka build --tree` and `scripts/bench-commits --librdkafka-a tree:...`: a stub
+configure and src/Makefile that build a shared library answering rd_kafka_version_str() and
+builtin.features, so the whole export-configure-make-verify path runs in a second.
+
+At build time FAKE_FAIL=configure or FAKE_FAIL=make makes that step fail, and every configure
+call appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds)."""
+
+import os
+import subprocess
+
+CONFIGURE = ("#!/bin/sh\n"
+             "[ \"$FAKE_FAIL\" = configure ] && { echo 'checking for zstd... failed'; exit 1; }\n"
+             "[ -n \"$FAKE_CONFIGURE_LOG\" ] && echo \"$@\" >> \"$FAKE_CONFIGURE_LOG\"\n"
+             "exit 0\n")
+
+MAKEFILE = ("librdkafka.so.1: fake.c\n"
+            "\t@if [ \"$$FAKE_FAIL\" = make ]; then echo 'fake.c: error'; exit 1; fi\n"
+            "\t$(CC) -shared -fPIC -o $@ fake.c\n")
+
+SOURCE = r'''#include <stddef.h>
+#include <string.h>
+const char *rd_kafka_version_str(void) { return "%(runtime)s"; }
+void *rd_kafka_conf_new(void) { static int c; return &c; }
+void rd_kafka_conf_destroy(void *c) { (void)c; }
+int rd_kafka_conf_get(const void *c, const char *n, char *d, size_t *s) {
+  const char *f = "%(features)s"; (void)c;
+  if (strcmp(n, "builtin.features") || *s <= strlen(f)) return -1;
+  strcpy(d, f); *s = strlen(f) + 1; return 0; }
+/* %(note)s */
+'''
+
+
+def git(repo, *args):
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid")
+    return subprocess.run(["git", "-C", repo] + list(args), check=True, env=env,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def write_tree(root, header="0x020f01ff", runtime="2.15.1",
+               features="gzip,snappy,ssl,sasl,regex,lz4,zstd", note="as released"):
+    """Writes (or rewrites) the librdkafka-shaped files under root."""
+    files = {
+        "configure": (CONFIGURE, 0o755),
+        "src/Makefile": (MAKEFILE, 0o644),
+        "src/rdkafka.h": ("#define RD_KAFKA_VERSION  %s\n" % header, 0o644),
+        "src/fake.c": (SOURCE % {"runtime": runtime, "features": features, "note": note},
+                       0o644),
+    }
+    for path, (text, mode) in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(text)
+        os.chmod(full, mode)
+
+
+def make_repo(repo, subdir="", **tree):
+    """A git repository at repo holding the fake tree (under subdir, if given), one commit;
+    returns its full sha."""
+    os.makedirs(repo, exist_ok=True)
+    git(repo, "init", "-q")
+    write_tree(os.path.join(repo, subdir), **tree)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "librdkafka " + tree.get("note", "as released"))
+    return git(repo, "rev-parse", "HEAD")
+
+
+def commit_change(repo, note, subdir="", **tree):
+    """A second commit: the same release with another fake.c; returns its full sha."""
+    write_tree(os.path.join(repo, subdir), note=note, **tree)
+    git(repo, "commit", "-qam", note)
+    return git(repo, "rev-parse", "HEAD")
