@@ -69,7 +69,9 @@ import kbench_results as kr
 
 # Context keys that make numbers incomparable: a different machine, build type
 # or target (mock vs live cluster) is a different experiment, not a regression.
-CRITICAL_CONTEXT = ["target", "build_type", "host_name", "cpu_model", "num_cpus"]
+CRITICAL_CONTEXT = ["target", "build_type", "host_name", "cpu_model", "num_cpus",
+                    # instructions of the whole process, or only inside these functions
+                    "kbench_instructions_of"]
 # Keys that are expected to differ: they are what is being compared.
 VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version",
                    "broker_version", "zlib_version", "zstd_version", "lz4_version",

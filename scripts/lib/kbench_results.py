@@ -575,6 +575,16 @@ def _cli(argv):
                 raise BenchmarkJsonError("no benchmarks were measured")
             ctx = ctx or {}
             ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
+            only = os.environ.get("KBENCH_INSTRUCTIONS_OF", "").split()
+            if only:
+                # Counting only inside FUNC: a FUNC the row never calls (a typo, an inlined
+                # or static name) would give 0 on both sides, which compares as unchanged.
+                for b in benches:
+                    if b["instructions"] <= 0:
+                        raise BenchmarkJsonError(
+                            "%s: no instructions collected inside %s (is it called, and "
+                            "exported under that name?)" % (b["name"], " ".join(only)))
+                ctx["kbench_instructions_of"] = " ".join(only)
             write_json(args.out, {"context": ctx, "benchmarks": benches})
     except BenchmarkJsonError as e:
         die(e)

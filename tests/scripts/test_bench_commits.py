@@ -295,6 +295,35 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertAlmostEqual(row["change_pct"], 30.0, delta=1.0)
 
     @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
+    def test_instructions_of_one_function(self):
+        # Only what runs inside work() is counted: the 30 % it grew by, over fewer
+        # instructions than the whole process's per iteration.
+        whole = os.path.join(self.tmp, "instr-whole")
+        only = os.path.join(self.tmp, "instr-work")
+        for out, extra in ((whole, ["--instructions"]), (only, ["--instructions-of", "work"])):
+            proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, *extra,
+                               "--iterations", "5", "--filter", "^Fake/", "--out-dir", out)
+            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        rows = {}
+        for out in (whole, only):
+            with open(os.path.join(out, "verdict.json")) as f:
+                rows[out] = json.load(f)["regressions"][0]
+        self.assertAlmostEqual(rows[only]["change_pct"], 30.0, delta=1.0)
+        self.assertLess(rows[only]["base_median"], rows[whole]["base_median"])
+        with open(os.path.join(only, "base.json")) as f:
+            self.assertEqual(json.load(f)["context"]["kbench_instructions_of"], "work")
+        # A function the row never calls collects nothing: an error, not "unchanged".
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions-of",
+                           "no_such_function", "--iterations", "2", "--filter", "^Fake/",
+                           "--out-dir", os.path.join(self.tmp, "instr-none"))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("no instructions collected inside no_such_function", proc.stderr)
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions-of",
+                           "work; rm", "--out-dir", os.path.join(self.tmp, "instr-bad"))
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("is not a function name", proc.stderr)
+
+    @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
     def test_instructions_of_cluster_rows_are_warned_about(self):
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
                            "--iterations", "2", "--filter", "^Produce/", "--out-dir",
