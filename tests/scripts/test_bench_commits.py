@@ -311,7 +311,8 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertAlmostEqual(rows[only]["change_pct"], 30.0, delta=1.0)
         self.assertLess(rows[only]["base_median"], rows[whole]["base_median"])
         with open(os.path.join(only, "base.json")) as f:
-            self.assertEqual(json.load(f)["context"]["kbench_instructions_of"], "work")
+            self.assertEqual(json.load(f)["context"]["kbench_instructions_of"],
+                             "work (glibc allocator excluded)")
         # A function the row never calls collects nothing: an error, not "unchanged".
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions-of",
                            "no_such_function", "--iterations", "2", "--filter", "^Fake/",
@@ -402,6 +403,28 @@ class TestEndToEnd(BenchCommitsCase):
 
 
 @unittest.skipUnless(HAVE_TOOLS and shutil.which("make"), "needs git, cmake, ninja, cc and make")
+class TestAllocatorExcluded(unittest.TestCase):
+    """--instructions-of leaves glibc's allocator out of the count."""
+
+    @unittest.skipUnless(shutil.which("callgrind_annotate"), "needs valgrind")
+    def test_allocator_self_cost_is_found_by_file(self):
+        import sys
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
+        import kbench_results as kr
+        text = ("version: 1\ncreator: callgrind-3.19.0\npid: 1\ncmd: x\npart: 1\n"
+                "positions: line\nevents: Ir\nsummary: 1540\n\n"
+                "fl=./malloc/./malloc/malloc.c\nfn=_int_malloc\n10 300\nfn=malloc\n11 200\n"
+                "fl=./malloc/./malloc/arena.c\nfn=arena_get2\n3 0\n"
+                "fl=src/mymalloc.c\nfn=my_malloc\n7 40\n"
+                "fl=src/rdkafka_msg.c\nfn=rd_kafka_producev\n5 1000\ntotals: 1540\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "callgrind.out")
+            with open(path, "w") as f:
+                f.write(text)
+            self.assertEqual(kr.parse_callgrind_total(path), 1540)
+            self.assertEqual(kr.allocator_instructions(path), 500)
+
+
 class TestLibrdkafkaTree(BenchCommitsCase):
     """--librdkafka-a/-b tree:DIR@REV: each side on a commit of a local librdkafka tree (a
     fake one, fake_librdkafka.py, built in a second by scripts/librdkafka build --tree)."""
