@@ -296,8 +296,8 @@ class TestEndToEnd(BenchCommitsCase):
 
     @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
     def test_instructions_of_one_function(self):
-        # Only what runs inside work() is counted: the 30 % it grew by, over fewer
-        # instructions than the whole process's per iteration.
+        # Only what runs inside work() is counted: the 30 % it grew by, and nothing of the
+        # process's start-up (whose instructions the whole-process count includes).
         whole = os.path.join(self.tmp, "instr-whole")
         only = os.path.join(self.tmp, "instr-work")
         for out, extra in ((whole, ["--instructions"]), (only, ["--instructions-of", "work"])):
@@ -309,10 +309,17 @@ class TestEndToEnd(BenchCommitsCase):
             with open(os.path.join(out, "verdict.json")) as f:
                 rows[out] = json.load(f)["regressions"][0]
         self.assertAlmostEqual(rows[only]["change_pct"], 30.0, delta=1.0)
-        self.assertLess(rows[only]["base_median"], rows[whole]["base_median"])
-        with open(os.path.join(only, "base.json")) as f:
-            self.assertEqual(json.load(f)["context"]["kbench_instructions_of"],
-                             "work (glibc allocator excluded)")
+        totals = {}
+        for out in (whole, only):
+            with open(os.path.join(out, "base.json")) as f:
+                doc = json.load(f)
+            totals[out] = doc["benchmarks"][0]["instructions_total_n"]
+            if out == only:
+                self.assertEqual(doc["context"]["kbench_instructions_of"],
+                                 "work (glibc allocator excluded)")
+        per_iteration = rows[only]["base_median"]
+        self.assertAlmostEqual(totals[only], 5 * per_iteration, delta=0.01 * totals[only])
+        self.assertGreater(totals[whole], totals[only] + 10000)
         # A function the row never calls collects nothing: an error, not "unchanged".
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions-of",
                            "no_such_function", "--iterations", "2", "--filter", "^Fake/",
