@@ -497,13 +497,20 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
                         % (n1, n2, kind, alpha, min_samples(alpha)))
     logs_b, logs_n = _log_values(base_vals), _log_values(new_vals)
     stat = location_stat(logs_b, logs_n) if logs_b and logs_n else None
+    p = _location_test(row, stat, "rank sum", lambda: permutation_p(base_vals, new_vals))
+    return _decide(row, p, est, lo, hi, alpha, threshold, direction)
+
+
+def _location_test(row, stat, rank_name, rank_p):
+    """Sets the row's p_value, test (and df, _stat for the family's moderation): the trimmed
+    t of `stat`, or the exact rank test `rank_p` when there is no stat."""
     if stat is not None:
         p, row["df"] = location_p(stat)
         row["test"], row["_stat"] = "trimmed t", stat
     else:
-        p, row["test"] = permutation_p(base_vals, new_vals), "rank sum"
+        p, row["test"] = rank_p(), rank_name
     row["p_value"] = p
-    return _decide(row, p, est, lo, hi, alpha, threshold, direction)
+    return p
 
 
 def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None):
@@ -554,23 +561,17 @@ def compare_metric_paired(name, metric, pairs, alpha, threshold, direction):
         "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
     }
     est, lo, hi, diffs = paired_shift(pairs, alpha)
+    positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
     row["change_pct"] = est
-    row["pair_cv_pct"] = (statistics.stdev(diffs) * 100.0
-                          if len(diffs) > 1 and all(a > 0 and b > 0 for a, b in pairs) else None)
+    row["pair_cv_pct"] = statistics.stdev(diffs) * 100.0 if len(diffs) > 1 and positive else None
     if lo is not None:
         row["ci_low_pct"], row["ci_high_pct"] = lo, hi
         row["ci_level"] = 1.0 - 2.0 * alpha
     if min_signed_rank_p(len(pairs)) >= alpha:
         return _verdict(row, "inconclusive", "%d pairs: a verdict at p < %g needs >= %d"
                         % (len(pairs), alpha, min_pairs(alpha)))
-    positive = all(a > 0 and b > 0 for a, b in pairs)
     stat = location_stat(diffs) if positive else None
-    if stat is not None:
-        p, row["df"] = location_p(stat)
-        row["test"], row["_stat"] = "trimmed t", stat
-    else:
-        p, row["test"] = signed_rank_p(diffs), "signed rank"
-    row["p_value"] = p
+    p = _location_test(row, stat, "signed rank", lambda: signed_rank_p(diffs))
     return _decide(row, p, est, lo, hi, alpha, threshold, direction)
 
 
