@@ -3,16 +3,49 @@
 configure and src/Makefile that build a shared library answering rd_kafka_version_str() and
 builtin.features, so the whole export-configure-make-verify path runs in a second.
 
+Its configure behaves as librdkafka's (mklove) does where kbench depends on it: --help lists
+the --enable-*/--disable-* options it knows, any other option fails configure. The options
+are chosen per commit (OPTIONS as of 2.x; OPTIONS_1_7 without libcurl's; OPTIONS_1_0 also
+without zlib's and zstd's, as v1.0.0).
+
 At build time FAKE_FAIL=configure or FAKE_FAIL=make makes that step fail, and every configure
-call appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds)."""
+call (not --help) appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds)."""
 
 import os
 import subprocess
 
-CONFIGURE = ("#!/bin/sh\n"
-             "[ \"$FAKE_FAIL\" = configure ] && { echo 'checking for zstd... failed'; exit 1; }\n"
-             "[ -n \"$FAKE_CONFIGURE_LOG\" ] && echo \"$@\" >> \"$FAKE_CONFIGURE_LOG\"\n"
-             "exit 0\n")
+
+def _toggles(*features):
+    return tuple("--%s-%s" % (way, f) for f in features for way in ("enable", "disable"))
+
+
+OPTIONS_1_0 = _toggles("devel", "ssl", "gssapi", "sasl", "lz4-ext", "lz4")
+OPTIONS_1_7 = OPTIONS_1_0 + _toggles("zlib", "zstd", "regex-ext", "syslog")
+OPTIONS = OPTIONS_1_7 + _toggles("curl")
+
+CONFIGURE = r"""#!/bin/sh
+options="%s"
+if [ "$1" = --help ]; then
+  echo "Usage: ./configure [OPTIONS...]"
+  for o in $options; do echo "   $o                 a feature"; done
+  exit 0
+fi
+[ "$FAKE_FAIL" = configure ] && { echo 'checking for zstd... failed'; exit 1; }
+for a in "$@"; do
+  case " $options " in
+    *" $a "*) ;;
+    *) echo "configure: error: Unknown option $a"; exit 1 ;;
+  esac
+done
+[ -n "$FAKE_CONFIGURE_LOG" ] && echo "$@" >> "$FAKE_CONFIGURE_LOG"
+exit 0
+"""
+
+
+def configure_script(options=OPTIONS):
+    """A configure that knows exactly options (and --help)."""
+    return CONFIGURE % " ".join(options)
+
 
 MAKEFILE = ("librdkafka.so.1: fake.c\n"
             "\t@if [ \"$$FAKE_FAIL\" = make ]; then echo 'fake.c: error'; exit 1; fi\n"
@@ -39,15 +72,18 @@ def git(repo, *args):
 
 
 def write_tree(root, header="0x020f01ff", runtime="2.15.1",
-               features="gzip,snappy,ssl,sasl,regex,lz4,zstd", note="as released"):
-    """Writes (or rewrites) the librdkafka-shaped files under root."""
+               features="gzip,snappy,ssl,sasl,regex,lz4,zstd", note="as released",
+               options=OPTIONS, extra=None):
+    """Writes (or rewrites) the librdkafka-shaped files under root; extra: more files,
+    {path: text}."""
     files = {
-        "configure": (CONFIGURE, 0o755),
+        "configure": (configure_script(options), 0o755),
         "src/Makefile": (MAKEFILE, 0o644),
         "src/rdkafka.h": ("#define RD_KAFKA_VERSION  %s\n" % header, 0o644),
         "src/fake.c": (SOURCE % {"runtime": runtime, "features": features, "note": note},
                        0o644),
     }
+    files.update({path: (text, 0o644) for path, text in (extra or {}).items()})
     for path, (text, mode) in files.items():
         full = os.path.join(root, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -70,5 +106,6 @@ def make_repo(repo, subdir="", **tree):
 def commit_change(repo, note, subdir="", **tree):
     """A second commit: the same release with another fake.c; returns its full sha."""
     write_tree(os.path.join(repo, subdir), note=note, **tree)
-    git(repo, "commit", "-qam", note)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", note)
     return git(repo, "rev-parse", "HEAD")

@@ -486,6 +486,36 @@ class TestLibrdkafkaTree(BenchCommitsCase):
                 self.assertFalse(os.path.exists(os.path.join(out, "build-base.log")),
                                  "nothing may be built for a bad side")
 
+    def test_bare_repository_sides(self):
+        # A mirror (no work tree) on both sides; an older commit without --disable-curl in
+        # its configure builds too.
+        old = fake_librdkafka.commit_change(self.rdk, "as 1.8.2: no libcurl option",
+                                            options=fake_librdkafka.OPTIONS_1_7)
+        self.addCleanup(fake_librdkafka.git, self.rdk, "reset", "-q", "--hard", self.r2)
+        bare = os.path.join(self.tmp, "librdkafka.git")
+        shutil.rmtree(bare, ignore_errors=True)
+        subprocess.run(["git", "clone", "-q", "--mirror", self.rdk, bare], check=True)
+        out = os.path.join(self.tmp, "tree-bare")
+        proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
+                             "--filter", "^Fake/", "--accept-inconclusive", "--out-dir", out,
+                             "--librdkafka-a", "tree:%s@v2.15.1" % bare,
+                             "--librdkafka-b", "tree:%s@%s" % (bare, old))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        for side, sha in (("base", self.r1), ("new", old)):
+            with open(os.path.join(out, side + ".json")) as f:
+                ctx = json.load(f)["context"]
+            self.assertEqual(ctx["librdkafka_source"],
+                             "tree:%s@%s" % (os.path.realpath(bare), sha), side)
+        # Before 1.0.0: refused before anything is built.
+        ancient = fake_librdkafka.commit_change(self.rdk, "0.11.6", header="0x000b06ff",
+                                                runtime="0.11.6")
+        out = os.path.join(self.tmp, "tree-ancient")
+        proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--out-dir", out,
+                             "--librdkafka-b", "tree:%s@%s" % (self.rdk, ancient))
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("older than 1.0.0", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "build-base.log")))
+
     def test_failed_librdkafka_build_exits_3(self):
         out = os.path.join(self.tmp, "tree-fail")
         proc = self.run_tree(self.c1, self.c1, "--repo", self.repo, "--runs", "1",

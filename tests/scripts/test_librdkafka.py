@@ -41,9 +41,7 @@ runtime = os.environ["FAKE_RUNTIME"]
 features = os.environ.get("FAKE_FEATURES", "gzip,snappy,ssl,sasl,regex,lz4,zstd")
 make_fail = "exit 1" if os.environ.get("FAKE_FAIL") == "make" else "true"
 files = {
-    "configure": ("#!/bin/sh\n"
-                  "[ \"$FAKE_FAIL\" = configure ] && { echo 'checking for zstd... failed'; exit 1; }\n"
-                  "echo \"$@\" > configure.args\n", 0o755),
+    "configure": (@CONFIGURE@, 0o755),
     "src/rdkafka.h": ("#define RD_KAFKA_VERSION  %s\n" % os.environ["FAKE_HEADER"], 0o644),
     "src/fake.c": ('#include <stddef.h>\n#include <string.h>\n'
                    'const char *rd_kafka_version_str(void) { return "%s"; }\n'
@@ -191,7 +189,7 @@ class LibrdkafkaScript(unittest.TestCase):
         os.makedirs(bindir, exist_ok=True)
         npm = os.path.join(bindir, "npm")
         with open(npm, "w") as f:
-            f.write(FAKE_NPM)
+            f.write(FAKE_NPM.replace("@CONFIGURE@", repr(fake.configure_script())))
         os.chmod(npm, 0o755)
         env = dict(self.env, PATH=bindir + os.pathsep + self.env["PATH"],
                    FAKE_HEADER=header, FAKE_RUNTIME=runtime)
@@ -477,6 +475,64 @@ class LibrdkafkaTree(unittest.TestCase):
                                 runtime="2.15.1-RC1")
         proc = self.run_script("build", "--tree", self.repo, rc)
         self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    # --- bare repositories, old commits --------------------------------------------------
+
+    def stamp_of(self, proc):
+        with open(os.path.join(os.path.dirname(proc.stdout.strip()), "build.json")) as f:
+            return json.load(f)
+
+    def test_bare_repository_and_git_dir(self):
+        # A mirror has no work tree: the commits are read from its objects alone.
+        bare = os.path.join(self.tmp, "rdk.git")
+        subprocess.run(["git", "clone", "-q", "--mirror", self.repo, bare], check=True)
+        proc = self.run_script("build", "--tree", bare, "v2.15.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        stamp = self.stamp_of(proc)
+        self.assertEqual(stamp["source"], "tree:%s@%s" % (os.path.realpath(bare), self.c1))
+        self.assertEqual(stamp["describe"], "v2.15.1")
+        self.assertEqual(self.run_script("path", "--tree", bare, "v2.15.1").stdout, proc.stdout)
+        self.assert_usage_error("build", "--tree", bare, "no-such-branch",
+                                says="'no-such-branch' is not a commit in")
+        # The .git directory of a checkout is a repository too.
+        proc = self.run_script("build", "--tree", os.path.join(self.repo, ".git"), "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.stamp_of(proc)["commit"], self.c2)
+
+    def test_configure_options_are_those_the_commit_knows(self):
+        # As v1.7.0/v1.8.2: no --disable-curl; as v1.0.0: no --enable-zlib/--enable-zstd either.
+        # Their configure rejects an option it does not know.
+        for options, unknown in ((fake.OPTIONS_1_7, ["--disable-curl"]),
+                                 (fake.OPTIONS_1_0, ["--disable-curl", "--enable-zlib",
+                                                     "--enable-zstd"])):
+            with self.subTest(unknown=unknown):
+                sha = fake.commit_change(self.repo, "older configure %d" % len(options),
+                                         options=options)
+                proc = self.run_script("build", "--tree", self.repo, sha)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                stamp = self.stamp_of(proc)
+                self.assertEqual(stamp["configure_flags_unknown"], unknown)
+                for flag in unknown:
+                    self.assertNotIn(flag, stamp["configure_flags"])
+                for flag in ("--disable-gssapi", "--enable-lz4-ext"):
+                    self.assertIn(flag, stamp["configure_flags"])
+                self.assertIn("has no %s: left out" % " ".join(unknown), proc.stderr)
+                with open(self.configure_log) as f:
+                    self.assertEqual(f.read().splitlines()[-1], " ".join(stamp["configure_flags"]))
+        # A configure that lists no option at all: nothing to go by, a clear failure.
+        sha = fake.commit_change(self.repo, "no options", options=())
+        proc = self.run_script("build", "--tree", self.repo, sha)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("lists no --enable/--disable option", proc.stderr)
+
+    def test_commits_before_1_0_0_are_refused(self):
+        sha = fake.commit_change(self.repo, "0.11.6", header="0x000b06ff", runtime="0.11.6")
+        for cmd in ("build", "path"):
+            proc = self.run_script(cmd, "--tree", self.repo, sha)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("librdkafka 0.11.6, older than 1.0.0", proc.stderr)
+            self.assertIn("no zstd", proc.stderr)
+        self.assertEqual(self.configure_calls(), 0)
 
 
 if __name__ == "__main__":
