@@ -11,12 +11,15 @@ commit holds a file `flaky` answers exit 3: with a verdict (inconclusive) when t
 says "inconclusive N" and fewer than N rounds were asked (--runs), or always for
 "inconclusive never"; without one (as a failed build) for "broken". Kafka releases listed
 in FAKE_FLAKY ("3.9.1=inconclusive never") do the same. Each call appends its arguments,
-one line, to FAKE_ORACLE_LOG."""
+one line, to FAKE_ORACLE_LOG. With FAKE_ORACLE_SLEEP=S it first waits S seconds, and on
+SIGTERM takes half a second to "clean up", logs "cleaned up" and exits 143."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 
 def opt(args, name, default=None):
@@ -52,6 +55,14 @@ def main():
     args = sys.argv[1:]
     with open(os.environ["FAKE_ORACLE_LOG"], "a") as f:
         f.write(" ".join(args) + "\n")
+    if os.environ.get("FAKE_ORACLE_SLEEP"):
+        def on_term(*_):
+            time.sleep(0.5)
+            with open(os.environ["FAKE_ORACLE_LOG"], "a") as f:
+                f.write("cleaned up\n")
+            sys.exit(143)
+        signal.signal(signal.SIGTERM, on_term)
+        time.sleep(float(os.environ["FAKE_ORACLE_SLEEP"]))
     positional = args[:2]  # bench-commits A B [options]: scripts/bisect puts them first
     out = opt(args, "--out-dir")
     os.makedirs(out, exist_ok=True)

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 import fake_librdkafka as fake
@@ -201,6 +202,25 @@ class Bisect(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(p.stdout.splitlines()[-1],
                          "first fixing commit: %s commit %d" % (shas[FIRST_FIX], FIRST_FIX))
+
+    def test_sigterm_lets_the_step_clean_up(self):
+        bare, shas = self.librdkafka_history()
+        self.env["FAKE_ORACLE_SLEEP"] = "30"
+        proc = subprocess.Popen([BISECT, "--repo", self.kbench, "--out-dir",
+                                 os.path.join(self.tmp, "out"), shas[0], shas[10],
+                                 "--librdkafka-tree", bare, "--filter", "^Produce/"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.env, stdin=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.calls():
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 143, out + err)
+        self.assertEqual(self.calls()[-1], "cleaned up", "the step was not let finish")
+        self.assertIn("interrupted after 0 step(s)", err)
 
     def test_bad_input_exits_2_before_any_work(self):
         bare, shas = self.librdkafka_history()
