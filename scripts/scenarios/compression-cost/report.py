@@ -132,7 +132,7 @@ def report(directory, args):
                  default=0)
     lines += ["Every cell: the median over rounds, then [lowest–highest] (%d round(s)). " % rounds +
               "Bytes / value byte: the compressed batches on the wire per byte of record "
-              "values (below 1 is compression; batch and record framing add about 1.5 %% at "
+              "values (below 1 is compression; batch and record framing add about 1.5 % at "
               "1000-byte records). Codec ratio: the Codec family's compressed / raw over the "
               "same payload in 1 MiB batches; \"vs codec\" is the send path against it. "
               "Pareto: ● no other codec has both lower client CPU per MiB and fewer bytes, "
