@@ -69,7 +69,7 @@ class SendPathMatchesCodecFamily(unittest.TestCase):
         # message.max.bytes above the batch size, so that batch.size alone closes a batch
         # (librdkafka caps a batch at message.max.bytes, 1,000,000 by default).
         produce = run_kbench([
-            "-X", "message.max.bytes=2000000", "--window-seconds=1", "--warmup-seconds=0.5",
+            "-X", "message.max.bytes=2000000", "--window-seconds=0.5", "--warmup-seconds=0.3",
             "--benchmark_filter=^Produce/send/", produce_spec(*TIGHT),
             produce_spec(SMALL[0], SMALL[1], ("none",) + SMALL[2])])
         cls.target = produce["context"].get("target")
