@@ -6,7 +6,7 @@ over its working set for the same codec and level:
 
 - 1000-byte records in batches of 1 MiB (batch.size, linger.ms long enough that size closes
   every batch): within 3 % for zstd 3, lz4 1 and gzip 1. The batch adds its record framing
-  (about 1.5 % of the values before compression), so the send path is a little above;
+  (about 1 % of the values before compression), so the send path is a little above;
 - 100-byte records, zstd 9 (whose matcher finds a repeat a batch away): a set of records
   shorter than a batch would repeat inside every batch and zstd would compress the repeats.
   Framing (about 10 % of the values here) only adds bytes, so the send path is at least the
