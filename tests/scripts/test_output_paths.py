@@ -41,6 +41,7 @@ CASES = [
     ("scripts/vs-perf-test", [], "--out", DIR, "vs-perf-test"),
     ("scripts/kafka", ["start"], "--dir", DIR, "kafka"),
     ("scripts/trogdor", ["start"], "--dir", DIR, "trogdor"),
+    ("tests/detector/run_detector_experiment.sh", [], "--work", DIR, "run_detector_experiment"),
 ]
 # Options that go before the other arguments (before history's sub-command, before
 # profile's FILTER: what follows it is kbench's).
