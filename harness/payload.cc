@@ -312,8 +312,9 @@ RecordSet PayloadGenerator::GenerateSendRecords(const SendRecordsPlan& plan) con
 std::size_t SendPathDistinctBytes(const SendShape& shape) {
   constexpr std::size_t kMax = static_cast<std::size_t>(-1);
   auto times = [](std::size_t a, std::size_t b) { return b != 0 && a > kMax / b ? kMax : a * b; };
-  return times(std::max(times(shape.batch_bytes, shape.partitions), kMinDistinctSendBytes),
-               std::max<std::size_t>(shape.producers, 1));
+  return std::max(times(times(shape.batch_bytes, shape.partitions),
+                         std::max<std::size_t>(shape.producers, 1)),
+                   kMinDistinctSendBytes);
 }
 
 std::uint64_t FileValueBytes(const PayloadSpec& spec) {
@@ -342,8 +343,8 @@ SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& sha
   const std::string need =
       std::to_string(plan.needed) + " bytes of distinct values (max(batch_bytes " +
       std::to_string(shape.batch_bytes) + " x partitions " + std::to_string(shape.partitions) +
-      ", " + std::to_string(kMinDistinctSendBytes) + ") x producers " +
-      std::to_string(shape.producers) + ") so that no batch sees a record twice";
+      " x producers " + std::to_string(shape.producers) + ", " +
+      std::to_string(kMinDistinctSendBytes) + ")) so that no batch sees a record twice";
   if (payload.kind == PayloadKind::kFile) {
     plan.file_bytes = FileValueBytes(payload);
     plan.repeats = plan.file_bytes < plan.needed;

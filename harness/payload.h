@@ -96,12 +96,13 @@ class RecordSet {
 // Produce and EndToEnd rows cycle through one RecordSet. So that no batch and no codec
 // window sees a record twice (it would compress the repeat, not the data), a record comes
 // back only after at least
-//   max(batch_bytes x partitions, kMinDistinctSendBytes) x producers
+//   max(batch_bytes x partitions x producers, kMinDistinctSendBytes)
 // bytes of values: batch_bytes x partitions because keyed records spread over every
-// partition's open batch at once; kMinDistinctSendBytes (the Codec family's working set)
-// because it exceeds what one batch of librdkafka's defaults holds and the core's caches, so
-// records are read as an application sending fresh data reads them; per producer instance,
-// because threads sharing producers interleave the set and each producer sees its share.
+// partition's open batch at once; x producers because threads sharing producers interleave
+// the set, so each producer instance sees its share; kMinDistinctSendBytes (the Codec
+// family's working set) because it exceeds what one batch of librdkafka's defaults holds and
+// the core's caches, so records are read as an application sending fresh data reads them.
+// (A codec never sees across batches: Kafka compresses each batch on its own.)
 inline constexpr std::size_t kMinDistinctSendBytes = std::size_t{16} << 20;
 // Generated payloads stop here (memory and generation time); a row that needs more is
 // refused unless repeats are allowed.
@@ -114,7 +115,7 @@ struct SendShape {
   std::size_t partitions = 1;
   std::size_t producers = 1;
 };
-// max(batch_bytes x partitions, kMinDistinctSendBytes) x producers, saturating.
+// max(batch_bytes x partitions x producers, kMinDistinctSendBytes), saturating.
 std::size_t SendPathDistinctBytes(const SendShape& shape);
 
 struct SendRecordsPlan {

@@ -133,8 +133,12 @@ class DocsCommands(unittest.TestCase):
         cls.values = {"events": os.path.join(cls.tmp, "events.json"),
                       "cluster": os.path.join(cls.tmp, "cluster.json"),
                       "client_config": os.path.join(cls.tmp, "client.properties")}
+        # As large as a send-path payload must be for the quick profile's rows (16 MiB of
+        # distinct values), so that the documented file: examples are judged as a user's
+        # real file would be.
         with open(cls.values["events"], "w") as f:
-            f.write('{"id": 1, "name": "a"}\n{"id": 2, "name": "b"}\n')
+            f.write("".join('{"id": %d, "name": "event %08d"}\n' % (i, i)
+                            for i in range(17 * 1024 * 1024 // 38 + 1)))
         with open(cls.values["client_config"], "w") as f:
             f.write("linger.ms=5\n")
         # The Trogdor cluster file docs/distributed.md shows.
@@ -192,12 +196,17 @@ class DocsCommands(unittest.TestCase):
             out.append(self.home + w[1:] if w.startswith("~/") else w)
         return out
 
-    def check_kbench_args(self, where, command, argv):
+    def check_kbench_args(self, where, command, argv):  # noqa: C901
         """What a script hands to kbench (after --, --args-a/-b, profile's after FILTER),
         checked by kbench itself."""
         sets = []
         if "--" in argv and argv[0] in ("scripts/bench", "scripts/bench-commits", "scripts/bisect"):
             sets.append(argv[argv.index("--") + 1:])
+            if argv[0] == "scripts/bench":
+                # scripts/bench runs its profile's rows (quick by default) or --filter's:
+                # kbench checks the arguments against those rows, as it does in the run.
+                sets[-1] = sets[-1] + ["--benchmark_filter=" + bench_filter(
+                    argv[1:argv.index("--")])]
         for opt in ("--args-a", "--args-b"):
             if opt in argv[:-1]:
                 sets.append(shlex.split(argv[argv.index(opt) + 1]))
@@ -278,6 +287,25 @@ class DocsCommands(unittest.TestCase):
         for prefix in NOT_RUN:
             self.assertTrue(any(c.startswith(prefix) for c in seen),
                             "NOT_RUN lists %r, which no document shows any more" % prefix)
+
+
+def bench_filter(opts):
+    """The --benchmark_filter scripts/bench gives kbench for its options: --filter's, or the
+    named profile's lines of benchmarks/profiles.conf joined with '|' (quick by default)."""
+    for i, a in enumerate(opts):
+        if a == "--filter" and i + 1 < len(opts):
+            return opts[i + 1]
+        if a.startswith("--filter="):
+            return a.split("=", 1)[1]
+    profile = "quick"
+    for i, a in enumerate(opts):
+        if a == "--profile" and i + 1 < len(opts):
+            profile = opts[i + 1]
+        elif a.startswith("--profile="):
+            profile = a.split("=", 1)[1]
+    with open(os.path.join(ROOT, "benchmarks", "profiles.conf")) as f:
+        lines = [ln.split() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    return "|".join(w[1] for w in lines if len(w) > 1 and w[0] == profile)
 
 
 def profile_filter(args):

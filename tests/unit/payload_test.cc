@@ -132,10 +132,11 @@ TEST(Payload, FileRecordsAreSplitOnTheDelimiter) {
 }
 
 // The send path's records (Produce, EndToEnd): distinct over more than a row's batches hold.
-TEST(SendRecords, DistinctBytesAreTheLargerOfBatchesAndTheFloorPerProducer) {
+TEST(SendRecords, DistinctBytesAreTheLargerOfEveryProducersBatchesAndTheFloor) {
   EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 2, 1}), kMinDistinctSendBytes);
   EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 100, 1}), 100000000u);
-  EXPECT_EQ(SendPathDistinctBytes(SendShape{65536, 2, 8}), 8 * kMinDistinctSendBytes);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{65536, 2, 8}), kMinDistinctSendBytes);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 4, 8}), 32000000u);
   constexpr std::size_t kMax = static_cast<std::size_t>(-1);
   EXPECT_EQ(SendPathDistinctBytes(SendShape{kMax / 2, 3, 1}), kMax);  // saturates
   EXPECT_EQ(SendPathDistinctBytes(SendShape{kMax / 2, 1, 3}), kMax);
