@@ -312,9 +312,9 @@ RecordSet PayloadGenerator::GenerateSendRecords(const SendRecordsPlan& plan) con
 std::size_t SendPathDistinctBytes(const SendShape& shape) {
   constexpr std::size_t kMax = static_cast<std::size_t>(-1);
   auto times = [](std::size_t a, std::size_t b) { return b != 0 && a > kMax / b ? kMax : a * b; };
-  return std::max(times(times(shape.batch_bytes, shape.partitions),
-                         std::max<std::size_t>(shape.producers, 1)),
-                   kMinDistinctSendBytes);
+  return std::max(
+      times(times(shape.batch_bytes, shape.partitions), std::max<std::size_t>(shape.producers, 1)),
+      kMinDistinctSendBytes);
 }
 
 std::uint64_t FileValueBytes(const PayloadSpec& spec) {
