@@ -6,14 +6,16 @@
 // this host, in a header), so latency = receipt - intended send time, pauses included (no
 // coordinated omission); both ends read one clock, which the context states.
 //
-// Timed (real time): a steady-state window of --window-seconds after --warmup-seconds of
-// the same load, as Produce rows. records/s counts records delivered within the window.
+// Timed (real time): a steady-state window of --window-seconds (longer at low rates: at least
+// 5,000 records, so that p99 rests on 50, fixtures/window.h) after --warmup-seconds of the
+// same load, as Produce rows. records/s counts records delivered within the window.
 // Latency: p50_us ... max_us are end to end, of the records intended within the window,
 // from a mergeable log-linear histogram (harness/histogram.h), per-interval p99 in the
 // JSON; delivery_p50_us / delivery_p99_us are the delivery-report latency of the same
 // records, so the two legs compare within one row. librdkafka's stage percentiles
 // (int_latency, outbuf_latency, rtt, throttle) place the producer's part.
-// Not timed: cluster and topic setup, connections, payload generation, the drain.
+// Not timed: cluster and topic setup, connections, payload generation, the drain. Records
+// are distinct over more than the row's batches hold (harness/payload.h: PlanSendRecords).
 // Verified: every record produced was delivered (delivery reports) and received exactly
 // once (each partition's offsets arrive once and in order from 0, and the count received
 // per partition equals the count delivered to it, which equals its end offset); the codec
@@ -25,6 +27,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +46,7 @@
 #include "fixtures/run_context.h"
 #include "fixtures/runner.h"
 #include "fixtures/stage_counters.h"
+#include "fixtures/target.h"
 #include "fixtures/window.h"
 #include "harness/latency_consumer.h"
 #include "harness/partition_check.h"
@@ -54,7 +58,8 @@ namespace {
 
 // ------------------------------------------------------------------ parameters
 
-constexpr std::size_t kDistinctRecords = 4096;
+// librdkafka's batch.size when -X does not set it (the row's records are planned for it).
+constexpr std::size_t kDefaultBatchSize = 1000000;
 constexpr std::chrono::seconds kEndOffsetWait{15};
 // Records still in flight when the window closes arrive during the drain; a consumer that
 // has not received them after this long has lost them.
@@ -68,7 +73,8 @@ struct EndToEndParams {
   std::int64_t rate = 10000;  // records/s
   int partitions = 2;
   std::uint64_t seed = kDefaultPayloadSeed;
-  ClusterRun run;  // the command line's cluster, settings, window; not in the name
+  ClusterRun run;             // the command line's cluster, settings, window; not in the name
+  SendRecordsPlan records{};  // planned at registration (Register)
 };
 
 template <auto Member, long long Min, long long Max>
@@ -135,6 +141,7 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) {
          if (p.payload.Name() != PayloadSpec{}.Name()) n.Add(k, p.payload.Name());
+         if (p.records.cycles()) n.Add("repeats", "allowed");
        },
        nullptr},
   };
@@ -294,8 +301,9 @@ class EndToEndWork {
   EndToEndWork(const EndToEndParams& p, std::unique_ptr<BenchCluster> cluster)
       : params_(p),
         cluster_(std::move(cluster)),
-        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)),
-        window_(p.run.window_seconds) {}
+        records_(
+            PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateSendRecords(p.records)),
+        window_(OpenLoopWindowSeconds(p.run.window_seconds, static_cast<double>(p.rate))) {}
 
   // After a round or a stopped run: every record delivered, on the codec asked for, in
   // the topic (end offsets) and received by the consumer, per partition.
@@ -341,7 +349,18 @@ class EndToEndWork {
 
 // ------------------------------------------------------------------ registration
 
-void Register(BenchSession& session, const EndToEndParams& p) {
+// The row's records: distinct over more than its batches hold (harness/payload.h); a row
+// that would repeat them is refused when selected, unless --allow-repeats.
+void Register(BenchSession& session, EndToEndParams p) {
+  std::size_t batch_size = kDefaultBatchSize;
+  for (const auto& [key, value] : p.run.client_settings) {
+    // Validated by librdkafka when parsed (an integer in its range).
+    if (key == "batch.size") batch_size = std::strtoull(value.c_str(), nullptr, 10);
+  }
+  p.records =
+      PlanSendRecords(p.payload, SendShape{batch_size, static_cast<std::size_t>(p.partitions), 1},
+                      p.run.allow_repeats);
+  if (!p.records.refusal.empty()) NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
   RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
   NoteRegisteredName(Name(p).str() + "/real_time");
 }

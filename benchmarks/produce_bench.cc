@@ -12,7 +12,9 @@
 // manual time because the whole window is the measured work. (--records-per-iteration=N
 // selects the older shape instead: N records and a flush per iteration.)
 // Not timed: cluster and topic setup, producer creation and connection, payload
-// generation, the warm-up records, statistics collection and all checks.
+// generation, the warm-up records, statistics collection and all checks. The records cycled
+// through are distinct over more than the row's batches hold (harness/payload.h:
+// PlanSendRecords), so no batch compresses a repeat; a smaller file: payload is refused.
 // Verified: every produced record has a delivery report and none failed (else
 // SkipWithError naming the undelivered count); the requested codec went on the wire
 // (librdkafka silently sends uncompressed when the broker lacks the codec's feature: the
@@ -25,7 +27,8 @@
 //
 // Latency: from each record's intended send time to its delivery report (harness/producer.h).
 // Open-loop rows (rate:N, one schedule from the start of the warm-up to the window's end)
-// report it as p50_us ... max_us, avg_us, with target_rate, achieved_rate and rate_shortfall;
+// report it as p50_us ... max_us, avg_us, with target_rate, achieved_rate and rate_shortfall,
+// over a window of at least 5,000 records (fixtures/window.h: p99 rests on 50 or more);
 // closed-loop rows report the same measurement as queue_p50_us ... queue_avg_us, because
 // under a load the client sets itself it is queueing, not latency. Wire bytes, requests, retries,
 // batch sizes and ratio come from librdkafka's statistics (statistics.interval.ms,
@@ -70,6 +73,7 @@
 #include "fixtures/rate_search.h"
 #include "fixtures/runner.h"
 #include "fixtures/stage_counters.h"
+#include "fixtures/target.h"
 #include "fixtures/window.h"
 #include "harness/partition_check.h"
 #include "harness/payload.h"
@@ -85,7 +89,6 @@ namespace {
 // start-up is noise, small enough that --benchmark_min_time=0.01 stays quick.
 constexpr std::int64_t kRecordsPerIterationMock = 20000;
 constexpr std::int64_t kRecordsPerIterationLive = 100000;
-constexpr std::size_t kDistinctRecords = 8192;  // generated once, cycled through
 // How long the end-offset check waits for followers to advance the high watermark.
 constexpr std::chrono::seconds kEndOffsetWait{15};
 using counters::kDeliveredRecords;
@@ -118,6 +121,8 @@ struct ProduceParams {
   std::string_view topic_codec = "producer";  // the topic's compression.type
   std::uint64_t seed = kDefaultPayloadSeed;
   ClusterRun run;  // the command line's cluster, settings, window; not in the name
+  // The records cycled through, planned at registration (PlanRecords) from the fields above.
+  SendRecordsPlan records{};
 };
 
 // ------------------------------------------------------------------ the axes
@@ -227,6 +232,7 @@ const std::vector<ProduceAxis>& ProduceAxes() {
        },
        [](const ProduceParams& p, std::string_view k, BenchName& n) {
          if (p.payload.Name() != ProduceParams{}.payload.Name()) n.Add(k, p.payload.Name());
+         if (p.records.cycles()) n.Add("repeats", "allowed");
        },
        nullptr},
       {"linger_ms", "linger.ms (default 5)", ParseIntAxis<&ProduceParams::linger_ms, 0, 900000>,
@@ -427,7 +433,8 @@ class ProduceSetup {
   ProduceSetup(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
       : params_(p),
         cluster_(std::move(cluster)),
-        records_(PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(kDistinctRecords)) {
+        records_(
+            PayloadGenerator(p.payload, p.record_bytes, p.seed).GenerateSendRecords(p.records)) {
     records_.DrawKeys(p.keys, p.seed);
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
     settings_ =
@@ -757,7 +764,8 @@ class ProduceWork {
 
  private:
   ProduceWork(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
-      : setup_(p, std::move(cluster)), window_(p.run.window_seconds) {}
+      : setup_(p, std::move(cluster)),
+        window_(OpenLoopWindowSeconds(p.run.window_seconds, static_cast<double>(p.rate))) {}
 
   Status CodecError(const ProduceTotals& t) const {
     if (t.codec_fallback.empty() || driver_->requested_codec() == "none") return Status::Ok();
@@ -820,6 +828,7 @@ class MaxRateWork {
     state.counters[counters::kClosedLoopRate] = counters::Value(closed_loop_rate_);
     state.counters[counters::kRateProbes] =
         counters::Value(static_cast<double>(result_.probes.size()));
+    state.counters[counters::kMaxRateStepPct] = counters::Value(GridStepPct(result_.max_rate));
     state.counters[counters::kMaxRateP50Us] = counters::Value(best.p50_us);
     state.counters[counters::kMaxRateP99Us] = counters::Value(best.p99_us);
     state.counters[counters::kMaxRateP999Us] = counters::Value(best.p999_us);
@@ -1033,8 +1042,21 @@ class BareProducevWork {
 
 // ------------------------------------------------------------------ registration
 
+// The row's records (harness/payload.h): enough distinct value bytes for what its producers'
+// batches hold. A row that would repeat records is refused before anything runs (exit 2)
+// when the filter selects it, unless --allow-repeats.
+void PlanRecords(ProduceParams& p) {
+  p.records = PlanSendRecords(
+      p.payload,
+      SendShape{static_cast<std::size_t>(p.batch_bytes), static_cast<std::size_t>(p.partitions),
+                static_cast<std::size_t>(p.producers)},
+      p.run.allow_repeats);
+  if (!p.records.refusal.empty()) NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
+}
+
 // With `find_max_rate`, a closed-loop send row also gets its max_rate twin, right after it.
-void Register(BenchSession& session, const ProduceParams& p, bool find_max_rate) {
+void Register(BenchSession& session, ProduceParams p, bool find_max_rate) {
+  PlanRecords(p);
   if (find_max_rate && p.variant == "send" && p.rate == 0) {
     Register(session, p, false);
     ProduceParams twin = p;

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "harness/status.h"
 
@@ -295,6 +298,74 @@ RecordSet PayloadGenerator::GenerateUpTo(std::size_t max_total_value_bytes) cons
 RecordSet PayloadGenerator::GenerateCorpus(std::size_t max_total_value_bytes) const {
   if (spec_.kind != PayloadKind::kFile) return GenerateUpTo(max_total_value_bytes);
   return Build(static_cast<std::size_t>(-1), static_cast<std::size_t>(-1), true);
+}
+
+RecordSet PayloadGenerator::GenerateSendRecords(const SendRecordsPlan& plan) const {
+  if (spec_.kind == PayloadKind::kFile) {
+    return Build(static_cast<std::size_t>(-1), static_cast<std::size_t>(-1), true);
+  }
+  // GenerateUpTo stops short of its budget by less than one record: one record more of
+  // budget makes it reach plan.generate.
+  return GenerateUpTo(plan.generate + sizes_.max);
+}
+
+std::size_t SendPathDistinctBytes(const SendShape& shape) {
+  constexpr std::size_t kMax = static_cast<std::size_t>(-1);
+  auto times = [](std::size_t a, std::size_t b) { return b != 0 && a > kMax / b ? kMax : a * b; };
+  return std::max(
+      times(times(shape.batch_bytes, shape.partitions), std::max<std::size_t>(shape.producers, 1)),
+      kMinDistinctSendBytes);
+}
+
+std::uint64_t FileValueBytes(const PayloadSpec& spec) {
+  // Rows of one run ask for the same file again and again (one per codec, acks, ...).
+  static std::mutex mu;
+  static std::map<std::pair<std::string, char>, std::uint64_t> known;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(spec.file_path, spec.file_delimiter);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::ifstream in(spec.file_path, std::ios::binary);
+  if (!in) throw UsageError("cannot read payload file '" + spec.file_path + "'");
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::uint64_t bytes = 0;
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    const auto got = static_cast<std::size_t>(in.gcount());
+    bytes += got - static_cast<std::size_t>(
+                       std::count(buf.data(), buf.data() + got, spec.file_delimiter));
+  }
+  return known[key] = bytes;
+}
+
+SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& shape,
+                                bool allow_repeats) {
+  SendRecordsPlan plan;
+  plan.needed = SendPathDistinctBytes(shape);
+  const std::string need =
+      std::to_string(plan.needed) + " bytes of distinct values (max(batch_bytes " +
+      std::to_string(shape.batch_bytes) + " x partitions " + std::to_string(shape.partitions) +
+      " x producers " + std::to_string(shape.producers) + ", " +
+      std::to_string(kMinDistinctSendBytes) + ")) so that no batch sees a record twice";
+  if (payload.kind == PayloadKind::kFile) {
+    plan.file_bytes = FileValueBytes(payload);
+    plan.repeats = plan.file_bytes < plan.needed;
+    if (plan.repeats && !allow_repeats) {
+      plan.refusal = "payload " + payload.Name() + " holds " + std::to_string(plan.file_bytes) +
+                     " bytes of values; the send path needs " + need +
+                     ": give a larger file, or --allow-repeats to cycle it (rows then say "
+                     "repeats:allowed)";
+    }
+  } else {
+    plan.generate = std::min(plan.needed, kMaxDistinctSendBytes);
+    plan.repeats = plan.needed > kMaxDistinctSendBytes;
+    if (plan.repeats && !allow_repeats) {
+      plan.refusal = "payload " + payload.Name() + ": the send path needs " + need +
+                     ", more than the " + std::to_string(kMaxDistinctSendBytes) +
+                     " kbench generates: lower batch_bytes, partitions or producers, or "
+                     "--allow-repeats to cycle " +
+                     std::to_string(kMaxDistinctSendBytes) + " (rows then say repeats:allowed)";
+    }
+  }
+  return plan;
 }
 
 RecordSet PayloadGenerator::Build(std::size_t max_count, std::size_t max_bytes,

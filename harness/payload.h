@@ -91,6 +91,52 @@ class RecordSet {
   std::size_t total_key_bytes_ = 0;
 };
 
+// ------------------------------------------------------------------ the send path's records
+//
+// Produce and EndToEnd rows cycle through one RecordSet. So that no batch and no codec
+// window sees a record twice (it would compress the repeat, not the data), a record comes
+// back only after at least
+//   max(batch_bytes x partitions x producers, kMinDistinctSendBytes)
+// bytes of values: batch_bytes x partitions because keyed records spread over every
+// partition's open batch at once; x producers because threads sharing producers interleave
+// the set, so each producer instance sees its share; kMinDistinctSendBytes (the Codec
+// family's working set) because it exceeds what one batch of librdkafka's defaults holds and
+// the core's caches, so records are read as an application sending fresh data reads them.
+// (A codec never sees across batches: Kafka compresses each batch on its own.)
+inline constexpr std::size_t kMinDistinctSendBytes = std::size_t{16} << 20;
+// Generated payloads stop here (memory and generation time); a row that needs more is
+// refused unless repeats are allowed.
+inline constexpr std::size_t kMaxDistinctSendBytes = std::size_t{4} << 30;
+
+// What a send-path row's records look like: the batch size it asks librdkafka for, the
+// topic's partitions and the producer instances sharing the set.
+struct SendShape {
+  std::size_t batch_bytes = 1000000;
+  std::size_t partitions = 1;
+  std::size_t producers = 1;
+};
+// max(batch_bytes x partitions x producers, kMinDistinctSendBytes), saturating.
+std::size_t SendPathDistinctBytes(const SendShape& shape);
+
+struct SendRecordsPlan {
+  std::size_t needed = 0;        // distinct value bytes the row needs (SendPathDistinctBytes)
+  std::size_t generate = 0;      // generated kinds: value bytes to generate (>= needed unless
+                                 // capped at kMaxDistinctSendBytes)
+  std::uint64_t file_bytes = 0;  // file payloads: the file's value bytes
+  bool repeats = false;          // fewer distinct bytes than needed: records come back sooner
+  std::string refusal;           // set when it repeats and repeats are not allowed
+  // Records come back sooner, as --allow-repeats allowed: the row's name says so.
+  bool cycles() const { return repeats && refusal.empty(); }
+};
+// The plan of a row's records; `allow_repeats` (--allow-repeats) turns a refusal into a row
+// that repeats (its name then says so). File payloads are measured here (FileValueBytes).
+SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& shape,
+                                bool allow_repeats);
+
+// The value bytes of a file payload: its bytes less the delimiters. Read once per path and
+// delimiter (rows of one run share the answer).
+std::uint64_t FileValueBytes(const PayloadSpec& spec);
+
 // Deterministic per (spec, sizes, seed): the same inputs give the same bytes on every
 // machine (kbench uses its own PRNG and mapping, not <random>'s distributions, whose
 // output differs between standard libraries).
@@ -105,6 +151,9 @@ class PayloadGenerator {
   // A file payload: each of the file's records once, in file order (the whole corpus, as
   // `zstd -b FILE` reads it). Other kinds: GenerateUpTo(max_total_value_bytes).
   RecordSet GenerateCorpus(std::size_t max_total_value_bytes) const;
+  // The records a send-path row cycles through (PlanSendRecords): a file payload's records
+  // once each, in file order; other kinds whole records of at least plan.generate value bytes.
+  RecordSet GenerateSendRecords(const SendRecordsPlan& plan) const;
 
  private:
   RecordSet Build(std::size_t max_count, std::size_t max_bytes, bool whole_file = false) const;

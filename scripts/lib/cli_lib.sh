@@ -15,6 +15,12 @@
 #                                 # a cluster (Produce, Consume, EndToEnd)
 #   exact_filter                  # stdin: benchmark names; stdout: a --benchmark_filter
 #                                 # that selects exactly those
+#   check_out_dir OPTION PATH     # PATH can be a results folder (an existing writable
+#                                 # folder, or one mkdir -p can make), else die 2
+#   check_out_file OPTION PATH    # PATH can be written as a file (not a folder; its folder
+#                                 # exists writable or can be made), else die 2
+#   dry_run_exit                  # with KBENCH_DRY_RUN=1: say the arguments were checked
+#                                 # and exit 0, before anything is built, started or run
 # Sourced, never executed.
 
 : "${PROG:=$(basename "$0")}"
@@ -52,4 +58,43 @@ exact_filter() {
     [[ -n $name ]] && filter+="${filter:+|}^$(regex_escape "$name")\$"
   done
   printf '%s' "$filter"
+}
+
+# Output paths are checked before the work, so that a long run never ends in "cannot
+# write". Nothing is created here: the check writes (and removes) a probe file in the
+# nearest folder that exists, which also catches what a permission test cannot see as
+# root (read-only mounts, /proc).
+out_probe() {
+  local option=$1 path=$2 dir=$3 probe
+  while [[ ! -e $dir && ! -L $dir ]]; do dir=$(dirname "$dir"); done
+  [[ -d $dir ]] || die 2 "$option $path: $dir is a file, not a folder"
+  probe=$(mktemp -p "$dir" .kbench-write-test.XXXXXX 2>/dev/null) ||
+    die 2 "$option $path: cannot write in $dir"
+  rm -f "$probe"
+}
+
+check_out_dir() {
+  local option=$1 path=$2
+  [[ -n $path ]] || die 2 "$option needs a folder"
+  [[ ! -e $path || -d $path ]] || die 2 "$option $path: is a file; give a folder"
+  out_probe "$option" "$path" "$path"
+}
+
+check_out_file() {
+  local option=$1 path=$2
+  [[ -n $path ]] || die 2 "$option needs a file name"
+  [[ ! -d $path ]] || die 2 "$option $path: is a folder; give a file name"
+  if [[ -e $path ]]; then
+    { : >>"$path"; } 2>/dev/null || die 2 "$option $path: cannot write it"
+  else
+    out_probe "$option" "$path" "$(dirname "$path")"
+  fi
+}
+
+# KBENCH_DRY_RUN=1 (tests/scripts/test_docs_commands.py runs the documented commands so):
+# the command line is parsed and checked as for a real run, then nothing happens.
+dry_run_exit() {
+  [[ ${KBENCH_DRY_RUN:-} == 1 ]] || return 0
+  info "dry run: arguments checked; nothing built, started or run"
+  exit 0
 }

@@ -5,11 +5,15 @@ the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/c
     ap = cli.ArgumentParser(prog="compare", ...)  # bad options: usage, one line, exit 2
     cli.die("no such file")                       # "compare: error: no such file", exit 2
     cli.die("the run failed", status=1)
+    cli.check_out_file(args.out, "--out")         # before the work: can the result file be
+    cli.check_out_dir(args.site, "--site")        # written, the results folder be made? else exit 2
+    cli.dry_run_exit()                            # KBENCH_DRY_RUN=1: arguments checked, exit 0
 """
 
 import argparse
 import os
 import sys
+import tempfile
 
 USAGE = 2  # bad usage, bad input or a missing prerequisite
 
@@ -41,3 +45,48 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         usage_error(self, message)
+
+
+# Output paths are checked before the work (as scripts/lib/cli_lib.sh does for bash), so
+# that a long run never ends in "cannot write". Nothing is created: a probe file is written
+# and removed in the nearest folder that exists, which also catches what a permission test
+# cannot see as root (read-only mounts, /proc).
+def _probe(option, path, folder):
+    while not os.path.lexists(folder):
+        folder = os.path.dirname(folder) or "."
+    if not os.path.isdir(folder):
+        die("%s %s: %s is a file, not a folder" % (option, path, folder))
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".kbench-write-test."):
+            pass
+    except OSError:
+        die("%s %s: cannot write in %s" % (option, path, folder))
+
+
+def check_out_dir(path, option="--out"):
+    """PATH can hold results: an existing writable folder, or one makedirs can make."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        die("%s %s: is a file; give a folder" % (option, path))
+    _probe(option, path, os.path.abspath(path))
+
+
+def check_out_file(path, option="--out"):
+    """PATH can be written as a file: not a folder; its folder exists writable or can be made."""
+    if os.path.isdir(path):
+        die("%s %s: is a folder; give a file name" % (option, path))
+    if os.path.exists(path):
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as e:
+            die("%s %s: cannot write it (%s)" % (option, path, e.strerror or e))
+    else:
+        _probe(option, path, os.path.dirname(os.path.abspath(path)))
+
+
+def dry_run_exit():
+    """KBENCH_DRY_RUN=1 (tests/scripts/test_docs_commands.py runs the documented commands
+    so): the command line was parsed and checked as for a real run; nothing else happens."""
+    if os.environ.get("KBENCH_DRY_RUN") == "1":
+        print("%s: dry run: arguments checked; nothing built, started or run" % prog, file=sys.stderr)
+        sys.exit(0)

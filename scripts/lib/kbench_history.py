@@ -820,7 +820,7 @@ series             the series (contexts) and how many runs each holds.
 def main(argv=None):
     import argparse
 
-    from kbench_cli import ArgumentParser, die
+    from kbench_cli import ArgumentParser, check_out_dir, check_out_file, die, dry_run_exit
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     default_db = os.environ.get("KBENCH_HISTORY_DB") or os.path.join(root, "results",
                                                                      "history.sqlite")
@@ -852,6 +852,14 @@ def main(argv=None):
     r.add_argument("--out", required=True, metavar="DIR")
     sub.add_parser("series", help="list the series")
     args = ap.parse_args(argv)
+    # What a command writes is checked before it reads or computes anything.
+    if args.cmd == "add":
+        check_out_file(args.db, "--db")
+    if getattr(args, "json", None):
+        check_out_file(args.json, "--json")
+    if args.cmd == "report":
+        check_out_dir(args.out, "--out")
+    dry_run_exit()
 
     try:
         if args.cmd == "add":
@@ -921,6 +929,7 @@ def print_changes(series, changes, newest, labels, args):
           "judge); newest commit regresses %d series" % (
               len(changes), len(groups), len(series), judged, len(newest_regressions)))
     if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
     if newest_regressions:

@@ -199,6 +199,44 @@ def unordered_reason(a, b):
     return "ranges overlap"
 
 
+def clearly_lower(a, b):
+    """a is below b in every repetition of both (a's highest under b's lowest): an advantage
+    outside the spread. Claimed only with at least 2 repetitions a side (one has no spread)."""
+    return a is not None and b is not None and min(a.n, b.n) >= 2 and a.hi < b.lo
+
+
+def not_higher(a, b):
+    """No repetition of a is above any of b (a's highest at most b's lowest)."""
+    return a is not None and b is not None and min(a.n, b.n) >= 2 and a.hi <= b.lo
+
+
+# What pareto_marks says of each point.
+FRONT, DOMINATED, UNDECIDED = "front", "dominated", "undecided"
+
+
+def pareto_marks(points):
+    """{label: FRONT | DOMINATED | UNDECIDED} for points (label, x Spread, y Spread), lower
+    better on both axes, judged beyond the spreads over repetitions:
+
+    FRONT      for every other point, this one is clearly lower on at least one axis, so no
+               other can beat it on both whatever repetition is taken;
+    DOMINATED  another point is clearly lower on one axis and not higher on the other;
+    UNDECIDED  neither: on the front by the medians perhaps, but within the spreads of a
+               point that could beat it (or the spreads are unknown: one repetition).
+    """
+    marks = {}
+    for label, x, y in points:
+        others = [(x2, y2) for label2, x2, y2 in points if label2 != label]
+        if all(clearly_lower(x, x2) or clearly_lower(y, y2) for x2, y2 in others):
+            marks[label] = FRONT
+        elif any((clearly_lower(x2, x) and not_higher(y2, y)) or
+                 (clearly_lower(y2, y) and not_higher(x2, x)) for x2, y2 in others):
+            marks[label] = DOMINATED
+        else:
+            marks[label] = UNDECIDED
+    return marks
+
+
 def fmt_spread(s, fmt):
     """`median [lo–hi]` with the cell's own number format; a single repetition shows alone."""
     if s is None:

@@ -7,7 +7,9 @@
 # Usage in a runner:
 #   SCN_NAME=producer-sharing
 #   source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/lib/scenario_lib.sh"
-#   scn_parse_args "$@"        # sets SCALE, OUT, BOOTSTRAP, TINY; --help prints usage()
+#   scn_parse_args "$@"        # sets SCALE, OUT, BOOTSTRAP, TINY; --help prints usage();
+#                              # calls scn_extra_arg for other options and scn_check_args
+#                              # (both optional) before anything is made
 # Sourced, never executed; the caller has `set -euo pipefail`.
 
 SCN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -53,6 +55,10 @@ scn_parse_args() {
   if [[ -n $BOOTSTRAP && ! $BOOTSTRAP =~ ^[^,:[:space:]]+:[0-9]+(,[^,:[:space:]]+:[0-9]+)*$ ]]; then
     die 2 "--bootstrap must be HOST:PORT[,HOST:PORT...], got '$BOOTSTRAP'"
   fi
+  [[ -z $OUT ]] || check_out_dir --out "$OUT"
+  # A runner's checks of its own options (scn_check_args), then a dry run ends here.
+  if declare -F scn_check_args >/dev/null; then scn_check_args; fi
+  dry_run_exit
   [[ -x $KBENCH_BIN ]] || die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
   [[ -x $SCN_PY ]] || die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
   if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi

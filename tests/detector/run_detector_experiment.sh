@@ -114,6 +114,7 @@ produce_slowed='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/produc
 produce_other='Produce/bare_producev/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
 produce_filter='^Produce/(send|bare_producev)/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time$'
 
+[[ -z "$work" ]] || check_out_dir --work "$work"
 [[ -n "$work" ]] || work=$(mktemp -d "${TMPDIR:-/tmp}/kbench-detector.XXXXXX")
 mkdir -p "$work" || die 2 "cannot create $work"
 work=$(cd "$work" && pwd)

@@ -97,7 +97,7 @@ if pgrep -f -- "--benchmark_out=$OUT/" >/dev/null; then not_ok "a kbench process
 # Refused before anything is built or started.
 rc=0
 "$ROOT/scripts/bench" --out /proc/kbench-nope >/dev/null 2>"$WORK/refused.err" || rc=$?
-((rc == 2)) && grep -q 'cannot create or write the results folder' "$WORK/refused.err" &&
+((rc == 2)) && grep -q -- '--out /proc/kbench-nope: cannot write in /proc' "$WORK/refused.err" &&
   ! grep -q 'building\|starting' "$WORK/refused.err" && ok "an unwritable results folder: exit 2 before building or starting" ||
   not_ok "--out /proc/kbench-nope: exit $rc: $(cat "$WORK/refused.err")"
 

@@ -126,6 +126,9 @@ expect_exit 2 "bad --bootstrap: exit 2" 'HOST:PORT' \
   "$SCENARIO" producer-sharing --bootstrap 'not an address' --out "$WORK/unused"
 expect_exit 2 "compression-format: SPECs of two kinds: exit 2" 'different things' \
   "$SCENARIO" compression-format --a librdkafka:system --b format:v2 --out "$WORK/unused"
+expect_exit 2 "compression-cost: a corpus smaller than a batch needs: exit 2 before a broker starts" \
+  'corpus.txt holds 34475 bytes of values; the send path needs 16777216' \
+  "$SCENARIO" compression-cost --corpus /usr/share/common-licenses/GPL-3 --out "$WORK/unused"
 check "--list names every scenario" bash -c "\"$SCENARIO\" --list | grep -qx acks-replication"
 
 # ---------------------------------------------------------------- one shared 1-broker cluster

@@ -34,8 +34,9 @@ class Registry(unittest.TestCase):
         self.assertEqual(sorted(registry()), folders())
 
     def test_seeds_are_seed_numbers(self):
+        # A seed is the number of the published experiment a scenario reruns; - for none.
         for name, (seed, title) in registry().items():
-            self.assertRegex(seed, r"^\d{3}$", name)
+            self.assertRegex(seed, r"^(\d{3}|-)$", name)
             self.assertTrue(title, name)
 
     def test_scenario_lists_the_registry(self):
@@ -54,7 +55,9 @@ class Folders(unittest.TestCase):
                 self.assertTrue(os.path.isfile(os.path.join(d, "report.py")))
                 with open(os.path.join(d, "README.md"), encoding="utf-8") as f:
                     readme = f.read()
-                self.assertTrue(readme.startswith("# %s (seed %s)" % (name, registry()[name][0])))
+                seed = registry()[name][0]
+                self.assertTrue(readme.startswith("# %s (seed %s)\n" % (name, seed) if seed != "-"
+                                                  else "# %s\n" % name), readme.split("\n")[0])
                 for section in SECTIONS:
                     self.assertIn("\n" + section + "\n", readme)
 
@@ -174,3 +177,65 @@ class ReportsOrderOnlyWhatTheyShow(unittest.TestCase):
         self.assertIn("Not ordered against it (ranges overlap): 8 threads with dedicated client per thread.",
                       text)
         self.assertNotIn("sharing 1 client.", text.split("Not ordered against it")[1].split("\n")[0])
+
+
+class ParetoBeyondSpreads(unittest.TestCase):
+    def test_front_only_where_the_advantage_is_outside_the_ranges(self):
+        s = ks.Spread.of
+        marks = ks.pareto_marks([
+            ("none", s([100, 110]), s([1.00, 1.01])),  # least CPU by far
+            ("fast", s([300, 320]), s([0.50, 0.51])),  # clearly fewer bytes than none, less CPU than best
+            ("best", s([900, 950]), s([0.30, 0.31])),  # fewest bytes by far
+            ("near", s([310, 330]), s([0.49, 0.52])),  # within fast's ranges on both axes
+            ("worse", s([400, 420]), s([0.60, 0.61])),  # beaten by fast on both
+        ])
+        self.assertEqual(marks, {"none": ks.FRONT, "fast": ks.UNDECIDED, "best": ks.FRONT,
+                                 "near": ks.UNDECIDED, "worse": ks.DOMINATED})
+
+    def test_one_repetition_claims_nothing(self):
+        s = ks.Spread.of
+        marks = ks.pareto_marks([("a", s([1]), s([2])), ("b", s([2]), s([1])), ("c", s([3]), s([3]))])
+        self.assertEqual(set(marks.values()), {ks.UNDECIDED})
+
+
+def _cc_name(family, codec, payload=None, level=None):
+    """A compression-cost row name as kbench writes it."""
+    codec_part = "codec:%s" % codec + ("/level:%s" % level if level else "")
+    payload_part = "/payload:%s" % payload if payload else ""
+    if family == "Produce":
+        return ("Produce/send/acks:1/%s/record_bytes:1000/threads:1/producers:1%s/real_time"
+                % (codec_part, payload_part))
+    return ("EndToEnd/latency/acks:1/%s/record_bytes:1000/rate:2000/partitions:2%s/real_time"
+            % (codec_part, payload_part))
+
+
+class CompressionCostReport(unittest.TestCase):
+    def _produce(self, codec, level, cpu, batch_bytes):
+        # Two rounds; the ratio counter (window-edge noise) deliberately disagrees with the
+        # batches' own figures, which the report must use.
+        return _entries(_cc_name("Produce", codec, level=level), [50e3, 52e3], cpu_us_per_mb=cpu,
+                        bytes_per_second=50e6, avg_batch_bytes=batch_bytes, records_per_batch=1000.0,
+                        ratio=0.1, wire_bytes_per_second=1e6)
+
+    def test_cells_carry_ranges_and_the_front_is_judged_beyond_them(self):
+        # items_per_second 50e3 and 52e3 with bytes_per_second 50e6: values of 1000 and 961.5 B.
+        benches = (self._produce("none", None, 300.0, 1.015e6) + self._produce("lz4", "1", 900.0, 0.45e6)
+                   + self._produce("zstd", "1", 2000.0, 0.30e6))
+        e2e = (_entries(_cc_name("EndToEnd", "none"), [800.0, 900.0], key="p99_us", rate_shortfall=0.0)
+               + [dict(e, rate_shortfall=float(i)) for i, e in
+                  enumerate(_entries(_cc_name("EndToEnd", "zstd", level="1"), [5e4, 6e4], key="p99_us"))])
+        codec = _entries("Codec/compress/codec:zstd/level:1/payload:az/record_bytes:1000/batch_bytes:1048576",
+                         [0.300], key="ratio")
+        text = _report("compression-cost", {"produce.json": {"context": {}, "benchmarks": benches},
+                                            "end_to_end.json": {"context": {}, "benchmarks": e2e},
+                                            "codec.json": {"context": {}, "benchmarks": codec}})
+        rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+                for line in text.splitlines() if line.startswith("| ") and "records/s" not in line}
+        # records/s with its range; bytes per value byte from the batches (not ratio=0.1).
+        self.assertEqual(rows["zstd:1"][0], "51,000 [50,000–52,000]")
+        self.assertEqual(rows["zstd:1"][3], "0.306 [0.300–0.312]")
+        self.assertEqual(rows["zstd:1"][4:6], ["0.300", "+2.0 %"])  # the Codec family's ratio
+        self.assertEqual(rows["lz4:1"][4:6], ["—", "—"])  # none ran for lz4 here
+        self.assertIn("⚠ short in 1 of 2", rows["zstd:1"][7])
+        self.assertNotIn("⚠", rows["none"][7])
+        self.assertEqual([rows[c][8] for c in ("none", "lz4:1", "zstd:1")], ["●", "●", "●"])

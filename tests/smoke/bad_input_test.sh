@@ -77,6 +77,33 @@ expect_usage_error "reads the topic as it is" --bootstrap=127.0.0.1:1 --consume 
 expect_usage_error "--costs must be on or off, not 'maybe'" --costs=maybe
 expect_usage_error "--end-to-end: acks must be 1 or all" --end-to-end 'acks=0'
 expect_usage_error "--end-to-end: unknown key 'linger_ms'" --end-to-end 'linger_ms=5'
+# A send-path payload smaller than the row's batches need repeats records inside a batch:
+# refused (naming its size and the need) when a selected row would send it.
+licences=/usr/share/common-licenses/GPL-3
+expect_usage_error "payload file:GPL-3 holds 34475 bytes of values; the send path needs 16777216" \
+  --payload=file:$licences --benchmark_filter='^Produce/send/acks:1/codec:none/record_bytes:100/'
+expect_usage_error "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/payload:file:GPL-3/real_time: payload" \
+  --produce "acks=1,payload=file:$licences"
+expect_usage_error "EndToEnd/latency/acks:1/codec:none/record_bytes:100/rate:10000/partitions:2/payload:file:GPL-3/real_time: payload" \
+  --end-to-end "payload=file:$licences"
+expect_usage_error "more than the 4294967296 kbench generates" --produce 'partitions=10000,batch_bytes=2000000000'
+# ... but not where no selected row sends it, and --allow-repeats names the rows that cycle.
+expect_listed() {  # expect_listed PATTERN KBENCH_ARGS...: exit 0 and a listed name matching PATTERN
+  local want="$1" out rc
+  shift
+  out="$(timeout 30 "$bin" --benchmark_list_tests "$@" 2>&1)"
+  rc=$?
+  if [[ $rc -ne 0 ]] || ! grep -Eq -- "$want" <<<"$out"; then
+    echo "FAIL: kbench $* exited $rc or listed no /$want/: $out" | head -c 600; echo
+    failures=$((failures + 1)); return
+  fi
+  passed=$((passed + 1))
+}
+expect_listed '^Codec/memcpy/payload:file:GPL-3/' --payload=file:$licences --benchmark_filter='^Codec/memcpy'
+expect_listed '^Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/payload:file:GPL-3/repeats:allowed/real_time' \
+  --allow-repeats --produce "acks=1,payload=file:$licences"
+expect_listed '^Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time$' \
+  --allow-repeats --produce 'acks=1'
 expect_usage_error "--window-seconds '0' is not a number of seconds" --window-seconds=0
 expect_usage_error "--warmup-seconds '-1' is not a number of seconds" --warmup-seconds=-1
 expect_usage_error "--start-at 'soon' is not a wall-clock time in Unix seconds" --start-at=soon
@@ -86,7 +113,7 @@ expect_usage_error "cannot write --benchmark_out '/proc/nope/x.json'" --benchmar
 # scripts/bench refuses a results folder it cannot write before building or running anything.
 err="$(timeout 30 "$here/../../scripts/bench" --no-build --out /proc/nope 2>&1 >/dev/null)"
 rc=$?
-if [[ $rc -ne 2 || "$err" != *"cannot create or write the results folder"* ]]; then
+if [[ $rc -ne 2 || "$err" != *"--out /proc/nope: cannot write in /proc"* ]]; then
   echo "FAIL: scripts/bench --out /proc/nope exited $rc, want 2 (stderr: $err)"; failures=$((failures + 1))
 else
   passed=$((passed + 1))

@@ -131,6 +131,92 @@ TEST(Payload, FileRecordsAreSplitOnTheDelimiter) {
                UsageError);
 }
 
+// The send path's records (Produce, EndToEnd): distinct over more than a row's batches hold.
+TEST(SendRecords, DistinctBytesAreTheLargerOfEveryProducersBatchesAndTheFloor) {
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 2, 1}), kMinDistinctSendBytes);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 100, 1}), 100000000u);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{65536, 2, 8}), kMinDistinctSendBytes);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{1000000, 4, 8}), 32000000u);
+  constexpr std::size_t kMax = static_cast<std::size_t>(-1);
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{kMax / 2, 3, 1}), kMax);  // saturates
+  EXPECT_EQ(SendPathDistinctBytes(SendShape{kMax / 2, 1, 3}), kMax);
+}
+
+TEST(SendRecords, GeneratedSetsHoldAtLeastWhatTheRowNeedsAndNeverRepeat) {
+  for (const char* kind : {"az", "random", "value_bound:500"}) {
+    const PayloadSpec spec = ParsePayloadSpec(kind);
+    const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+    EXPECT_FALSE(plan.repeats) << kind;
+    EXPECT_TRUE(plan.refusal.empty()) << kind;
+    EXPECT_EQ(plan.generate, kMinDistinctSendBytes) << kind;
+    const RecordSet set =
+        PayloadGenerator(spec, SizeSpec{100, 100}, kDefaultPayloadSeed).GenerateSendRecords(plan);
+    EXPECT_GE(set.total_value_bytes(), plan.needed) << kind;
+    EXPECT_LT(set.total_value_bytes(), plan.needed + 100) << kind;
+    // No value twice: the cycle is the whole set.
+    std::set<std::string_view> distinct;
+    for (std::size_t i = 0; i < set.size(); ++i) distinct.insert(set.value(i));
+    EXPECT_EQ(distinct.size(), set.size()) << kind;
+  }
+}
+
+TEST(SendRecords, MoreThanKbenchGeneratesIsRefusedUnlessRepeatsAreAllowed) {
+  const PayloadSpec az = ParsePayloadSpec("az");
+  const SendShape huge{2000000000, 10000, 1};
+  const SendRecordsPlan refused = PlanSendRecords(az, huge, false);
+  EXPECT_TRUE(refused.repeats);
+  EXPECT_NE(refused.refusal.find("more than the 4294967296 kbench generates"), std::string::npos)
+      << refused.refusal;
+  const SendRecordsPlan allowed = PlanSendRecords(az, huge, true);
+  EXPECT_TRUE(allowed.repeats);
+  EXPECT_TRUE(allowed.refusal.empty());
+  EXPECT_EQ(allowed.generate, kMaxDistinctSendBytes);
+}
+
+TEST(SendRecords, AFileSmallerThanNeededIsRefusedNamingBothSizes) {
+  const std::string small = ::testing::TempDir() + "kbench_send_small.txt";
+  {
+    std::ofstream out(small, std::ios::binary);
+    out << "first record\nsecond\n\nthird";  // 23 value bytes, an empty record
+  }
+  PayloadSpec spec = ParsePayloadSpec("file:" + small);
+  EXPECT_EQ(FileValueBytes(spec), 23u);
+  const SendRecordsPlan refused = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+  EXPECT_TRUE(refused.repeats);
+  EXPECT_EQ(refused.file_bytes, 23u);
+  EXPECT_NE(refused.refusal.find("holds 23 bytes of values"), std::string::npos) << refused.refusal;
+  EXPECT_NE(refused.refusal.find("needs 16777216 bytes of distinct values"), std::string::npos)
+      << refused.refusal;
+  EXPECT_NE(refused.refusal.find("--allow-repeats"), std::string::npos) << refused.refusal;
+  EXPECT_FALSE(refused.cycles());  // refused rows do not run: their names stay plain
+  const SendRecordsPlan allowed = PlanSendRecords(spec, SendShape{1000000, 2, 1}, true);
+  EXPECT_TRUE(allowed.repeats);
+  EXPECT_TRUE(allowed.refusal.empty());
+  EXPECT_TRUE(allowed.cycles());
+  // Cycled as it is: each record once, in file order.
+  RecordSet set = PayloadGenerator(spec, SizeSpec{}, 1).GenerateSendRecords(allowed);
+  ASSERT_EQ(set.size(), 3u);
+  EXPECT_EQ(set.value(2), "third");
+  std::remove(small.c_str());
+}
+
+TEST(SendRecords, AFileLargeEnoughIsSentWholeAndOnce) {
+  const std::string big = ::testing::TempDir() + "kbench_send_big.txt";
+  {
+    std::ofstream out(big, std::ios::binary);
+    const std::string line(1023, 'x');
+    for (std::size_t i = 0; i < kMinDistinctSendBytes / 1023 + 1; ++i) out << line << '\n';
+  }
+  PayloadSpec spec = ParsePayloadSpec("file:" + big);
+  const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+  EXPECT_FALSE(plan.repeats);
+  EXPECT_TRUE(plan.refusal.empty());
+  RecordSet set = PayloadGenerator(spec, SizeSpec{}, 1).GenerateSendRecords(plan);
+  EXPECT_EQ(set.size(), kMinDistinctSendBytes / 1023 + 1);
+  EXPECT_EQ(set.total_value_bytes(), plan.file_bytes);
+  std::remove(big.c_str());
+}
+
 TEST(Payload, BadSpecsAreRejectedWithTheValidValues) {
   try {
     ParsePayloadSpec("lorem");
