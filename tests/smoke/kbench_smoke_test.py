@@ -140,7 +140,7 @@ class SmokeTest(unittest.TestCase):
         import zlib
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "lines.txt")
-            lines = [(("%d,user-%d,%s" % (i, i % 97, "abcdefgh"[i % 8] * (i % 50))) * 60)[:999]
+            lines = [(("%05d,user-%02d,%s;" % (i, i % 97, "abcdefgh"[i % 8] * (i % 9))) * 100)[:999]
                      for i in range(500)]
             with open(path, "w") as f:
                 f.write("\n".join(lines) + "\n")
