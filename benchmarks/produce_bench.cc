@@ -751,8 +751,6 @@ class ProduceWork {
                           std::int64_t retries) {
     state.counters[counters::kWireBytesPerSecond] =
         counters::Rate(static_cast<double>(s.wire_bytes));
-    state.counters[counters::kRequestsPerSecond] =
-        counters::Rate(static_cast<double>(s.produce_requests));
     state.counters[counters::kAvgBatchBytes] = counters::Value(s.batch_bytes.average());
     state.counters[counters::kRecordsPerBatch] = counters::Value(s.batch_records.average());
     state.counters[counters::kRatio] = counters::Value(
@@ -760,6 +758,7 @@ class ProduceWork {
     state.counters[counters::kErrors] = counters::Value(static_cast<double>(errors));
     state.counters[counters::kRetries] = counters::Value(static_cast<double>(retries));
     ReportStages(state, s);
+    ReportRequests(state, s);
   }
 
  private:

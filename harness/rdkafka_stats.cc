@@ -122,9 +122,14 @@ void Broker(od::value v, std::string_view name, RdkafkaStats* s) {
       s->txretries += Int(x, k);
     } else if (k == "txerrs") {
       s->txerrs += Int(x, k);
+    } else if (k == "wakeups") {
+      s->wakeups += Int(x, k);
+      s->has_wakeups = true;
     } else if (k == "req") {
       Section(x, k, [&](std::string_view api, od::value n) {
-        if (api == "Produce") s->produce_requests += Int(n, api);
+        if (api != "Produce") return;
+        s->produce_requests += Int(n, api);
+        s->has_produce_requests = true;
       });
     } else if (k == "int_latency") {
       AddStage(x, k, Stage::kIntLatency, &s->stages);
@@ -288,8 +293,14 @@ std::vector<StageWindow> StatsAccumulator::StagesBetween(const Snapshot& before,
 }
 
 void StatsDelta::Add(const StatsDelta& o) {
+  if (o.parts > 0) {  // an empty delta adds nothing, not an absence
+    has_produce_requests = (parts == 0 || has_produce_requests) && o.has_produce_requests;
+    has_wakeups = (parts == 0 || has_wakeups) && o.has_wakeups;
+    parts += o.parts;
+  }
   wire_bytes += o.wire_bytes;
   produce_requests += o.produce_requests;
+  wakeups += o.wakeups;
   retries += o.retries;
   txmsg_bytes += o.txmsg_bytes;
   txmsgs += o.txmsgs;
@@ -303,6 +314,11 @@ StatsDelta Difference(const StatsAccumulator::Snapshot& before,
   StatsDelta d;
   d.wire_bytes = after.cumulative.tx_wire_bytes - before.cumulative.tx_wire_bytes;
   d.produce_requests = after.cumulative.produce_requests - before.cumulative.produce_requests;
+  d.has_produce_requests =
+      before.cumulative.has_produce_requests && after.cumulative.has_produce_requests;
+  d.wakeups = after.cumulative.wakeups - before.cumulative.wakeups;
+  d.has_wakeups = before.cumulative.has_wakeups && after.cumulative.has_wakeups;
+  d.parts = 1;
   d.retries = after.cumulative.txretries - before.cumulative.txretries;
   d.txmsg_bytes = after.cumulative.txmsg_bytes - before.cumulative.txmsg_bytes;
   d.txmsgs = after.cumulative.txmsgs - before.cumulative.txmsgs;

@@ -56,8 +56,13 @@ struct RdkafkaStats {
   // Cumulative, summed over brokers.
   std::int64_t tx_wire_bytes = 0;     // brokers.*.txbytes: bytes written to sockets
   std::int64_t produce_requests = 0;  // brokers.*.req.Produce
+  std::int64_t wakeups = 0;           // brokers.*.wakeups: broker threads' poll-loop passes
   std::int64_t txretries = 0;         // brokers.*.txretries
   std::int64_t txerrs = 0;            // brokers.*.txerrs
+  // Whether some broker carried req.Produce (librdkafka >= 1.0.0) and wakeups (>= 0.9.4):
+  // a library that does not report a counter must not read as one that counted 0.
+  bool has_produce_requests = false;
+  bool has_wakeups = false;
   // Windows of this emit, summed over topics.
   WindowTotals batch_bytes;         // topics.*.batchsize: bytes per batch after compression
   WindowTotals batch_records;       // topics.*.batchcnt: records per batch
@@ -121,6 +126,12 @@ class StatsAccumulator {
 struct StatsDelta {
   std::int64_t wire_bytes = 0;
   std::int64_t produce_requests = 0;
+  std::int64_t wakeups = 0;
+  // Both ends of every part reported it (see RdkafkaStats); a sum over handles is present
+  // only when each handle's part is.
+  bool has_produce_requests = false;
+  bool has_wakeups = false;
+  std::int64_t parts = 0;  // deltas added up (Difference gives 1)
   std::int64_t retries = 0;
   std::int64_t txmsg_bytes = 0;
   std::int64_t txmsgs = 0;  // records put into batches, counted again when re-sent

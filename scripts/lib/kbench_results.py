@@ -21,8 +21,11 @@ import sys
 METRICS = {
     "cpu_time": (-1, "time per iteration of a CPU-bound row"),
     "real_time": (-1, "wall time per iteration of a row that waits (Produce, Consume)"),
-    "items_per_second": (+1, "records per second: the throughput users quote"),
-    "bytes_per_second": (+1, "uncompressed value bytes per second, as Kafka's tools count"),
+    "items_per_second": (+1, "records per second: the throughput users quote (windowed rows: "
+                             "per second of the window; in-process rows: per CPU-second)"),
+    "bytes_per_second": (+1, "uncompressed value bytes per second (windowed rows: per second "
+                             "of the window, as Kafka's tools count; in-process rows: per "
+                             "CPU-second)"),
     "ratio": (-1, "compressed / uncompressed: a codec that compresses worse costs bandwidth"),
     "compressed_bytes": (-1, "bytes a codec produced for the same input"),
     "overhead_bytes_per_record": (-1, "record-format overhead: what a format costs per record"),
@@ -84,7 +87,15 @@ METRICS = {
     "end_offsets": (0, "the topic's end offsets when checked: a check's input"),
     "avg_batch_bytes": (0, "batching shape: explains a change, is not one"),
     "records_per_batch": (0, "batching shape: explains a change, is not one"),
-    "requests_per_second": (0, "produce requests per second: follows batching"),
+    "requests_per_second": (0, "produce requests per second: follows records/s as much as "
+                               "batching, so neither direction is better (records_per_request "
+                               "judges the batching)"),
+    "records_per_request": (+1, "records per produce request: fewer, fuller requests cost less "
+                                "per record on client and broker; explains a records/s change "
+                                "(a lower linger.ms trades it for latency on purpose)"),
+    "wakeups_per_record": (-1, "librdkafka broker-thread poll-loop wakeups per record: each is "
+                               "a pass of the loop and often a context switch, a per-record "
+                               "cost; explains a records/s or CPU change"),
     "cpu_us_per_record": (-1, "client CPU (user + system, mock cluster excluded) per record: "
                               "what a record costs the client"),
     "cpu_us_per_mb": (-1, "client CPU per MiB of value bytes: the cost of a byte"),
@@ -97,7 +108,8 @@ METRICS = {
     "cpu_accounting_gap": (0, "per-thread CPU against getrusage: a measurement-quality figure"),
     "mock_cpu_us_per_mb": (0, "the in-process mock cluster's CPU: a stand-in broker, "
                               "not the client"),
-    "peak_rss_mb": (-1, "the row's peak resident memory: memory is a cost"),
+    "peak_rss_mb": (-1, "the row's peak resident memory: memory is a cost (left out when "
+                        "the kernel refused to reset the peak)"),
     "heap_bytes_per_inflight_record": (-1, "heap held per record in flight: what queueing "
                                            "costs in memory (librdkafka #2147)"),
     "inflight_records": (0, "records in flight at the window's end: a load, not a result"),

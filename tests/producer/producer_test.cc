@@ -17,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "fixtures/cluster.h"
+#include "fixtures/counters.h"
+#include "fixtures/stage_counters.h"
 #include "harness/admin.h"
 #include "harness/consumer.h"
 #include "harness/histogram.h"
@@ -181,6 +183,81 @@ TEST(RdkafkaStats, WindowsAddUpAcrossEmitsCumulativesDo_Not) {
   StatsDelta d = Difference(before, acc.Get());
   EXPECT_EQ(d.wire_bytes, 2102000);  // latest cumulative value
   EXPECT_EQ(d.batch_bytes.cnt, 82);  // windows summed
+}
+
+// Two emits of one handle, 1 s apart (trimmed from librdkafka 2.0.2): three brokers (the
+// internal one among them) whose wakeups and Produce requests add up.
+constexpr const char* kEmitAt0 = R"({"txmsgs": 1000, "brokers": {
+  ":0/internal": {"wakeups": 10, "req": {}},
+  "b:9092/1": {"wakeups": 500, "req": {"Produce": 20, "Metadata": 3}},
+  "b:9093/2": {"wakeups": 300, "req": {"Produce": 10}}}})";
+constexpr const char* kEmitAt1 = R"({"txmsgs": 13000, "brokers": {
+  ":0/internal": {"wakeups": 12, "req": {}},
+  "b:9092/1": {"wakeups": 2900, "req": {"Produce": 100, "Metadata": 3}},
+  "b:9093/2": {"wakeups": 1700, "req": {"Produce": 50}}}})";
+
+TEST(RdkafkaStats, SumsWakeupsAndProduceRequestsOverBrokers) {
+  RdkafkaStats s;
+  ASSERT_TRUE(IsOk(ParseRdkafkaStats(kEmitAt1, &s)));
+  EXPECT_EQ(s.wakeups, 4612);
+  EXPECT_EQ(s.produce_requests, 150);
+  EXPECT_TRUE(s.has_wakeups);
+  EXPECT_TRUE(s.has_produce_requests);
+  // A library that writes neither field (req before 1.0.0) does not report them as 0.
+  ASSERT_TRUE(IsOk(ParseRdkafkaStats(R"({"txmsgs": 5, "brokers": {"b/1": {"txbytes": 9}}})", &s)));
+  EXPECT_FALSE(s.has_wakeups);
+  EXPECT_FALSE(s.has_produce_requests);
+  // A req object without Produce (a consumer's) is no produce request count either.
+  ASSERT_TRUE(IsOk(ParseRdkafkaStats(R"({"brokers": {"b/1": {"req": {"Fetch": 3}}}})", &s)));
+  EXPECT_FALSE(s.has_produce_requests);
+}
+
+TEST(RdkafkaStats, RequestCountersAreDeltasOverTheWindow) {
+  StatsAccumulator acc;
+  acc.AddEmit(kEmitAt0);
+  const auto begin = acc.Get();
+  acc.AddEmit(kEmitAt1);
+  const StatsDelta d = Difference(begin, acc.Get());
+  ASSERT_TRUE(acc.Get().parse_error.empty()) << acc.Get().parse_error;
+  EXPECT_EQ(d.produce_requests, 120);
+  EXPECT_EQ(d.wakeups, 3802);
+  EXPECT_EQ(d.txmsgs, 12000);
+  const benchmark::UserCounters c = bench::RequestCounters(d);
+  ASSERT_EQ(c.count(counters::kRecordsPerRequest), 1u);
+  EXPECT_DOUBLE_EQ(c.at(counters::kRecordsPerRequest).value, 100.0);          // 12000 / 120
+  EXPECT_DOUBLE_EQ(c.at(counters::kWakeupsPerRecord).value, 3802.0 / 12000);  // all threads
+  // A rate: Google Benchmark divides it by the row's measured time.
+  EXPECT_DOUBLE_EQ(c.at(counters::kRequestsPerSecond).value, 120.0);
+  EXPECT_TRUE(c.at(counters::kRequestsPerSecond).flags & benchmark::Counter::kIsRate);
+}
+
+TEST(RdkafkaStats, RequestCountersAbsentWhereTheLibraryIsSilent) {
+  StatsAccumulator acc;
+  acc.AddEmit(R"({"txmsgs": 10, "brokers": {"b/1": {"txbytes": 1}}})");
+  const auto begin = acc.Get();
+  acc.AddEmit(R"({"txmsgs": 90, "brokers": {"b/1": {"txbytes": 2}}})");
+  StatsDelta d = Difference(begin, acc.Get());
+  EXPECT_TRUE(bench::RequestCounters(d).empty());
+  // Before the window's first emit nothing is known: absent too, not a count from 0.
+  d = Difference(StatsAccumulator::Snapshot{}, acc.Get());
+  EXPECT_TRUE(bench::RequestCounters(d).empty());
+  // Summed over handles: present only if every handle reported it.
+  StatsAccumulator full;
+  full.AddEmit(kEmitAt0);
+  const auto full_begin = full.Get();
+  full.AddEmit(kEmitAt1);
+  StatsDelta both;
+  both.Add(StatsDelta{});  // an empty part adds nothing
+  both.Add(Difference(full_begin, full.Get()));
+  EXPECT_EQ(bench::RequestCounters(both).size(), 3u);
+  both.Add(Difference(begin, acc.Get()));
+  EXPECT_TRUE(bench::RequestCounters(both).empty());
+  // No record in the window: no per-record figure, still the request rate.
+  StatsDelta idle = Difference(full_begin, full_begin);
+  const benchmark::UserCounters c = bench::RequestCounters(idle);
+  EXPECT_EQ(c.count(counters::kRequestsPerSecond), 1u);
+  EXPECT_EQ(c.count(counters::kWakeupsPerRecord), 0u);
+  EXPECT_EQ(c.count(counters::kRecordsPerRequest), 0u);
 }
 
 // ------------------------------------------------------------------ mock cluster

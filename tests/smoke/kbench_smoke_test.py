@@ -125,6 +125,43 @@ class SmokeTest(unittest.TestCase):
         # 65 records of 1000 bytes per batch: items/s x 1000 == bytes/s.
         row = runs[CODEC_ROW]
         self.assertAlmostEqual(row["bytes_per_second"] / row["items_per_second"], 1000, delta=1)
+        # Units as docs/counters.md gives them: compressed_bytes is the whole working set's
+        # (ratio's denominator is the working set, 16 MiB at least), and bytes_per_second is
+        # that working set per CPU-second (no /real_time on Codec rows), not per wall second.
+        raw = row["compressed_bytes"] / row["ratio"]
+        self.assertGreaterEqual(raw, 16 * 1024 * 1024 * 0.99)
+        self.assertEqual(row["time_unit"], "ns")
+        self.assertAlmostEqual(row["bytes_per_second"] * row["cpu_time"] / 1e9 / raw, 1, delta=1e-6)
+
+    def test_direct_rows_report_their_own_output(self):
+        # A file payload of equal 999-byte lines: 65 records fill a 64 KiB batch. zlib
+        # compresses each batch here as the direct gzip calls do (level 6, gzip wrapper,
+        # memLevel 8): the direct rows' compressed_bytes and ratio must be those bytes.
+        import zlib
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "lines.txt")
+            lines = [(("%05d,user-%02d,%s;" % (i, i % 97, "abcdefgh"[i % 8] * (i % 9))) * 100)[:999]
+                     for i in range(500)]
+            with open(path, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            proc, data = run_kbench("--payload=file:" + path, "--benchmark_min_time=0.01",
+                                    "--benchmark_filter=^Codec/direct_(compress|decompress)/"
+                                    "codec:gzip/")
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        if data["context"].get("zlib_version") != zlib.ZLIB_RUNTIME_VERSION:
+            self.skipTest("Python's zlib %s is not kbench's %s" % (
+                zlib.ZLIB_RUNTIME_VERSION, data["context"].get("zlib_version")))
+        expected = 0
+        for b in range(0, len(lines), 65):
+            z = zlib.compressobj(6, zlib.DEFLATED, 31, 8, zlib.Z_DEFAULT_STRATEGY)
+            expected += len(z.compress("".join(lines[b:b + 65]).encode()) + z.flush())
+        rows = {b["name"].split("/")[1]: b for b in data["benchmarks"]}
+        self.assertEqual(set(rows), {"direct_compress", "direct_decompress"})
+        for variant, row in rows.items():
+            self.assertFalse(row.get("error_occurred", False), row.get("error_message"))
+            self.assertEqual(row.get("compressed_bytes"), expected, variant)
+            self.assertAlmostEqual(row["ratio"], expected / (999 * len(lines)), places=9,
+                                   msg=variant)
 
     def test_every_variant_of_every_family_runs_clean(self):
         # The maximum-rate search runs on its own below (it takes many windows).
@@ -162,6 +199,11 @@ class SmokeTest(unittest.TestCase):
             self.assertGreater(row["mock_cpu_us_per_mb"], 0, key)  # the mock broker works too
         self.assertGreater(send["heap_bytes_per_inflight_record"], 0)
         self.assertGreater(send["rtt_p50_us"], 0)  # librdkafka's stage windows
+        # How the client sent, from librdkafka's statistics over the window: a request
+        # carries one batch per partition it holds, so at least a batch's records.
+        for counter in ("requests_per_second", "records_per_request", "wakeups_per_record"):
+            self.assertGreater(send.get(counter, 0), 0, counter)
+        self.assertGreaterEqual(send["records_per_request"], 0.9 * send["records_per_batch"])
         self.assertIn("int_latency_p99_us", send)
         # The consumer's fetches: round trip from its own statistics; no produce queue.
         read = runs[self.first["Consume/read"]]
