@@ -152,11 +152,11 @@ class TestVerdicts(CompareCase):
         self.assertAlmostEqual(r["p_value"], 2 / 252)
 
     def test_large_shift_with_overlap_is_inconclusive_exit_3(self):
-        # +25 % in 4 of 5 values, the fifth unchanged: the t alone says p = 0.004, but the
+        # +25 % in 5 of 6 values, the sixth unchanged: the t alone says p = 0.005, but the
         # distribution-free interval reaches 0, so it is no regression; it is not
         # "unchanged" either.
-        b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0]))
-        n = self.write("n.json", raw(CODEC, [101.5, 125.0, 126.0, 127.0, 128.0]))
+        b = self.write("b.json", raw(CODEC, [100.0, 100.0, 101.0, 102.0, 102.0, 103.0]))
+        n = self.write("n.json", raw(CODEC, [100.5, 125.0, 126.0, 127.0, 127.0, 128.0]))
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 3, proc.stdout)
         self.assertEqual(rows(v, "inconclusive"), [(CODEC, "cpu_time")])
@@ -165,7 +165,7 @@ class TestVerdicts(CompareCase):
         self.assertLessEqual(r["ci_low_pct"], 0.0)
         self.assertIn("interval reaches 0", r["reason"])
         # A shift that is not significant at all says so.
-        n2 = self.write("n2.json", raw(CODEC, [101.5, 101.0, 126.0, 127.0, 128.0]))
+        n2 = self.write("n2.json", raw(CODEC, [101.5, 101.0, 126.0, 127.0, 128.0, 102.0]))
         proc, v = self.run_compare(b, n2)
         self.assertEqual(proc.returncode, 3, proc.stdout)
         self.assertIn("not significant", v["inconclusive"][0]["reason"])
@@ -900,7 +900,7 @@ class TestFamilyWise(CompareCase):
             kc.MIN_MODERATED_ROWS = saved
         row_alone = [r for r in alone["rows"] if r["primary"] and r["name"] == self.NAMES[0]][0]
         self.assertEqual(row_alone["test"], "trimmed t")
-        self.assertEqual(row_alone["df"], 10)
+        self.assertLessEqual(row_alone["df"], 10)  # Welch: at most 5 + 5 kept values - 2
         self.assertEqual(alone["regressions"], [])
         self.assertGreater(row_alone["p_adjusted"], 0.01)
 
