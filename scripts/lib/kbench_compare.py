@@ -1,12 +1,17 @@
 """Statistical A/B comparison of kbench results (Google Benchmark JSON), with verdicts.
 
 Samples. Each side is one or more files; a file holds one kbench process, or several
-when it was merged (entries tagged with kbench_process). When both sides hold at least
-two processes of a benchmark, the sample is one value per process (the median of its
-repetitions): repetitions of one process share that process's drift (CPU placement,
-cache and allocator state, the broker's state), which on this kind of machine is as
-large as the effects looked for, so they are not independent samples of a build. With a
-single process on either side the repetitions are the sample and the row says so.
+when it was merged (entries tagged with kbench_process). Like is compared with like: when
+either side holds two or more processes of a benchmark, the sample is one value per process
+(the median of its repetitions): repetitions of one process share that process's drift (CPU
+placement, cache and allocator state, the broker's state), which on this kind of machine is
+as large as the effects looked for, so they are not independent samples of a build. A side
+with a single process then gives a single sample and the row is inconclusive, with a reason
+telling to run more processes: process medians are never judged against the repetitions of
+one process, whose spread is only the noise inside a process (ten process medians at 5 %
+between processes against ten repetitions at 0.5 % within one: a verdict in 59 of 200 A/A
+comparisons). Only when both sides have a single process are the repetitions the samples on
+both sides, and the row says so.
 
 Verdicts, per benchmark and per judged metric, at level alpha with threshold T %:
   regression / improvement  p < alpha and the estimated shift is at least T % in the
@@ -25,19 +30,30 @@ never deciding the exit code. The p-values of the deciding rows are adjusted tog
 (Holm, see adjust_family) and regression / improvement need the adjusted p < alpha.
 
 Test: Yuen's trimmed-mean t test on log values (10 % trimmed from each end, so one sample of
-ten; nothing below ten), with each row's variance moderated across the family of
-deciding rows (empirical Bayes, Smyth 2004, see squeeze_variances). Why not the exact rank
-test it replaced: at 10 vs 10 the rank sum's smallest two-sided p is 1.1e-5, and Holm over a
-hundred rows needs 1e-4 for the first, so it flags a +15 % row at 5 % CV only when the
-samples barely overlap (docs/validation.md, V11); a plain t on ten samples a side estimates
-the row's variance from 18 degrees of freedom, which that far in the tail costs the power.
-A profile's rows share one machine, so their variances are alike: pooling what they say
-about variance (the moderated t's prior) gives each row the degrees of freedom of many,
-and the trimming keeps one slow process from deciding a row. Where logs
-are impossible (metrics that can be zero, e.g. error counts) or a row's values do not vary
-at all, the exact rank tests decide (permutation_p, signed_rank_p), ties exact.
+ten; nothing below ten), in its Welch form (each side's winsorized variance, Welch-Satterthwaite
+degrees of freedom, see yuen_parts), with each row's variance moderated across the family of
+deciding rows (empirical Bayes, Smyth 2004, see squeeze_variances and family_prior). Why not
+the exact rank test it replaced: at 10 vs 10 the rank sum's smallest two-sided p is 1.1e-5,
+and Holm over a hundred rows needs 1e-4 for the first, so it flags a +15 % row at 5 % CV only
+when the samples barely overlap (docs/validation.md, V11); a plain t on ten samples a side
+estimates the row's variance from at most 14 degrees of freedom, which that far in the tail
+costs the power. A profile's rows share one machine, so their variances are often alike:
+pooling what they say about variance (the moderated t's prior) gives each row the degrees
+of freedom of many, and the trimming keeps one slow process from deciding a row.
+What is moderated: the row's combined squared standard error (both sides' winsorized parts,
+scaled to one value per side), on its Welch degrees of freedom; not each side's variance
+apart, which would count the prior twice for a row whose two sides share one noise.
+The prior is only as strong as the family supports (family_prior): its degrees of freedom
+are the lower end of a one-sided 75 % interval (a family of five rows says little about how
+alike their variances are, and rows of unequal noise moderated toward a common value make the
+noisiest row's test anti-conservative: five rows at 3-8 % CV had 1.4 % family-wise false
+alarms at alpha 1 %), and a row whose variance lies beyond what the prior predicts (one noisy
+row among quiet ones) gets fewer prior degrees of freedom, down to none, as in limma's robust
+fit. Where logs are impossible (metrics that can be zero, e.g. error counts) or a row's values
+do not vary at all, the exact rank tests decide (permutation_p, signed_rank_p), ties exact.
 A verdict still needs as many samples as the distribution-free test would (min_samples: 5
 per side at alpha 0.01; min_pairs: 8 pairs), so no verdict rests on the normal model alone.
+tests/scripts/gate_calibration.py measures the family-wise false alarms and the power.
 
 Shift: the Hodges-Lehmann estimate (median of all base/new pairwise differences) of
 log(new) - log(base), reported in %, with its distribution-free interval: the k-th
@@ -447,8 +463,8 @@ def family_prior(s2, d):
     had 42 times the nominal rate of p < 1e-4). Unlike limma, an outlier's prior df goes
     to 0, not to an outlier distribution's: the row then stands alone, as it would unmoderated."""
     import numpy as np
-    from scipy.stats import chi2, f as f_dist
-    from scipy.stats import rankdata
+    from scipy.stats import chi2, rankdata
+    from scipy.stats import f as f_dist
     s2 = np.asarray(s2, dtype=float)
     d = np.broadcast_to(np.asarray(d, dtype=float), s2.shape)
     g = s2.shape[-1]

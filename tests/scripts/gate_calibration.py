@@ -29,9 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
 
-import numpy as np  # noqa: E402
-
 import kbench_compare as kc  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def family(name):

@@ -81,8 +81,8 @@ class TestPrior(unittest.TestCase):
         self.assertLessEqual(small, 6)  # nominal 1.5 of 150
 
     def test_noisy_row_null_p_values_keep_their_level(self):
-        import numpy as np
         import gate_calibration as gc
+        import numpy as np
         rng = np.random.default_rng(11)
         b, n = gc.draw(rng, 4000, "noisy-100")
         diff, s2, d, scale = kc.yuen_parts(np.log(b), np.log(n))
@@ -161,8 +161,8 @@ class TestModeratedNull(unittest.TestCase):
     def test_a_small_family_of_graded_noise_keeps_alpha(self):
         # Five rows at 3, 4, 5, 6 and 8 % CV: moderated toward the family's typical variance
         # the 8 % row's null p < alpha/5 came 3.5 times as often as it should.
-        import numpy as np
         import gate_calibration as gc
+        import numpy as np
         rng = np.random.default_rng(3)
         b, n = gc.draw(rng, 10000, "graded-5")
         diff, s2, d, scale = kc.yuen_parts(np.log(b), np.log(n))
