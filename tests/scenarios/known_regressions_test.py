@@ -19,13 +19,25 @@ CASES = os.path.join(ROOT, "scripts", "scenarios", "known-regressions", "cases.t
 
 # The stub: appends its argv to $STUB_LOG and, by the side B it is given (the case's "b"),
 # writes the verdict.json scripts/compare would (or none) and exits as bench-commits would.
+# Called with --metric it stands for scripts/compare: an improvement on that metric.
 STUB = textwrap.dedent('''\
     #!/usr/bin/python3
     import json, os, sys
     argv = sys.argv[1:]
     with open(os.environ["STUB_LOG"], "a") as f:
         f.write(json.dumps(argv) + "\\n")
+    if "--metric" in argv:
+        metric = argv[argv.index("--metric") + 1]
+        row = {"name": "Produce/send/x", "metric": metric, "change_pct": -40.0, "p_value": 0.001,
+               "verdict": "improvement", "primary": True}
+        with open(argv[argv.index("--out") + 1], "w") as f:
+            json.dump({"regressions": [], "improvements": [row], "unchanged": [],
+                       "inconclusive": [], "secondary": [], "errored": [], "unjudged": []}, f)
+        sys.exit(0)
     out = argv[argv.index("--out-dir") + 1]
+    for side in ("base", "new"):
+        with open(os.path.join(out, side + ".json"), "w") as f:
+            json.dump({"context": {"librdkafka_version": "9.9.9"}, "benchmarks": []}, f)
     kind = {"2.0.2": "regression", "2.1.1": "improvement", "2.2.0": "unchanged",
             "2.3.0": "inconclusive", "2.5.0": "fail", "2.6.1": "mixed",
             "2.8.0": "errored", "system": "inconclusive"}[argv[argv.index("--librdkafka-b") + 1]]
@@ -60,12 +72,14 @@ STUB = textwrap.dedent('''\
     sys.exit(v["exit_code"])
 ''')
 
-HEADER = "# id measures a b target filter args expect change source\n"
+HEADER = "# id measures a b target filter args metric expect change source\n"
+FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
+          "source")
 
 
-def case(cid, b, expect, a="system", measures="throughput", target="mock"):
+def case(cid, b, expect, a="system", measures="throughput", target="mock", metric="-"):
     return "\t".join([cid, measures, a, b, target, "^Produce/send/", "--produce=acks=1,record_bytes=100",
-                      expect, "a change", "a CHANGELOG line"]) + "\n"
+                      metric, expect, "a change", "a CHANGELOG line"]) + "\n"
 
 
 class KnownRegressions(unittest.TestCase):
@@ -94,6 +108,7 @@ class KnownRegressions(unittest.TestCase):
         self.n += 1
         out = os.path.join(self.dir, "out-%d" % self.n)
         env = dict(os.environ, KBENCH_BIN="/bin/true", KBENCH_BENCH_COMMITS=self.stub,
+                   KBENCH_COMPARE=self.stub,
                    STUB_LOG=self.log, KBENCH_CACHE=os.path.join(self.dir, "cache"))
         env.pop("KBENCH_LIBRDKAFKA_TREE", None)
         cmd = ([SCENARIO, "known-regressions"] if via_dispatcher else [RUN, "--scale", "small"])
@@ -190,6 +205,20 @@ class KnownRegressions(unittest.TestCase):
         self.assertRegex(proc.stderr, r"note +scripts/bench-commits exited 3 without a verdict")
         self.assertRegex(proc.stderr, r"note +Produce/send/x \(new side\): delivery failed")
 
+    def test_a_case_decided_on_one_metric(self):
+        # bench-commits' own verdict (a regression of the primary metric) does not decide:
+        # scripts/compare --metric on its base.json and new.json does.
+        f = self.cases_file(case("cpu", "2.0.2", "improvement", metric="cpu_us_per_record"))
+        proc, out, summary = self.run_scenario("--cases-file", f, "--cases", "cpu")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        bench, compare = self.calls()
+        cdir = os.path.join(out, "cases", "cpu")
+        self.assertEqual(compare, [os.path.join(cdir, "base.json"), os.path.join(cdir, "new.json"),
+                                   "--metric", "cpu_us_per_record", "--out",
+                                   os.path.join(cdir, "verdict-cpu_us_per_record.json")])
+        self.assertEqual(self.statuses(summary), {"cpu": ("improvement", "found")})
+        self.assertRegex(proc.stderr, r"deciding +Produce/send/x cpu_us_per_record: -40\.0 %")
+
     def test_a_control_that_stays_inconclusive_is_found(self):
         f = self.cases_file(case("ctl", "2.3.0", "none", measures="control"))
         proc, _, summary = self.run_scenario("--cases-file", f, "--cases", "ctl")
@@ -237,7 +266,7 @@ class KnownRegressions(unittest.TestCase):
         for args, pattern in (
                 (["--cases-file", good, "--cases", "nope"], r"unknown case 'nope' \(known: reg\)"),
                 (["--cases-file", bad_field], r"expect 'sideways' is not one of"),
-                (["--cases-file", short], r"3 TAB-separated fields, want 10"),
+                (["--cases-file", short], r"3 TAB-separated fields, want 11"),
                 (["--cases-file", os.path.join(self.dir, "missing.tsv")], r"no cases file"),
                 (["--bootstrap", "localhost:9092"], r"--bootstrap cannot be used"),
                 (["--librdkafka-tree", os.path.join(self.dir, "nowhere")], r"is not a directory"),
@@ -258,9 +287,7 @@ class CaseTable(unittest.TestCase):
                                "plan", "--cases-file", CASES, "--cases", "all"],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.cases = [dict(zip(("id", "measures", "a", "b", "target", "filter", "args", "expect",
-                                "change", "source"), line.split("\t")))
-                      for line in proc.stdout.splitlines()]
+        self.cases = [dict(zip(FIELDS, line.split("\t"))) for line in proc.stdout.splitlines()]
 
     def test_the_nagle_pair(self):
         nagle = [c for c in self.cases if {c["a"], c["b"]} == {"2.8.0", "2.10.0"}
@@ -272,9 +299,11 @@ class CaseTable(unittest.TestCase):
             self.assertRegex(c["args"], r"rate=1000\b")
 
     def test_more_than_the_nagle_pair(self):
+        # A throughput or CPU change of its own, and latency on more than one workload.
         others = [c for c in self.cases if "2.10.0" not in (c["a"], c["b"])]
-        self.assertIn("throughput", {c["measures"] for c in others})
-        self.assertIn("latency", {c["measures"] for c in others})
+        self.assertTrue({"throughput", "cpu"} & {c["measures"] for c in others})
+        latency = {(c["filter"], c["args"]) for c in self.cases if c["measures"] == "latency"}
+        self.assertGreaterEqual(len(latency), 2)
 
     def test_every_case_has_a_source(self):
         for c in self.cases:

@@ -21,8 +21,9 @@ import kbench_results as kr  # noqa: E402
 import kbench_scenario as ks  # noqa: E402
 from kbench_cli import ArgumentParser, die  # noqa: E402
 
-FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "expect", "change", "source")
-MEASURES = ("throughput", "latency", "control")
+FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
+          "source")
+MEASURES = ("throughput", "cpu", "latency", "control")
 TARGETS = ("mock", "plaintext", "ssl")
 EXPECTS = ("regression", "improvement", "none")
 PRIMARY_KEYS = ("regressions", "improvements", "inconclusive", "unchanged")
@@ -70,6 +71,9 @@ def load_cases(path):
             raise ks.ScenarioError("%s: filter %r: %s" % (where, case["filter"], e))
         if not case["args"]:
             raise ks.ScenarioError("%s: no kbench arguments" % where)
+        if case["metric"] != "-" and not re.match(r"^[a-z][a-z0-9_]*$", case["metric"]):
+            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name"
+                                   % (where, case["metric"]))
         cases.append(case)
     if not cases:
         raise ks.ScenarioError("%s has no cases" % path)
@@ -120,11 +124,18 @@ def found_in(verdict):
     return "unchanged"
 
 
+def verdict_file(case):
+    """The verdict that decides a case: bench-commits' own, or scripts/compare's on the
+    case's metric."""
+    return "verdict.json" if case["metric"] == "-" else "verdict-%s.json" % case["metric"]
+
+
 def judge(case, run, verdict):
-    """One case's outcome. run: its case.json (None if absent); verdict: scripts/compare's
-    verdict.json (None if bench-commits wrote none)."""
+    """One case's outcome. run: its case.json (None if absent); verdict: the deciding
+    verdict (verdict_file), None if none was written."""
     out = {"id": case["id"], "measures": case["measures"], "a": case["a"], "b": case["b"],
            "target": case["target"], "expect": case["expect"], "source": case["source"],
+           "metric": case["metric"], "verdict_file": verdict_file(case),
            "seconds": (run or {}).get("seconds"), "exit_code": (run or {}).get("exit_code"),
            "deciding": [], "significant_secondary": [], "note": (run or {}).get("note")}
     if run is None:
@@ -134,9 +145,13 @@ def judge(case, run, verdict):
         out.update(found="not run", status=NOT_JUDGED)
         return out
     if verdict is None:
-        out.update(found="failed", status=NOT_JUDGED,
-                   note="scripts/bench-commits exited %s without a verdict (see its log)"
-                   % run.get("exit_code"))
+        if case["metric"] != "-" and run.get("metric_exit_code") is not None:
+            why = "scripts/compare --metric %s exited %s without a verdict" % (
+                case["metric"], run.get("metric_exit_code"))
+        else:
+            why = "scripts/bench-commits exited %s without a verdict (see its log)" % (
+                run.get("exit_code"))
+        out.update(found="failed", status=NOT_JUDGED, note=why)
         return out
     out["deciding"] = [_row(r) for key in PRIMARY_KEYS for r in verdict.get(key, [])]
     out["significant_secondary"] = [_row(r) for r in verdict.get("secondary", [])
@@ -268,10 +283,13 @@ def report(directory, args):
     outcomes, ctx = [], {}
     for case in cases:
         cdir = os.path.join(directory, "cases", case["id"])
-        verdict = _load_json(os.path.join(cdir, "verdict.json"))
+        verdict = _load_json(os.path.join(cdir, verdict_file(case)))
         outcomes.append(judge(case, _load_json(os.path.join(cdir, "case.json")), verdict))
         if not ctx and os.path.exists(os.path.join(cdir, "new.json")):
-            ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
+            try:  # the header's machine and versions; a run that died early has none
+                ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
+            except kr.BenchmarkJsonError:
+                pass
     code = exit_code(outcomes)
     text = summary_text(outcomes, code)
     with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
@@ -301,8 +319,10 @@ def report(directory, args):
     for case, o in zip(cases, outcomes):
         lines += ["## %s" % o["id"], "", case["change"] + ".", "",
                   "Source: %s." % case["source"].rstrip("."), "",
-                  "Workload: `--filter '%s' -- %s` on %s." % (case["filter"], case["args"],
-                                                              case["target"]), ""]
+                  "Workload: `--filter '%s' -- %s` on %s; decided by %s." % (
+                      case["filter"], case["args"], case["target"],
+                      "the rows' primary metrics" if case["metric"] == "-"
+                      else "`%s` (scripts/compare --metric)" % case["metric"]), ""]
         for label, rows in (("Deciding rows", o["deciding"]),
                             ("Significant secondary rows", o["significant_secondary"])):
             if rows:
