@@ -40,7 +40,7 @@ def load_cases(path):
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except OSError as e:
-        raise ks.ScenarioError("cannot read %s: %s" % (path, e.strerror))
+        raise ks.ScenarioError("cannot read %s: %s" % (path, e.strerror)) from None
     cases, seen = [], set()
     for n, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -68,7 +68,7 @@ def load_cases(path):
         try:
             re.compile(case["filter"])
         except re.error as e:
-            raise ks.ScenarioError("%s: filter %r: %s" % (where, case["filter"], e))
+            raise ks.ScenarioError("%s: filter %r: %s" % (where, case["filter"], e)) from None
         if not case["args"]:
             raise ks.ScenarioError("%s: no kbench arguments" % where)
         if case["metric"] != "-" and not re.match(r"^[a-z][a-z0-9_]*$", case["metric"]):
@@ -275,7 +275,7 @@ def _load_json(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except (OSError, ValueError) as e:
-        raise ks.ScenarioError("%s: %s" % (path, e))
+        raise ks.ScenarioError("%s: %s" % (path, e)) from None
 
 
 def report(directory, args):
