@@ -250,8 +250,12 @@ def chart(directory, outcomes):
     colour = {FOUND: "#2a7", MISSED: "#c33", NOT_JUDGED: "#999"}
     for o in outcomes:
         rows = o["deciding"] or [{"name": "(no verdict)", "metric": "", "change_pct": 0.0}]
-        for r in rows:
-            labels.append("%s\n%s %s" % (o["id"], r["metric"], short_name(r["name"])[-40:]))
+        # What tells a case's rows apart: the parts of their names they do not all share.
+        parts = [short_name(r["name"]).split("/") for r in rows]
+        shared = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set()
+        for r, p in zip(rows, parts):
+            own = "/".join(x for x in p if x not in shared) or "/".join(p[:2])
+            labels.append("%s\n%s %s" % (o["id"], r["metric"], own[-48:]))
             values.append(r["change_pct"] or 0.0)
             colours.append(colour[o["status"]])
     fig, ax = plt.subplots(figsize=(9, 1.0 + 0.55 * len(values)))
@@ -297,9 +301,11 @@ def report(directory, args):
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"exit_code": code, "cases": outcomes}, f, indent=1)
 
-    diffs = ["Each case runs on this host (a 2-core machine is enough), one kbench build of "
-             "HEAD on both sides and only librdkafka differing; the original reports came "
-             "from users' own clusters and applications.",
+    if ctx:  # the sides' libraries differ per case: the table below names them
+        ctx = dict(ctx, librdkafka_version="per case, A → B in the table below")
+    diffs = ["Each case runs on this host, one kbench build on both sides and only "
+             "librdkafka differing; the original reports came from users' own clusters "
+             "and applications.",
              "A case is found when scripts/compare's deciding rows show the documented "
              "direction and none the opposite one; secondary rows are listed, never decide."]
     lines = ks.header("Known librdkafka performance changes: found or not",
