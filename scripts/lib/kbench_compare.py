@@ -407,7 +407,12 @@ class Side:
                     if b.get("error_occurred"):
                         g["errors"].append(str(b.get("error_message", "error")))
                         continue
-                    per_proc.setdefault(b["name"], []).append(kr.entry_metrics(b))
+                    metrics = kr.entry_metrics(b)
+                    for key in kr.invalid_metrics(b):
+                        invalid = g.setdefault("invalid", {})
+                        invalid[key] = invalid.get(key, 0) + 1
+                        metrics.pop(key, None)
+                    per_proc.setdefault(b["name"], []).append(metrics)
                 for name, runs in per_proc.items():
                     self.groups[name]["processes"].append(runs)
                     self.groups[name]["process_ids"].append(self.n_processes - 1)
@@ -513,7 +518,8 @@ def _location_test(row, stat, rank_name, rank_p):
     return p
 
 
-def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None):
+def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
+            family_label="primary"):
     """The verdict of a row from its p-value (Holm-adjusted over `family` rows when given)
     and its shift's estimate and interval."""
     bad = est * direction < 0
@@ -535,9 +541,9 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None):
     elif p < alpha:
         why = "significant, but its interval reaches past +-%g %%" % threshold
     elif abs(est) >= threshold and family is not None and row["p_value"] < alpha:
-        why = ("shift of %s is significant alone (p %s) but not over the %d primary rows "
+        why = ("shift of %s is significant alone (p %s) but not over the %d %s rows "
                "(Holm-adjusted p >= %g)" % (fmt_change(est), fmt_p(row["p_value"]), family,
-                                            alpha))
+                                            family_label, alpha))
     elif abs(est) >= threshold:
         why = "shift of %s is not significant (%s >= %g)" % (fmt_change(est), pname, alpha)
     else:
@@ -647,6 +653,12 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
+    # Secondary rows are a family of their own (Holm over them, no moderation: they are
+    # different quantities, whose variances have nothing in common), so that one that moved
+    # is reported as a regression or improvement without deciding the exit code, and an
+    # unadjusted p among dozens of secondaries does not cry wolf.
+    adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
+                  moderate=False, label="secondary")
     for row in result["rows"]:
         if row["primary"]:
             result[VERDICT_KEYS[row["verdict"]]].append(row)
@@ -727,6 +739,11 @@ def _missing(name, metric, b, n):
     return sides
 
 
+# The reason of a benchmark that lacks every --metric (scripts/compare tells it apart from a
+# --metric that no benchmark has, which is bad input).
+LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
+
+
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
     """Rows of one benchmark: (row or None, metric, deciding, why unjudged).
 
@@ -747,10 +764,32 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
             if d and (m in known or any(m in r for r in all_runs)):
                 plan.append((m, d))
         deciding = {m for m, _ in plan}
+        if not plan:
+            # Judging only --metric, and this benchmark has none of them: it was not judged,
+            # and the summary must not say that every row was.
+            for m in sorted(metrics):
+                yield None, m, True, LACKS_METRIC % m
+            return
     else:
         deciding = {m for m, _ in primary}
+    behind = _fell_behind(name, b, n)
     for metric, direction in plan:
         is_deciding = metric in deciding
+        if behind and metric in kr.OPEN_LOOP_METRICS:
+            # A row short of its offered load measured queueing at a lower load, not latency
+            # at the load asked for (delivered_rate still judges the shortfall itself).
+            if is_deciding:
+                yield None, metric, True, behind
+            continue
+        invalid = [s for s, g in (("base", b), ("new", n)) if g.get("invalid", {}).get(metric)]
+        if invalid:
+            if is_deciding:
+                yield None, metric, True, "%s has values that are not measurements (inf, nan, " \
+                    "negative, or zero where only a positive value means anything) on the %s " \
+                    "side: %s" % (metric, " and ".join(invalid), ", ".join(
+                        "%d %s" % (g.get("invalid", {}).get(metric, 0), s)
+                        for s, g in (("base", b), ("new", n))))
+            continue
         missing = _missing(name, metric, b, n)
         if missing:
             # A secondary metric missing on a side is shown as missing, not judged; a
@@ -759,19 +798,49 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                 yield None, metric, True, "%s missing on the %s side" % (
                     metric, " and ".join(missing))
             continue
+        t = metric_threshold(metric, threshold, b, n)
         if paired and metric not in kr.DETERMINISTIC_METRICS:
             pairs = paired_samples(b, n, metric)
             if not pairs:
                 if is_deciding:
                     yield None, metric, True, "%s has no round in common" % metric
                 continue
-            row = compare_metric_paired(name, metric, pairs, alpha, threshold, direction)
+            row = compare_metric_paired(name, metric, pairs, alpha, t, direction)
         else:
             bv, nv, kind, within = samples(b, n, metric)
-            row = compare_metric(name, metric, bv, nv, alpha, threshold, kind, within,
-                                 direction)
+            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction)
         row["primary"] = is_deciding
+        row["threshold_pct"] = t
         yield row, metric, is_deciding, None
+
+
+def _fell_behind(name, b, n):
+    """Why an open-loop row's latency cannot be judged (None when it can): a process on
+    either side fell short of the offered load (rate_shortfall), so its latency is queueing."""
+    if not kr.is_open_loop(name, [r for runs in b["processes"] + n["processes"] for r in runs]):
+        return None
+    short = []
+    for side, g in (("base", b), ("new", n)):
+        count = sum(1 for runs in g["processes"] if any(r.get("rate_shortfall", 0) > 0
+                                                        for r in runs))
+        if count:
+            short.append("%d of %d %s processes" % (count, len(g["processes"]), side))
+    if not short:
+        return None
+    return ("fell short of its offered load (rate_shortfall) in %s: its latency is queueing "
+            "at a lower load, not latency at the load asked for" % " and ".join(short))
+
+
+def metric_threshold(metric, threshold, b, n):
+    """The threshold a metric is judged against: `threshold`, or for max_rate the search
+    grid's step where that is smaller (a search moves by whole steps; a one-step move of
+    about 4.3-5.3 % must not read "unchanged" under a 5 % threshold)."""
+    if metric != "max_rate":
+        return threshold
+    steps = [r["max_rate_step_pct"] for g in (b, n) for runs in g["processes"] for r in runs
+             if r.get("max_rate_step_pct", 0) > 0]
+    # A hair under the step, so that one whole step counts despite rounding.
+    return min(threshold, 0.999 * min(steps)) if steps else threshold
 
 
 def moderate_family(rows):
@@ -790,7 +859,7 @@ def moderate_family(rows):
         r["prior_df"] = None if math.isinf(d0) else d0
 
 
-def adjust_family(rows, alpha, threshold, method="holm"):
+def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="primary"):
     """Family-wise control over the deciding rows: Holm's step-down adjustment of their
     p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
 
@@ -807,14 +876,16 @@ def adjust_family(rows, alpha, threshold, method="holm"):
         r["p_adjusted"] = None
     if not tested:
         return
-    moderate_family(tested)
+    if moderate:
+        moderate_family(tested)
     from statsmodels.stats.multitest import multipletests
     _, p_adj, _, _ = multipletests([r["p_value"] for r in tested], alpha=alpha, method=method)
     for r, pa in zip(tested, p_adj):
         r["p_adjusted"] = float(pa)
         direction = 1 if r["direction"] == "higher_is_better" else -1
         _decide(r, float(pa), r["change_pct"], r.get("ci_low_pct"), r.get("ci_high_pct"),
-                alpha, threshold, direction, family=len(tested))
+                alpha, r.get("threshold_pct", threshold), direction, family=len(tested),
+                family_label=label)
 
 
 def exit_code(result, accept_inconclusive=False):
@@ -884,6 +955,9 @@ def verdict_json(result, accept_inconclusive=False):
     for key in ("regressions", "improvements", "unchanged", "inconclusive"):
         out[key] = [clean(r) for r in result[key]]
     out["secondary"] = [clean(r) for r in result["secondary"]]
+    moved = secondary_moves(result)
+    out["secondary_regressions"] = [clean(r) for r in moved["regression"]]
+    out["secondary_improvements"] = [clean(r) for r in moved["improvement"]]
     out["unjudged"] = result["unjudged"]
     out["test"] = ("trimmed t on logs, variances moderated over the family; exact rank tests "
                    "where logs are impossible or values do not vary")
@@ -1010,8 +1084,12 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
             fmt_value(r["new_median"], r["unit"]),
             fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
             fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
-    judged = [r for r in rows if r["verdict"] != "unchanged" and r.get("primary", True)]
-    same = [r for r in rows if r["verdict"] == "unchanged" or not r.get("primary", True)]
+    def shown(r):  # primary rows that are not unchanged, secondary rows that moved
+        if r.get("primary", True):
+            return r["verdict"] != "unchanged"
+        return r["verdict"] in ("regression", "improvement")
+    judged = [r for r in rows if shown(r)]
+    same = [r for r in rows if not shown(r)]
     if judged:
         out += [header] + [line(r) for r in judged] + [""]
     if same:
@@ -1087,7 +1165,11 @@ def summary_line(result, accept_inconclusive=False):
     if result.get("unjudged"):
         extra.append("%d without a primary verdict" % len({u["name"] for u in result["unjudged"]}))
     if result.get("secondary"):
-        extra.append("%d secondary rows (not deciding)" % len(result["secondary"]))
+        moved = secondary_moves(result)
+        extra.append("secondary rows (not deciding): %d regression%s, %d improvement%s of %d" % (
+            len(moved["regression"]), "" if len(moved["regression"]) == 1 else "s",
+            len(moved["improvement"]), "" if len(moved["improvement"]) == 1 else "s",
+            len(result["secondary"])))
     if result["only_in_base"] or result["only_in_new"]:
         extra.append("%d only in base, %d only in new" % (len(result["only_in_base"]),
                                                           len(result["only_in_new"])))
@@ -1100,7 +1182,29 @@ def summary_line(result, accept_inconclusive=False):
                 "; " + "; ".join(extra) if extra else "", code, EXIT_MEANING[code]))
 
 
-EXIT_MEANING = {0: "every row judged, none regressed", 1: "regression",
+def secondary_moves(result):
+    """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved
+    significantly over the secondary family (Holm), which the summary counts and lists."""
+    out = {"regression": [], "improvement": []}
+    for r in result.get("secondary", []):
+        if r["verdict"] in out:
+            out[r["verdict"]].append(r)
+    return out
+
+
+def secondary_lines(result):
+    """One line per secondary row that moved: listed under the verdict, never silent."""
+    lines = []
+    for verdict, rows in secondary_moves(result).items():
+        for r in rows:
+            lines.append("SECONDARY %s (not deciding): %s %s %s%s, adj. p %s" % (
+                verdict.upper(), r["name"], r["metric"], fmt_change(r["change_pct"]),
+                fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
+                fmt_p(r.get("p_adjusted"))))
+    return lines
+
+
+EXIT_MEANING = {0: "every row judged on its primary metrics, none regressed", 1: "regression",
                 2: "bad input", 3: "not everything could be judged"}
 
 

@@ -69,6 +69,9 @@ METRICS = {
     "window_seconds": (0, "length of the measured window: a setting, not a result"),
     "max_rate": (+1, "highest open-loop records/s sustained (Produce/max_rate), confirmed "
                      "twice on a fixed 4.9 % grid"),
+    "max_rate_step_pct": (0, "the search grid's step at max_rate, in %: the smallest change "
+                             "of max_rate a search can show (compare judges max_rate against "
+                             "it when it is below the threshold)"),
     "max_rate_mb_per_second": (0, "max_rate in value MiB/s: follows max_rate"),
     "closed_loop_rate": (0, "records/s of the closed-loop window a search starts from"),
     "rate_probes": (0, "windows a maximum-rate search took"),
@@ -162,8 +165,10 @@ PRIMARY_METRICS = (
     # (kind, marker counter or None, primary metrics, why)
     ("instructions", "instructions", ("instructions",),
      "callgrind instruction mode: instructions per iteration, deterministic"),
-    ("open_loop", "target_rate", ("delivered_rate", "p99_us"),
-     "fixed offered load: the rate the cluster delivered, and the tail latency at that load"),
+    ("open_loop", "target_rate", ("delivered_rate", "p50_us", "p99_us"),
+     "fixed offered load: the rate the cluster delivered, and the latency at that load, its "
+     "body (p50) and its tail (p99): a shift of the whole distribution shows first in p50, "
+     "the tail's own changes only in p99"),
     ("max_rate", "max_rate", ("max_rate",),
      "maximum-rate search: the highest rate sustained (its time is the search's)"),
     ("windowed", "window_seconds", ("items_per_second",),
@@ -317,6 +322,28 @@ def entry_metrics(entry):
         if is_number(value):
             out[key] = float(value)
     return out
+
+
+def invalid_metrics(entry):
+    """Metrics of one entry whose values cannot be measurements: not finite (inf, nan), below
+    zero, or zero where only a positive value means anything (a time, a rate, a latency: a
+    row that measured nothing). entry_metrics drops the non-finite ones; compare must not
+    judge what is left as if the sample were whole."""
+    bad = []
+    for key, value in entry.items():
+        if key in STANDARD_KEYS and key not in ("real_time", "cpu_time"):
+            continue
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            continue
+        if not math.isfinite(value) or value < 0 or (value == 0 and must_be_positive(key)):
+            bad.append(key)
+    return bad
+
+
+def must_be_positive(metric):
+    """Metrics for which zero is not a measurement: times, rates, latencies, instructions."""
+    return (metric in ("cpu_time", "real_time", "instructions", "ratio")
+            or metric.endswith(("_per_second", "_rate", "_us")))
 
 
 def is_iteration(entry):

@@ -163,12 +163,17 @@ class TestEndToEnd(BenchCommitsCase):
 
     def test_budget_adds_rounds_until_every_row_is_judged(self):
         # 2 rounds cannot decide; under --budget, rounds are added two at a time, each look
-        # tested at alpha / 5, until both rows have a verdict: 8 rounds (at 0.002 a verdict
-        # needs 7 processes a side, min_samples; 6 vs 6 are too few).
+        # tested at alpha / 5, until both rows have a verdict: 8 rounds, compared UNPAIRED
+        # (at 0.002 a paired verdict needs 10 rounds, an unpaired one 7 processes a side,
+        # min_samples; 6 vs 6 are too few). --runs 2 asked for that; the default starts at
+        # 10 (test_budget_starts_with_the_rounds_a_paired_look_needs).
         out = os.path.join(self.tmp, "budget")
         proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--runs", "2",
                            "--budget", "10", "--out-dir", out, timeout=300)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("a paired verdict needs 10 rounds; looks at fewer rounds (--runs 2) "
+                      "compare the sides unpaired", proc.stderr)
+        self.assertIn("not paired: 8 paired rounds are fewer than the 10", proc.stdout)
         for look, rounds in ((1, 2), (2, 4), (3, 6), (4, 8)):
             self.assertIn("look %d/5 at %d rounds (alpha 0.002 per look)" % (look, rounds),
                           proc.stderr)
@@ -182,6 +187,16 @@ class TestEndToEnd(BenchCommitsCase):
         with open(os.path.join(out, "base.json")) as f:
             procs = {b["kbench_process"] for b in json.load(f)["benchmarks"]}
         self.assertEqual(len(procs), 8)
+
+    def test_budget_starts_with_the_rounds_a_paired_look_needs(self):
+        out = os.path.join(self.tmp, "budget-paired")
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--budget", "10",
+                           "--out-dir", out, timeout=300)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("look 1/5 at 10 rounds (alpha 0.002 per look)", proc.stderr)
+        with open(os.path.join(out, "verdict.json")) as f:
+            verdict = json.load(f)
+        self.assertEqual({r["samples"] for r in verdict["regressions"]}, {"pair"})
 
     def test_budget_ends_the_rounds(self):
         # An A/A run stays inconclusive at 2 rounds; a budget of 1 s leaves no room for

@@ -790,8 +790,8 @@ class TestPrimaryMetricsAndExitPaths(CompareCase):
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
         self.assertEqual([(u["name"], u["metric"]) for u in v["unjudged"]],
                          [(rate, "delivered_rate")])
-        # Its other primary metric, p99_us, was still judged.
-        self.assertEqual(rows(v, "unchanged"), [(rate, "p99_us")])
+        # Its other primary metrics, p50_us and p99_us, were still judged.
+        self.assertEqual(rows(v, "unchanged"), [(rate, "p50_us"), (rate, "p99_us")])
 
     def test_unknown_metric_exits_2(self):
         b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
@@ -917,3 +917,134 @@ class TestFamilyWise(CompareCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def entries(name, per_rep, process=None):
+    """A document with one entry per dict of metrics in per_rep (a repetition each)."""
+    out = []
+    for i, metrics in enumerate(per_rep):
+        e = mj.entry(name, 0, len(per_rep), i, metrics)
+        if process is not None:
+            e["kbench_process"] = process[i]
+        out.append(e)
+    return {"context": dict(mj.CONTEXT), "benchmarks": out}
+
+
+RATE_ROW = mj.PRODUCE_RATE % (1, 1)
+
+
+def open_loop(**over):
+    return dict(dict(produce_base(), target_rate=2e4, delivered_rate=2e4, rate_shortfall=0.0),
+                **over)
+
+
+class TestLatencyVerdicts(CompareCase):
+    """An open-loop row is judged on its latency's body and tail; a regression is never
+    silent, primary or not."""
+
+    def test_the_body_of_the_latency_moving_decides_even_when_p99_does_not(self):
+        # The Nagle shape: p50 thirty times higher, p99 (dominated by stalls) no different.
+        b, n = self.pair([(RATE_ROW, open_loop())],
+                         [(RATE_ROW, open_loop(), {"p50_us": 29.0})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(rows(v, "regressions"), [(RATE_ROW, "p50_us")])
+        self.assertEqual(rows(v, "unchanged", "p99_us"), [(RATE_ROW, "p99_us")])
+        self.assertTrue(v["regressions"][0]["primary"])
+
+    def test_a_secondary_regression_is_counted_listed_and_in_markdown(self):
+        b, n = self.pair([(CODEC, codec_base())],
+                         [(CODEC, codec_base(), {"ratio": 0.5})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(rows(v, "secondary_regressions"), [(CODEC, "ratio")])
+        self.assertIsNotNone(v["secondary_regressions"][0]["p_adjusted"])
+        self.assertIn("SECONDARY REGRESSION (not deciding): %s ratio +4" % CODEC, proc.stdout)
+        self.assertRegex(proc.stdout, r"secondary rows \(not deciding\): 1 regression, "
+                                      r"0 improvements of \d+")
+        md = subprocess.run([COMPARE, b, n, "--format", "markdown"], capture_output=True,
+                            text=True, timeout=60).stdout
+        folded = md.split("<details>")[0]
+        self.assertRegex(folded, r"\| ratio \| secondary \|.*\*\*REGRESSION\*\*")
+        self.assertIn("1 regression", md)
+
+    def test_secondary_rows_are_adjusted_over_their_own_family(self):
+        b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
+        _, v = self.run_compare(b, n)
+        self.assertTrue(v["secondary"])
+        for r in v["secondary"]:
+            self.assertIsNotNone(r["p_adjusted"], r["metric"])
+            self.assertGreaterEqual(r["p_adjusted"], r["p_value"])
+
+    def test_latency_of_a_row_that_fell_behind_is_not_judged(self):
+        b, n = self.pair([(RATE_ROW, open_loop())],
+                         [(RATE_ROW, open_loop(rate_shortfall=1.0))])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual(sorted(u["metric"] for u in v["unjudged"]), ["p50_us", "p99_us"])
+        self.assertIn("its latency is queueing", v["unjudged"][0]["reason"])
+        self.assertIn("1 of 1 new processes", v["unjudged"][0]["reason"])
+        # Falling behind with a lower delivered rate is itself the regression.
+        b, n = self.pair([(RATE_ROW, open_loop())],
+                         [(RATE_ROW, open_loop(rate_shortfall=1.0), {"delivered_rate": -0.2})])
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(rows(v, "regressions"), [(RATE_ROW, "delivered_rate")])
+
+
+class TestValuesThatAreNotValues(CompareCase):
+    def run_values(self, new_values):
+        base = self.write("base.json", entries(CODEC, [{"cpu_time": 1000.0 + i}
+                                                       for i in range(10)]))
+        new = self.write("new.json", entries(CODEC, [{"cpu_time": v} for v in new_values]))
+        return self.run_compare(base, new)
+
+    def test_infinite_values_are_not_dropped_silently(self):
+        proc, v = self.run_values([1000.0 + i for i in range(5)] + [float("inf")] * 5)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual(v["unjudged"][0]["metric"], "cpu_time")
+        self.assertIn("0 base, 5 new", v["unjudged"][0]["reason"])
+
+    def test_zero_or_negative_time_is_not_an_improvement(self):
+        for bad in (0.0, -1000.0):
+            proc, v = self.run_values([bad] * 10)
+            self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+            self.assertFalse(v["improvements"])
+            self.assertIn("not measurements", v["unjudged"][0]["reason"])
+
+    def test_zero_is_a_value_of_a_count(self):
+        base = self.write("base.json", entries(CODEC, [{"cpu_time": 1000.0 + i, "errors": 0.0}
+                                                       for i in range(10)]))
+        proc, v = self.run_compare(base, base)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+
+class TestMetricOption(CompareCase):
+    def test_a_benchmark_without_the_metric_is_not_judged(self):
+        batch = "Batch/build/format:v2/codec:none/record_bytes:100/batch_bytes:65536"
+        b, n = self.pair([(CODEC, codec_base()), (batch, {"cpu_time": 5000.0})],
+                         [(CODEC, codec_base()), (batch, {"cpu_time": 5000.0},
+                                                  {"cpu_time": 0.5})])
+        proc, v = self.run_compare(b, n, "--metric", "ratio")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertEqual([(u["name"], u["metric"]) for u in v["unjudged"]], [(batch, "ratio")])
+        self.assertNotIn("every row judged", proc.stdout)
+
+
+class TestMaxRateGrid(CompareCase):
+    NAME = ("Produce/max_rate/acks:1/codec:none/record_bytes:500/threads:1/producers:1/"
+            "real_time")
+
+    def test_one_grid_step_down_is_a_regression(self):
+        # 301,000 -> 287,000 records/s is one step of the search's grid, -4.65 %: under a
+        # 5 % threshold it once read "unchanged".
+        def side(rates):
+            return entries(self.NAME, [{"real_time": 2e10, "max_rate": r,
+                                        "max_rate_step_pct": 100 * (1 - 287.0 / 301.0)}
+                                       for r in rates])
+        b = self.write("base.json", side([301e3] * 8 + [287e3, 316e3]))
+        n = self.write("new.json", side([287e3] * 8 + [274e3, 301e3]))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(rows(v, "regressions"), [(self.NAME, "max_rate")])
+        self.assertLess(v["regressions"][0]["threshold_pct"], 4.66)

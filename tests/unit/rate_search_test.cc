@@ -33,6 +33,18 @@ TEST(RateGrid, FixedRoundedAndMonotonic) {
   }
 }
 
+// One grid step down from 301 is 287 (-4.65 %): below compare's default 5 % threshold, so
+// compare needs the step to judge a one-step move.
+TEST(RateGrid, StepIsTheSmallerDistanceToANeighbour) {
+  EXPECT_NEAR(GridStepPct(301), 100 * (1 - 287.0 / 301), 1e-9);
+  for (int i = 1; i < 48 * 7; ++i) {
+    const double step = GridStepPct(GridRate(i));
+    EXPECT_LE(step, 100 * (GridRate(i + 1) / GridRate(i) - 1) + 1e-9) << i;
+    EXPECT_LE(step, 100 * (1 - GridRate(i - 1) / GridRate(i)) + 1e-9) << i;
+    EXPECT_GT(step, 4) << i;
+  }
+}
+
 TEST(RateGrid, IndexAtOrBelowInvertsTheGrid) {
   for (int i = 0; i < 48 * 7; ++i) {
     EXPECT_EQ(GridIndexAtOrBelow(GridRate(i)), i) << GridRate(i);
