@@ -1,0 +1,363 @@
+"""Report of the known-regressions scenario: per documented librdkafka change (cases.tsv),
+the direction expected, what scripts/bench-commits' verdict found, found or not, and the
+time it took; the scenario's exit status.
+
+  report.py plan --cases-file FILE [--cases ID,...|all]
+      the selected cases, one per line, TAB-separated as in the file (the runner's plan)
+  report.py DIR --scale S [--tiny] [--wall-seconds N] --cases-file FILE [--cases ...]
+      DIR/report.md, DIR/known-regressions.png, DIR/summary.json (with "exit_code") and
+      DIR/summary.txt (the per-case table the runner prints)
+
+Run by ./run (kbench_scenario.report_main)."""
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
+
+import kbench_results as kr  # noqa: E402
+import kbench_scenario as ks  # noqa: E402
+from kbench_cli import ArgumentParser, die  # noqa: E402
+
+FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
+          "source")
+MEASURES = ("throughput", "cpu", "latency", "control")
+TARGETS = ("mock", "plaintext", "ssl")
+EXPECTS = ("regression", "improvement", "none")
+PRIMARY_KEYS = ("regressions", "improvements", "inconclusive", "unchanged")
+# Exit status of the scenario per case status: a miss outranks a case not judged, as a
+# regression outranks an inconclusive row in scripts/compare's exit status.
+FOUND, MISSED, NOT_JUDGED = "found", "not found", "not judged"
+
+
+# ------------------------------------------------------------------ the case table
+
+def load_cases(path):
+    """The cases of a cases.tsv file, in file order; a malformed line is a ScenarioError."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise ks.ScenarioError("cannot read %s: %s" % (path, e.strerror)) from None
+    cases, seen = [], set()
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split("\t")
+        where = "%s:%d" % (path, n)
+        if len(parts) != len(FIELDS):
+            raise ks.ScenarioError("%s: %d TAB-separated fields, want %d (%s)"
+                                   % (where, len(parts), len(FIELDS), ", ".join(FIELDS)))
+        case = dict(zip(FIELDS, (p.strip() for p in parts)))
+        if not re.match(r"^[a-z0-9][a-z0-9-]*$", case["id"]):
+            raise ks.ScenarioError("%s: bad case id %r (lower-case letters, digits, -)"
+                                   % (where, case["id"]))
+        if case["id"] in seen:
+            raise ks.ScenarioError("%s: case %s appears twice" % (where, case["id"]))
+        seen.add(case["id"])
+        for key, known in (("measures", MEASURES), ("target", TARGETS), ("expect", EXPECTS)):
+            if case[key] not in known:
+                raise ks.ScenarioError("%s: %s %r is not one of %s"
+                                       % (where, key, case[key], ", ".join(known)))
+        for key in ("a", "b"):
+            if not re.match(r"^(system|[0-9]+\.[0-9]+\.[0-9]+|tree:[0-9A-Za-z._/-]+)$", case[key]):
+                raise ks.ScenarioError("%s: side %s %r is not a release, system or tree:REV"
+                                       % (where, key, case[key]))
+        try:
+            re.compile(case["filter"])
+        except re.error as e:
+            raise ks.ScenarioError("%s: filter %r: %s" % (where, case["filter"], e)) from None
+        if not case["args"]:
+            raise ks.ScenarioError("%s: no kbench arguments" % where)
+        if case["metric"] != "-" and not re.match(r"^[a-z][a-z0-9_]*$", case["metric"]):
+            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name"
+                                   % (where, case["metric"]))
+        cases.append(case)
+    if not cases:
+        raise ks.ScenarioError("%s has no cases" % path)
+    return cases
+
+
+def select(cases, spec):
+    """The cases `spec` names ("ID,ID", "all"; None: every case but the controls)."""
+    if spec is None:
+        return [c for c in cases if c["measures"] != "control"]
+    if spec == "all":
+        return list(cases)
+    by_id = {c["id"]: c for c in cases}
+    out = []
+    for name in spec.split(","):
+        name = name.strip()
+        if name not in by_id:
+            raise ks.ScenarioError("unknown case %r (known: %s)" % (name, ", ".join(by_id)))
+        if by_id[name] not in out:
+            out.append(by_id[name])
+    return out
+
+
+# ------------------------------------------------------------------ judging one case
+
+def _row(r):
+    """The fields of a verdict row that the report shows."""
+    return {k: r.get(k) for k in ("name", "metric", "change_pct", "ci_low_pct", "ci_high_pct",
+                                  "p_value", "p_adjusted", "verdict", "reason", "base_median",
+                                  "new_median")}
+
+
+def found_in(verdict):
+    """What kbench found: regression, improvement, mixed (both among the deciding rows),
+    unchanged (every deciding row proven within the threshold) or inconclusive (no deciding
+    row either way and some not judged)."""
+    n_reg, n_imp = len(verdict.get("regressions", [])), len(verdict.get("improvements", []))
+    if n_reg and n_imp:
+        return "mixed"
+    if n_reg:
+        return "regression"
+    if n_imp:
+        return "improvement"
+    not_judged = (verdict.get("inconclusive") or verdict.get("errored") or verdict.get("unjudged")
+                  or verdict.get("only_in_base") or verdict.get("only_in_new"))
+    if not_judged or not verdict.get("unchanged"):
+        return "inconclusive"
+    return "unchanged"
+
+
+def verdict_file(case):
+    """The verdict that decides a case: bench-commits' own, or scripts/compare's on the
+    case's metric."""
+    return "verdict.json" if case["metric"] == "-" else "verdict-%s.json" % case["metric"]
+
+
+def judge(case, run, verdict):
+    """One case's outcome. run: its case.json (None if absent); verdict: the deciding
+    verdict (verdict_file), None if none was written."""
+    out = {"id": case["id"], "measures": case["measures"], "a": case["a"], "b": case["b"],
+           "target": case["target"], "expect": case["expect"], "source": case["source"],
+           "metric": case["metric"], "verdict_file": verdict_file(case),
+           "seconds": (run or {}).get("seconds"), "exit_code": (run or {}).get("exit_code"),
+           "deciding": [], "significant_secondary": [], "note": (run or {}).get("note")}
+    if run is None:
+        out.update(found="not run", status=NOT_JUDGED, note=out["note"] or "the case did not run")
+        return out
+    if run.get("note"):
+        out.update(found="not run", status=NOT_JUDGED)
+        return out
+    if verdict is None:
+        if case["metric"] != "-" and run.get("metric_exit_code") is not None:
+            why = "scripts/compare --metric %s exited %s without a verdict" % (
+                case["metric"], run.get("metric_exit_code"))
+        else:
+            why = "scripts/bench-commits exited %s without a verdict (see its log)" % (
+                run.get("exit_code"))
+        out.update(found="failed", status=NOT_JUDGED, note=why)
+        return out
+    out["deciding"] = [_row(r) for key in PRIMARY_KEYS for r in verdict.get(key, [])]
+    out["significant_secondary"] = [_row(r) for r in verdict.get("secondary", [])
+                                    if r.get("verdict") in ("regression", "improvement")]
+    failures = ["%s (%s side): %s" % (e.get("name"), e.get("side"), e.get("message"))
+                for e in verdict.get("errored", [])]
+    failures += ["%s: %s" % (u.get("name"), u.get("reason")) for u in verdict.get("unjudged", [])]
+    if failures:
+        out["note"] = "; ".join(failures)
+    found = found_in(verdict)
+    out["found"] = found
+    if case["expect"] == "none":
+        if found in ("regression", "improvement", "mixed"):
+            out["status"] = MISSED
+        elif verdict.get("errored") or verdict.get("unjudged") or not out["deciding"]:
+            out["status"] = NOT_JUDGED
+        else:
+            out["status"] = FOUND
+    elif found == case["expect"]:
+        out["status"] = FOUND
+    elif found == "inconclusive":
+        out["status"] = NOT_JUDGED
+    else:
+        out["status"] = MISSED
+    return out
+
+
+def exit_code(outcomes):
+    """0 every case found, 1 one missed, 3 one not judged (and none missed)."""
+    statuses = {o["status"] for o in outcomes}
+    if MISSED in statuses:
+        return 1
+    if NOT_JUDGED in statuses or not outcomes:
+        return 3
+    return 0
+
+
+# ------------------------------------------------------------------ formatting
+
+def fmt_seconds(s):
+    if s is None:
+        return "—"
+    return "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
+
+
+def fmt_p(p):
+    if p is None:
+        return "—"
+    return "%.2g" % p
+
+
+def fmt_row(r):
+    change = "—" if r["change_pct"] is None else "%+.1f %%" % r["change_pct"]
+    if r.get("ci_low_pct") is not None and r.get("ci_high_pct") is not None:
+        change += " [%+.1f, %+.1f]" % (r["ci_low_pct"], r["ci_high_pct"])
+    p = "p %s" % fmt_p(r["p_value"])
+    if r.get("p_adjusted") is not None:
+        p += ", adj. %s" % fmt_p(r["p_adjusted"])
+    return "%s %s: %s, %s: %s" % (short_name(r["name"]), r["metric"], change, p,
+                                  (r.get("verdict") or "?").upper()
+                                  if r.get("verdict") in ("regression", "improvement")
+                                  else r.get("verdict"))
+
+
+def short_name(name):
+    """A row's name without the family prefix and the suffixes every row shares."""
+    return re.sub(r"/real_time$", "", name or "?")
+
+
+def summary_text(outcomes, code):
+    lines = []
+    for o in outcomes:
+        lines.append("case %s (%s): %s -> %s on %s, expected %s: kbench found %s: %s, %s"
+                     % (o["id"], o["measures"], o["a"], o["b"], o["target"],
+                        o["expect"] if o["expect"] != "none" else "no change",
+                        o["found"], o["status"].upper(), fmt_seconds(o["seconds"])))
+        for r in o["deciding"]:
+            lines.append("  deciding    %s" % fmt_row(r))
+        for r in o["significant_secondary"]:
+            lines.append("  secondary   %s" % fmt_row(r))
+        if o.get("note"):
+            lines.append("  note        %s" % o["note"])
+    n = len(outcomes)
+    counts = {s: sum(1 for o in outcomes if o["status"] == s) for s in (FOUND, MISSED, NOT_JUDGED)}
+    total = sum(o["seconds"] or 0 for o in outcomes)
+    lines.append("known-regressions: %d of %d case(s) found, %d not found, %d not judged "
+                 "(%s in the cases); exit %d"
+                 % (counts[FOUND], n, counts[MISSED], counts[NOT_JUDGED], fmt_seconds(total), code))
+    return "\n".join(lines) + "\n"
+
+
+def chart(directory, outcomes):
+    """One bar per deciding row: its change in %, coloured by the case's status."""
+    plt = ks.plt_module()
+    labels, values, colours = [], [], []
+    colour = {FOUND: "#2a7", MISSED: "#c33", NOT_JUDGED: "#999"}
+    for o in outcomes:
+        rows = o["deciding"] or [{"name": "(no verdict)", "metric": "", "change_pct": 0.0}]
+        # What tells a case's rows apart: the parts of their names they do not all share.
+        parts = [short_name(r["name"]).split("/") for r in rows]
+        shared = set.intersection(*(set(p) for p in parts)) if len(parts) > 1 else set()
+        for r, p in zip(rows, parts):
+            own = "/".join(x for x in p if x not in shared) or "/".join(p[:2])
+            labels.append("%s\n%s %s" % (o["id"], r["metric"], own[-48:]))
+            values.append(r["change_pct"] or 0.0)
+            colours.append(colour[o["status"]])
+    fig, ax = plt.subplots(figsize=(9, 1.0 + 0.55 * len(values)))
+    ax.barh(range(len(values)), values, color=colours)
+    ax.set_yticks(range(len(values)))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.invert_yaxis()
+    ax.axvline(0, color="black", linewidth=0.6)
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlabel("change of B against A, % (green: found, red: not found, grey: not judged)")
+    ax.set_title("known-regressions: deciding rows per case")
+    fig.tight_layout()
+    fig.savefig(os.path.join(directory, "known-regressions.png"), dpi=110)
+    plt.close(fig)
+
+
+def _load_json(path):
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise ks.ScenarioError("%s: %s" % (path, e)) from None
+
+
+def report(directory, args):
+    cases = select(load_cases(args.cases_file), args.cases)
+    outcomes, ctx = [], {}
+    for case in cases:
+        cdir = os.path.join(directory, "cases", case["id"])
+        verdict = _load_json(os.path.join(cdir, verdict_file(case)))
+        outcomes.append(judge(case, _load_json(os.path.join(cdir, "case.json")), verdict))
+        if not ctx and os.path.exists(os.path.join(cdir, "new.json")):
+            try:  # the header's machine and versions; a run that died early has none
+                ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
+            except kr.BenchmarkJsonError:
+                pass
+    code = exit_code(outcomes)
+    text = summary_text(outcomes, code)
+    with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
+        json.dump({"exit_code": code, "cases": outcomes}, f, indent=1)
+
+    if ctx:  # the sides' libraries differ per case: the table below names them
+        ctx = dict(ctx, librdkafka_version="per case, A → B in the table below")
+    diffs = ["Each case runs on this host, one kbench build on both sides and only "
+             "librdkafka differing; the original reports came from users' own clusters "
+             "and applications.",
+             "A case is found when scripts/compare's deciding rows show the documented "
+             "direction and none the opposite one; secondary rows are listed, never decide."]
+    lines = ks.header("Known librdkafka performance changes: found or not",
+                      "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, "
+                      "pull requests)", ctx, args.scale, args.tiny, args.wall_seconds,
+                      args.note, diffs)
+    lines += ["## Cases", "",
+              "| case | measures | A → B | target | expected | kbench found | result | time |",
+              "|---|---|---|---|---|---|---|---|"]
+    for o in outcomes:
+        lines.append("| %s | %s | %s → %s | %s | %s | %s | **%s** | %s |" % (
+            o["id"], o["measures"], o["a"], o["b"], o["target"],
+            o["expect"] if o["expect"] != "none" else "no change", o["found"], o["status"],
+            fmt_seconds(o["seconds"])))
+    lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
+              % code, ""]
+    for case, o in zip(cases, outcomes):
+        lines += ["## %s" % o["id"], "", case["change"] + ".", "",
+                  "Source: %s." % case["source"].rstrip("."), "",
+                  "Workload: `--filter '%s' -- %s` on %s; decided by %s." % (
+                      case["filter"], case["args"], case["target"],
+                      "the rows' primary metrics" if case["metric"] == "-"
+                      else "`%s` (scripts/compare --metric)" % case["metric"]), ""]
+        for label, rows in (("Deciding rows", o["deciding"]),
+                            ("Significant secondary rows", o["significant_secondary"])):
+            if rows:
+                lines += ["%s:" % label, ""] + ["- %s" % fmt_row(r) for r in rows] + [""]
+        if o.get("note"):
+            lines += ["Note: %s" % o["note"], ""]
+    ks.write_report(directory, lines)
+    chart(directory, outcomes)
+
+
+def add_options(ap):
+    ap.add_argument("--cases-file", required=True)
+    ap.add_argument("--cases")
+
+
+def plan_main(argv):
+    # Its messages are the runner's: they carry the scenario's name.
+    ap = ArgumentParser(prog="known-regressions", description="Print the selected cases.")
+    add_options(ap)
+    args = ap.parse_args(argv)
+    try:
+        for case in select(load_cases(args.cases_file), args.cases):
+            print("\t".join(case[k] for k in FIELDS))
+    except ks.ScenarioError as e:
+        die(e, name="known-regressions")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["plan"]:
+        sys.exit(plan_main(sys.argv[2:]))
+    sys.exit(ks.report_main(report, add_options))
