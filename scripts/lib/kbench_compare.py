@@ -922,14 +922,19 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
     else:
         deciding = {m for m, _ in primary}
     behind = _fell_behind(name, b, n)
+    all_b, all_n = b, n
     for metric, direction in plan:
         is_deciding = metric in deciding
+        b, n = all_b, all_n
         if behind and metric in kr.OPEN_LOOP_METRICS:
-            # A row short of its offered load measured queueing at a lower load, not latency
-            # at the load asked for (delivered_rate still judges the shortfall itself).
-            if is_deciding:
-                yield None, metric, True, behind
-            continue
+            # A window short of its offered load measured queueing at a lower load, not
+            # latency at the load asked for: latency is judged on the windows that held the
+            # load, or not at all (delivered_rate still judges the shortfall itself).
+            b, n = _held_load(all_b), _held_load(all_n)
+            if not b["processes"] or not n["processes"]:
+                if is_deciding:
+                    yield None, metric, True, behind
+                continue
         invalid = [s for s, g in (("base", b), ("new", n)) if g.get("invalid", {}).get(metric)]
         if invalid:
             if is_deciding:
@@ -960,7 +965,21 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
             row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction)
         row["primary"] = is_deciding
         row["threshold_pct"] = t
+        if behind and metric in kr.OPEN_LOOP_METRICS:
+            row["note"] = "windows short of the offered load left out: %s" % behind
         yield row, metric, is_deciding, None
+
+
+def _held_load(g):
+    """A group without the repetitions whose window fell short of its offered load (and
+    without processes left empty)."""
+    procs, ids = [], []
+    for pid, runs in zip(g.get("process_ids", range(len(g["processes"]))), g["processes"]):
+        kept = [r for r in runs if not r.get("rate_shortfall", 0) > 0]
+        if kept:
+            procs.append(kept)
+            ids.append(pid)
+    return dict(g, processes=procs, process_ids=ids)
 
 
 def _fell_behind(name, b, n):
@@ -976,8 +995,8 @@ def _fell_behind(name, b, n):
             short.append("%d of %d %s processes" % (count, len(g["processes"]), side))
     if not short:
         return None
-    return ("fell short of its offered load (rate_shortfall) in %s: its latency is queueing "
-            "at a lower load, not latency at the load asked for" % " and ".join(short))
+    return ("fell short of its offered load (rate_shortfall) in %s: there its latency is "
+            "queueing at a lower load, not latency at the load asked for" % " and ".join(short))
 
 
 def metric_threshold(metric, threshold, b, n):
@@ -1263,11 +1282,12 @@ def _md(v):
 
 
 def _verdict_cell(r):
+    note = " (%s)" % r["note"] if r.get("note") else ""
     if r["verdict"] == "regression":
-        return "REGRESSION"
+        return "REGRESSION" + note
     if r["verdict"] == "inconclusive":
-        return "inconclusive: " + r["reason"]
-    return r["verdict"]
+        return "inconclusive: " + r["reason"] + note
+    return r["verdict"] + note
 
 
 def spread_lines(result):

@@ -24,7 +24,7 @@ Environment:
   KBENCH_BIN            kbench binary (default build/kbench)
   KBENCH_KAFKA_VERSION  Kafka release scripts/kafka starts (its default if unset; 4.x tools)
   KBENCH_FAULTS_CRASH_WINDOWS, KBENCH_FAULTS_WINDOWS
-                        2 s windows of the crash row (default 20) and of the move row (40)
+                        2 s windows of the crash row (default 20) and of the move row (60)
 USAGE
 }
 case "${1:-}" in
@@ -138,7 +138,7 @@ move_leader() {
     ok "move: leadership moved to broker 2 by kafka-reassign-partitions and kafka-leader-election" ||
     not_ok "move: the second election did not move the leader: $(cat "$WORK/elect.log")"
 }
-run_faulted leader-move 1 move_leader 1 "${KBENCH_FAULTS_WINDOWS:-40}"
+run_faulted leader-move 1 move_leader 1 "${KBENCH_FAULTS_WINDOWS:-60}"
 
 echo "$passed passed, $failed failed ($((SECONDS - t0)) s)"
 ((failed == 0))

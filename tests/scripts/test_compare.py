@@ -984,6 +984,25 @@ class TestLatencyVerdicts(CompareCase):
         self.assertEqual(sorted(u["metric"] for u in v["unjudged"]), ["p50_us", "p99_us"])
         self.assertIn("its latency is queueing", v["unjudged"][0]["reason"])
         self.assertIn("1 of 1 new processes", v["unjudged"][0]["reason"])
+        # One process of ten short: latency is judged on the nine that held the load.
+        procs = 10
+
+        def side(shift, short_process=None):
+            doc = mj.make([(RATE_ROW, open_loop(), {"p50_us": shift})], reps=1, seed=shift + 3,
+                          processes=procs, process_noise=0.02)
+            for e in doc["benchmarks"]:
+                if e.get("kbench_process") == short_process:
+                    e["rate_shortfall"], e["p50_us"] = 1.0, 1e6
+            return doc
+        b = self.write("base.json", side(0.0, short_process=3))
+        n = self.write("new.json", side(0.0))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(v["unjudged"], [], proc.stdout)
+        p50 = [r for k in ("unchanged", "inconclusive") for r in v[k] if r["metric"] == "p50_us"]
+        self.assertEqual(len(p50), 1, proc.stdout)
+        self.assertEqual(p50[0]["n_base"], 9)
+        self.assertIn("windows short of the offered load left out", p50[0]["note"])
+        self.assertIn("windows short of the offered load left out", proc.stdout)
         # Falling behind with a lower delivered rate is itself the regression.
         b, n = self.pair([(RATE_ROW, open_loop())],
                          [(RATE_ROW, open_loop(rate_shortfall=1.0), {"delivered_rate": -0.2})])
