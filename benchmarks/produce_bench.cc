@@ -98,7 +98,7 @@ using counters::kLostRecords;
 using counters::kQueueFull;
 
 // kbench's defaults, set explicitly so results do not depend on the librdkafka version's
-// own defaults (linger.ms changed from 0.5 to 5 in 1.9). A parameter appears in the name
+// own defaults (linger.ms changed from 0.5 to 5 in 1.5.0). A parameter appears in the name
 // only when it differs from these.
 struct ProduceParams {
   std::string_view variant = "send";
