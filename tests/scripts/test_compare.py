@@ -80,15 +80,20 @@ def rows(verdict, key, metric=None):
             if metric is None or r["metric"] == metric]
 
 
-def raw(name, values, metric="cpu_time", process=None):
-    """Entries with exactly these values (one repetition each), for tie-exact tests."""
+def entries(name, per_rep, process=None):
+    """A document with one entry per dict of metrics in per_rep (a repetition each)."""
     out = []
-    for i, v in enumerate(values):
-        e = mj.entry(name, 0, len(values), i, {metric: v})
+    for i, metrics in enumerate(per_rep):
+        e = mj.entry(name, 0, len(per_rep), i, metrics)
         if process is not None:
             e["kbench_process"] = process[i]
         out.append(e)
     return {"context": dict(mj.CONTEXT), "benchmarks": out}
+
+
+def raw(name, values, metric="cpu_time", process=None):
+    """Entries with exactly these values (one repetition each), for tie-exact tests."""
+    return entries(name, [{metric: v} for v in values], process)
 
 
 class TestVerdicts(CompareCase):
@@ -917,17 +922,6 @@ class TestFamilyWise(CompareCase):
 
 if __name__ == "__main__":
     unittest.main()
-
-
-def entries(name, per_rep, process=None):
-    """A document with one entry per dict of metrics in per_rep (a repetition each)."""
-    out = []
-    for i, metrics in enumerate(per_rep):
-        e = mj.entry(name, 0, len(per_rep), i, metrics)
-        if process is not None:
-            e["kbench_process"] = process[i]
-        out.append(e)
-    return {"context": dict(mj.CONTEXT), "benchmarks": out}
 
 
 RATE_ROW = mj.PRODUCE_RATE % (1, 1)
