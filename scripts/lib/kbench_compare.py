@@ -953,20 +953,28 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                     metric, " and ".join(missing))
             continue
         t = metric_threshold(metric, threshold, b, n)
-        if paired and metric not in kr.DETERMINISTIC_METRICS:
-            pairs = paired_samples(b, n, metric)
-            if not pairs:
-                if is_deciding:
-                    yield None, metric, True, "%s has no round in common" % metric
-                continue
+        notes = []
+        if behind and metric in kr.OPEN_LOOP_METRICS:
+            notes.append("windows short of the offered load left out: %s" % behind)
+        pairs = (paired_samples(b, n, metric)
+                 if paired and metric not in kr.DETERMINISTIC_METRICS else None)
+        if pairs is not None and len(pairs) < min_pairs(alpha):
+            # Rounds left out (short windows, a metric absent in some rounds) left fewer pairs
+            # than a paired verdict needs: the rounds that remain, unpaired. Like the choice
+            # in compare_sides, it is made from counts, never from the metric's values.
+            notes.append("%d pairs left of %d rounds, fewer than the %d a paired verdict "
+                         "needs: compared unpaired" % (len(pairs), len(all_b["processes"]),
+                                                       min_pairs(alpha)))
+            pairs = None
+        if pairs is not None:
             row = compare_metric_paired(name, metric, pairs, alpha, t, direction)
         else:
             bv, nv, kind, within = samples(b, n, metric)
             row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction)
         row["primary"] = is_deciding
         row["threshold_pct"] = t
-        if behind and metric in kr.OPEN_LOOP_METRICS:
-            row["note"] = "windows short of the offered load left out: %s" % behind
+        if notes:
+            row["note"] = "; ".join(notes)
         yield row, metric, is_deciding, None
 
 

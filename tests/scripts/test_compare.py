@@ -1004,6 +1004,31 @@ class TestLatencyVerdicts(CompareCase):
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(rows(v, "regressions"), [(RATE_ROW, "delivered_rate")])
 
+    def test_short_windows_that_leave_too_few_pairs_fall_back_to_unpaired(self):
+        # The Nagle shape in 8 paired rounds, 2 base windows short of their load: 6 pairs
+        # cannot reach p < 0.01, but 6 and 8 held windows compared unpaired can.
+        def side(shift, short=()):
+            doc = mj.make([(RATE_ROW, open_loop(), {"p50_us": shift})], reps=1, seed=7,
+                          processes=8, process_noise=0.1)
+            for e in doc["benchmarks"]:
+                if e.get("kbench_process") in short:
+                    e["rate_shortfall"] = 1.0
+            doc["context"]["kbench_pairing"] = "rounds-1"
+            return doc
+        b = self.write("base.json", side(0.0, short=(2, 5)))
+        n = self.write("new.json", side(29.0))
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        r = [r for r in v["regressions"] if r["metric"] == "p50_us"][0]
+        self.assertEqual((r["samples"], r["n_base"], r["n_new"]), ("process", 6, 8))
+        self.assertIn("compared unpaired", r["note"])
+        self.assertIn("compared unpaired", proc.stdout)
+        # With every window held, the same rounds stay paired.
+        b = self.write("base.json", side(0.0))
+        proc, v = self.run_compare(b, n)
+        r = [r for r in v["regressions"] if r["metric"] == "p50_us"][0]
+        self.assertEqual((r["samples"], r["n_base"]), ("pair", 8))
+
 
 class TestValuesThatAreNotValues(CompareCase):
     def run_values(self, new_values):
