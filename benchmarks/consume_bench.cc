@@ -150,7 +150,7 @@ BenchName Name(const ConsumeParams& p) {
   return name;
 }
 
-std::string ConsumeKeysHelp() { return AxesHelp("--consume", "Consume", ConsumeAxes()); }
+FamilyKeys ConsumeKeys() { return AxisKeys("--consume", ConsumeAxes()); }
 
 // ------------------------------------------------------------------ work
 
@@ -387,6 +387,6 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily, FamilyTarget::kCluster, ConsumeKeysHelp);
+KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily, FamilyTarget::kCluster, ConsumeKeys);
 
 }  // namespace kbench::bench

@@ -172,7 +172,7 @@ ClientSettings BenchmarkSettings(const EndToEndParams& p) {
   return s;
 }
 
-std::string EndToEndKeysHelp() { return AxesHelp("--end-to-end", "EndToEnd", EndToEndAxes()); }
+FamilyKeys EndToEndKeys() { return AxisKeys("--end-to-end", EndToEndAxes()); }
 
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -389,6 +389,6 @@ void RegisterEndToEndFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(EndToEnd, RegisterEndToEndFamily, FamilyTarget::kCluster, EndToEndKeysHelp);
+KBENCH_REGISTER_FAMILY(EndToEnd, RegisterEndToEndFamily, FamilyTarget::kCluster, EndToEndKeys);
 
 }  // namespace kbench::bench

@@ -21,6 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include "fixtures/cost_counters.h"
+#include "fixtures/describe.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/run_context.h"
@@ -143,7 +144,8 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
       }
       out << "\n  }";
     }
-    out << "\n}\n";
+    // What every metric and row kind means, so that a result explains itself.
+    out << ",\n  \"kbench_describe\": " << kbench::bench::Describe().dump() << "\n}\n";
   }
 
  private:
@@ -200,6 +202,16 @@ std::string OutputFile(int argc, char** argv) {
   return path;
 }
 
+// The value of --describe=FORMAT, or null when absent.
+const char* DescribeFormat(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--describe", 10) == 0 && (argv[i][10] == '=' || !argv[i][10])) {
+      return argv[i][10] ? argv[i] + 11 : "";
+    }
+  }
+  return nullptr;
+}
+
 bool WantsHelp(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
@@ -216,6 +228,14 @@ int main(int argc, char** argv) {
               << kbench::bench::OptionsHelp() << kbench::bench::FamiliesKeysHelp()
               << "\nGoogle Benchmark flags:\n";
     benchmark::Initialize(&argc, argv);  // prints its own help and exits
+    return 0;
+  }
+  if (const char* format = DescribeFormat(argc, argv)) {
+    if (std::strcmp(format, "json") != 0) {
+      std::cerr << "kbench: error: --describe takes one format: json (--describe=json)\n";
+      return 2;
+    }
+    std::cout << kbench::bench::Describe().dump(2) << "\n";
     return 0;
   }
   Options options;

@@ -337,7 +337,7 @@ BenchName Name(const ProduceParams& p) {
 }
 
 // For --help: one line per key.
-std::string ProduceKeysHelp() { return AxesHelp("--produce", "Produce", ProduceAxes()); }
+FamilyKeys ProduceKeys() { return AxisKeys("--produce", ProduceAxes()); }
 
 // ------------------------------------------------------------------ default rows
 
@@ -1217,6 +1217,6 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, ProduceKeysHelp);
+KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, ProduceKeys);
 
 }  // namespace kbench::bench

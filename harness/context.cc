@@ -77,20 +77,34 @@ std::string LoadedLibraries() {
 
 }  // namespace
 
-bool IsSecretSetting(std::string_view key) {
-  const std::string k = Lower(key);
+const SecretSettingRule& SecretSettings() {
   // Substrings that mark credentials in librdkafka's and Kafka's setting names
   // (sasl.password, ssl.key.password, sasl.oauthbearer.client.secret, ssl.key.pem,
-  // ssl_key, ssl.keystore.password, sasl.jaas.config ...).
-  constexpr std::array<std::string_view, 9> kMarkers = {"password",  "secret",        "token",
-                                                        "sasl.jaas", "sasl.username", "ssl.key.pem",
-                                                        "ssl_key",   "private",       "credential"};
-  for (auto m : kMarkers) {
+  // ssl_key, ssl.keystore.password, sasl.jaas.config ...). Inline key material: ssl.key.*
+  // (ssl.certificate.pem is public); librdkafka also marks ssl.ca.pem sensitive
+  // (_RK_SENSITIVE), so kbench follows it.
+  static constexpr std::string_view kMarkers[] = {"password",  "secret",        "token",
+                                                  "sasl.jaas", "sasl.username", "ssl.key.pem",
+                                                  "ssl_key",   "private",       "credential"};
+  static constexpr std::string_view kPrefixes[] = {"ssl.key", "sasl.oauthbearer.config"};
+  static constexpr std::string_view kNames[] = {"ssl.ca.pem"};
+  static const SecretSettingRule rule{kMarkers, kPrefixes, kNames};
+  return rule;
+}
+
+bool IsSecretSetting(std::string_view key) {
+  const std::string k = Lower(key);
+  const SecretSettingRule& rule = SecretSettings();
+  for (auto m : rule.markers) {
     if (k.find(m) != std::string::npos) return true;
   }
-  // Inline key material: ssl.key.pem, ssl.certificate.pem is public but ssl.key.* is not;
-  // librdkafka also marks ssl.ca.pem sensitive (_RK_SENSITIVE), so kbench follows it.
-  return k.starts_with("ssl.key") || k.starts_with("sasl.oauthbearer.config") || k == "ssl.ca.pem";
+  for (auto p : rule.prefixes) {
+    if (k.starts_with(p)) return true;
+  }
+  for (auto n : rule.names) {
+    if (k == n) return true;
+  }
+  return false;
 }
 
 std::string RedactedValue(std::string_view key, std::string_view value) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,15 @@ namespace kbench {
 
 using ContextEntries = std::vector<std::pair<std::string, std::string>>;
 
+// Which setting names hold credentials (their values never reach results, logs or the
+// console): a lower-cased name containing a marker, starting with a prefix, or equal to a
+// name. `kbench --describe=json` prints it; scripts redact with the same rule from there.
+struct SecretSettingRule {
+  std::span<const std::string_view> markers;
+  std::span<const std::string_view> prefixes;
+  std::span<const std::string_view> names;
+};
+const SecretSettingRule& SecretSettings();
 // True when a client setting's value must never reach results or logs: passwords,
 // secrets, SASL credentials, key material, tokens.
 bool IsSecretSetting(std::string_view key);

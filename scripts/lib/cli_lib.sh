@@ -11,8 +11,10 @@
 #   need_value "$@"               # in an option loop: $1 must be followed by a value
 #   is_uint VALUE                 # true for a non-negative decimal integer
 #   regex_escape TEXT             # TEXT with extended-regex metacharacters escaped
-#   live_rows MAX                 # stdin: benchmark names; stdout: the first MAX that reach
-#                                 # a cluster (Produce, Consume, EndToEnd)
+#   cluster_regex BIN...          # the regex of row names that need a cluster, as the first
+#                                 # BIN that can say tells (kbench --describe=json)
+#   live_rows MAX BIN...          # stdin: benchmark names; stdout: the first MAX that reach
+#                                 # a cluster
 #   exact_filter                  # stdin: benchmark names; stdout: a --benchmark_filter
 #                                 # that selects exactly those
 #   check_out_dir OPTION PATH     # PATH can be a results folder (an existing writable
@@ -49,8 +51,24 @@ is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 
 regex_escape() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
 
+# Which families need a cluster is kbench's to say (its --describe=json); a kbench older
+# than --describe cannot, so the next BIN is asked (bench-commits: the other side's build).
+cluster_regex() {
+  local bin re
+  for bin in "$@"; do
+    [[ -x $bin ]] || continue
+    re=$(KBENCH_BIN=$bin /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/kbench_facts.py"          cluster-regex 2>/dev/null) && { printf '%s' "$re"; return 0; }
+  done
+  die 1 "none of $* says which families need a cluster (kbench --describe=json)"
+}
+
 # The rows a cluster warm-up runs (scripts/bench, scripts/bench-commits).
-live_rows() { grep -E '^(Produce|Consume|EndToEnd)/' | head -n "$1" || true; }
+live_rows() {
+  local max=$1 re
+  shift
+  re=$(cluster_regex "$@") || exit 1
+  grep -E "$re" | head -n "$max" || true
+}
 
 exact_filter() {
   local name filter=""

@@ -81,6 +81,7 @@ import math
 import re
 import statistics
 
+import kbench_facts as facts
 import kbench_results as kr
 
 # Context keys that make numbers incomparable: a different machine, build type
@@ -89,9 +90,9 @@ CRITICAL_CONTEXT = ["target", "build_type", "host_name", "cpu_model", "num_cpus"
                     # instructions of the whole process, or only inside these functions
                     "kbench_instructions_of"]
 # Keys that are expected to differ: they are what is being compared.
+# The codecs' library versions join them (their keys: kbench --describe=json).
 VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version",
-                   "broker_version", "zlib_version", "zstd_version", "lz4_version",
-                   "snappy_version", "compiler", "cxx_flags", "kernel"]
+                   "broker_version", "compiler", "cxx_flags", "kernel"]
 # Keys that differ on every run and mean nothing for comparability.
 IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
                    "kbench_merged_from"}
@@ -1092,7 +1093,7 @@ def context_diff(base_ctx, new_ctx):
             continue
         if key in CRITICAL_CONTEXT:
             kind = "critical"
-        elif key in VERSION_CONTEXT:
+        elif key in VERSION_CONTEXT or key in facts.codec_version_keys():
             kind = "version"
         else:
             kind = "other"

@@ -11,6 +11,8 @@ Pure stdlib.
 
 import math
 
+import kbench_facts as facts
+
 # The workload scripts/distributed hands each agent (ExternalCommandSpec "workload").
 # Trogdor logs it whole and serves it on its REST API, so it never holds a secret.
 WORKLOAD_KEYS = {
@@ -30,15 +32,8 @@ WORKLOAD_KEYS = {
 }
 REQUIRED_KEYS = ("kbench", "bootstrap", "start_unix_ms")
 
-# The same rule as harness/context.cc IsSecretSetting: names that hold credentials.
-_SECRET_MARKERS = ("password", "secret", "token", "sasl.jaas", "sasl.username", "ssl.key.pem",
-                   "ssl_key", "private", "credential")
-
-
-def is_secret_setting(key):
-    k = key.lower()
-    return (any(m in k for m in _SECRET_MARKERS) or k.startswith("ssl.key")
-            or k.startswith("sasl.oauthbearer.config"))
+# kbench's own rule (harness/context.h SecretSettings, read from kbench --describe=json).
+is_secret_setting = facts.is_secret_setting
 
 
 def check_workload(workload):

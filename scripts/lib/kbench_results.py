@@ -14,147 +14,57 @@ import re
 import statistics
 import sys
 
-# Directions of the metrics kbench emits, each with the reason for it, in one place:
-# compare, plot, the history tools and docs/counters.md's table read this.
-# +1: higher is better, -1: lower is better, 0: informational (shown, never judged).
-# docs/counters.md's "Metric directions" table is generated from it (see tests/scripts).
-METRICS = {
-    "cpu_time": (-1, "time per iteration of a CPU-bound row"),
-    "real_time": (-1, "wall time per iteration of a row that waits (Produce, Consume)"),
-    "items_per_second": (+1, "records per second: the throughput users quote (windowed rows: "
-                             "per second of the window; in-process rows: per CPU-second)"),
-    "bytes_per_second": (+1, "uncompressed value bytes per second (windowed rows: per second "
-                             "of the window, as Kafka's tools count; in-process rows: per "
-                             "CPU-second)"),
-    "ratio": (-1, "compressed / uncompressed: a codec that compresses worse costs bandwidth"),
-    "compressed_bytes": (-1, "bytes a codec produced for the same input"),
-    "overhead_bytes_per_record": (-1, "record-format overhead: what a format costs per record"),
-    "wire_bytes_per_second": (0, "bytes on the wire: better compression lowers them at the "
-                                 "same records/s, so neither direction is better"),
-    "wire_bytes_per_record": (0, "bytes on the wire per record: depends on batching and "
-                                 "compression, judged through ratio and records/s instead"),
-    "p50_us": (-1, "latency from the intended send time; judged only under a fixed offered "
-                   "load (rows with rate:N), where it is latency and not queueing"),
-    "p95_us": (-1, "as p50_us"),
-    "p99_us": (-1, "as p50_us"),
-    "p999_us": (-1, "as p50_us"),
-    "max_us": (-1, "as p50_us"),
-    "avg_us": (-1, "as p50_us"),
-    "queue_p50_us": (0, "time in the client's queue under an unthrottled load: it grows "
-                        "with throughput, so it is not latency and not judged"),
-    "queue_p95_us": (0, "as queue_p50_us"),
-    "queue_p99_us": (0, "as queue_p50_us"),
-    "queue_p999_us": (0, "as queue_p50_us"),
-    "queue_max_us": (0, "as queue_p50_us"),
-    "queue_avg_us": (0, "as queue_p50_us"),
-    "queue_full": (0, "QUEUE_FULL answers: a closed loop that outruns the network hits the "
-                      "queue cap by design; more of them can mean a faster producer"),
-    "errors": (-1, "failed deliveries and rejected records"),
-    "retries": (-1, "records or requests the client had to send again"),
-    "lost_records": (-1, "records delivered (sent, at acks=0) but missing from the log"),
-    "duplicate_records": (-1, "records in the log more often than they were produced"),
-    "transactions_per_second": (+1, "committed transactions per second (window records/s "
-                                    "/ transaction_records): follows items_per_second"),
-    "commit_avg_us": (-1, "time per commit_transaction call, which waits for the "
-                          "transaction's records and markers"),
-    "transactions_aborted": (-1, "transactions aborted after an error (the row fails)"),
-    "transaction_markers": (0, "control records transactions wrote: a check's input"),
-    "init_transactions_ms": (-1, "rd_kafka_init_transactions at set-up, all producers"),
-    "rate_shortfall": (-1, "1 when an open-loop row sent, or its cluster delivered, more than "
-                           "1 % short of its target: its latency is then queueing"),
-    "instructions": (-1, "callgrind instructions per iteration (deterministic)"),
-    "target_rate": (0, "the offered load of an open-loop row: a parameter, not a result"),
-    "achieved_rate": (0, "records/s an open-loop row reached; a shortfall is rate_shortfall"),
-    "delivered_rate": (0, "records/s an open-loop row's cluster delivered within the window; "
-                          "a shortfall is rate_shortfall"),
-    "interval_cv": (0, "spread of per-second throughput inside one repetition: a "
-                       "measurement-quality figure"),
-    "window_seconds": (0, "length of the measured window: a setting, not a result"),
-    "max_rate": (+1, "highest open-loop records/s sustained (Produce/max_rate), confirmed "
-                     "twice on a fixed 4.9 % grid"),
-    "max_rate_step_pct": (0, "the search grid's step at max_rate, in %: the smallest change "
-                             "of max_rate a search can show (compare judges max_rate against "
-                             "it when it is below the threshold)"),
-    "max_rate_mb_per_second": (0, "max_rate in value MiB/s: follows max_rate"),
-    "closed_loop_rate": (0, "records/s of the closed-loop window a search starts from"),
-    "rate_probes": (0, "windows a maximum-rate search took"),
-    "max_rate_p50_us": (0, "latency at the maximum rate: base and new reach different rates, "
-                           "so these are latencies at different loads"),
-    "max_rate_p99_us": (0, "as max_rate_p50_us"),
-    "max_rate_p999_us": (0, "as max_rate_p50_us"),
-    "delivered_records": (0, "records delivered since the topic was created: a check's "
-                             "input (lost_records and duplicate_records judge it)"),
-    "end_offsets": (0, "the topic's end offsets when checked: a check's input"),
-    "avg_batch_bytes": (0, "batching shape: explains a change, is not one"),
-    "records_per_batch": (0, "batching shape: explains a change, is not one"),
-    "requests_per_second": (0, "produce requests per second: follows records/s as much as "
-                               "batching, so neither direction is better (records_per_request "
-                               "judges the batching)"),
-    "records_per_request": (+1, "records per produce request: fewer, fuller requests cost less "
-                                "per record on client and broker; explains a records/s change "
-                                "(a lower linger.ms trades it for latency on purpose)"),
-    "wakeups_per_record": (-1, "librdkafka broker-thread poll-loop wakeups per record: each is "
-                               "a pass of the loop and often a context switch, a per-record "
-                               "cost; explains a records/s or CPU change"),
-    "cpu_us_per_record": (-1, "client CPU (user + system, mock cluster excluded) per record: "
-                              "what a record costs the client"),
-    "cpu_us_per_mb": (-1, "client CPU per MiB of value bytes: the cost of a byte"),
-    "app_cpu_us_per_record": (0, "the application threads' share of cpu_us_per_record: "
-                                 "explains a change of the total, which is judged"),
-    "rdkafka_cpu_us_per_record": (0, "librdkafka's threads' share of cpu_us_per_record: "
-                                     "explains a change of the total, which is judged"),
-    "client_cpu_cores": (0, "CPU seconds per second of window: follows the records/s reached"),
-    "cpu_system_share": (0, "kernel share of the process's CPU: explains a change, is not one"),
-    "cpu_accounting_gap": (0, "per-thread CPU against getrusage: a measurement-quality figure"),
-    "mock_cpu_us_per_mb": (0, "the in-process mock cluster's CPU: a stand-in broker, "
-                              "not the client"),
-    "peak_rss_mb": (-1, "the row's peak resident memory: memory is a cost (left out when "
-                        "the kernel refused to reset the peak)"),
-    "heap_bytes_per_inflight_record": (-1, "heap held per record in flight: what queueing "
-                                           "costs in memory (librdkafka #2147)"),
-    "inflight_records": (0, "records in flight at the window's end: a load, not a result"),
-    "voluntary_switches_per_1000_records": (0, "wake-ups per record: explains a CPU change, "
-                                               "is not one"),
-    "involuntary_switches_per_1000_records": (0, "preemptions: depend on what else the "
-                                                 "machine runs"),
-    "broker_cpu_us_per_mb": (-1, "broker CPU per MiB of value bytes (a cluster kbench started)"),
-    "broker_log_bytes_per_mb": (0, "log bytes per MiB of value bytes: follows compression and "
-                                   "replication, judged through ratio"),
-    "int_latency_p50_us": (0, "time in librdkafka's queue before batching: places a latency "
-                              "change, the latency itself is judged as p*_us"),
-    "int_latency_p99_us": (0, "as int_latency_p50_us"),
-    "outbuf_latency_p50_us": (0, "time in the socket's output buffer: as int_latency_p50_us"),
-    "outbuf_latency_p99_us": (0, "as outbuf_latency_p50_us"),
-    "rtt_p50_us": (0, "request round trip to the broker: as int_latency_p50_us"),
-    "rtt_p99_us": (0, "as rtt_p50_us"),
-    "throttle_p50_ms": (0, "broker quota throttling: a broker setting, not the client"),
-    "throttle_p99_ms": (0, "as throttle_p50_ms"),
-    "delivery_p50_us": (-1, "EndToEnd: delivery-report latency of the same records, from the "
-                            "intended send time under the row's fixed rate"),
-    "delivery_p99_us": (-1, "as delivery_p50_us"),
-}
-METRIC_DIRECTIONS = {k: v[0] for k, v in METRICS.items()}
+import kbench_facts as facts
 
-# Latency percentiles mean latency only under a fixed offered load (open loop); on an
-# unthrottled row they measure queueing, so compare judges them only on open-loop rows.
-OPEN_LOOP_METRICS = {"p50_us", "p95_us", "p99_us", "p999_us", "max_us", "avg_us"}
+# What each metric means and which direction is better, the latency percentiles judged only
+# under a fixed offered load, the deterministic metrics, the counters that mark an untimed
+# row, and what decides each kind of row: all from kbench's own description (kbench
+# --describe=json, the tables of fixtures/counters.cc), read when first used:
+#   METRICS                {metric: (direction, why)}: +1 higher is better, -1 lower is
+#                          better, 0 informational (shown, never judged)
+#   METRIC_DIRECTIONS      {metric: direction}
+#   OPEN_LOOP_METRICS      latency percentiles: latency only on open-loop rows
+#   DETERMINISTIC_METRICS  decided by threshold, not by a test (callgrind instructions)
+#   UNITS                  {metric: unit} for display
+#   UNTIMED_ROW_COUNTERS   counters of rows whose time is not their measure
+#   PRIMARY_METRICS        ((kind, marker or None, primary metrics, why), ...) in the order
+#                          they are checked; docs/comparing.md lists them
+#   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
+_TABLE_NAMES = ("METRICS", "METRIC_DIRECTIONS", "OPEN_LOOP_METRICS", "DETERMINISTIC_METRICS",
+                "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS")
+_tables_cache = None
 
-# Metrics whose value does not depend on timing noise (callgrind instruction
-# counts repeat to ~0.002 %): compare decides them by threshold, not by a test.
-DETERMINISTIC_METRICS = {"instructions"}
 
-UNITS = {
-    "items_per_second": "items/s",
-    "bytes_per_second": "B/s",
-    "wire_bytes_per_second": "B/s",
-    "compressed_bytes": "B",
-    "wire_bytes_per_record": "B",
-    "overhead_bytes_per_record": "B",
-    "avg_batch_bytes": "B",
-    "p50_us": "us", "p95_us": "us", "p99_us": "us", "p999_us": "us", "max_us": "us", "avg_us": "us",
-    "requests_per_second": "req/s",
-    "instructions": "Ir",
-}
+def _tables():
+    global _tables_cache
+    if _tables_cache is None:
+        try:
+            ms = facts.metrics()
+            kinds = facts.row_kinds()
+        except facts.FactsUnavailable as e:
+            print("%s: error: %s" % (os.path.basename(sys.argv[0] or "kbench"), e),
+                  file=sys.stderr)
+            sys.exit(2)
+        _tables_cache = {
+            "METRICS": {n: (m["direction"], m["meaning"]) for n, m in ms.items()},
+            "METRIC_DIRECTIONS": {n: m["direction"] for n, m in ms.items()},
+            "OPEN_LOOP_METRICS": {n for n, m in ms.items() if m["open_loop_latency"]},
+            "DETERMINISTIC_METRICS": {n for n, m in ms.items() if m["deterministic"]},
+            "UNITS": {n: m["unit"] for n, m in ms.items() if m["unit"]},
+            "UNTIMED_ROW_COUNTERS": tuple(n for n, m in ms.items() if m["marks_untimed_row"]),
+            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]),
+                                      k["why"]) for k in kinds),
+            "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
+                                   if m["primary_direction"] != m["direction"]},
+        }
+    return _tables_cache
+
+
+def __getattr__(name):
+    if name in _TABLE_NAMES:
+        return _tables()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 # Which kbench process an entry came from, in files that merge several processes
 # (scripts/bench --processes, scripts/bench-commits): compare uses one value per process.
@@ -167,35 +77,9 @@ RATE_CURVES_KEY = "kbench_rate_curves"
 # length, a maximum-rate search times its own search. Compare judges their counters.
 UNTIMED_ROW_COUNTERS = ("window_seconds", "max_rate")
 
-# The primary metric(s) of each family of rows, in one place (docs/comparing.md lists them):
-# what decides a row's verdict and compare's exit code. One effect moves cpu_time,
-# bytes_per_second and items_per_second of a row together; judging all three would count it
-# three times. Every other metric with a direction is secondary: reported with its interval,
-# deciding nothing unless named with --metric. Checked in this order; the first kind whose
-# marker a row's repetitions carry wins.
-PRIMARY_METRICS = (
-    # (kind, marker counter or None, primary metrics, why)
-    ("instructions", "instructions", ("instructions",),
-     "callgrind instruction mode: instructions per iteration, deterministic"),
-    ("open_loop", "target_rate", ("delivered_rate", "p50_us", "p99_us"),
-     "fixed offered load: the rate the cluster delivered, and the latency at that load, its "
-     "body (p50) and its tail (p99): a shift of the whole distribution shows first in p50, "
-     "the tail's own changes only in p99"),
-    ("max_rate", "max_rate", ("max_rate",),
-     "maximum-rate search: the highest rate sustained (its time is the search's)"),
-    ("windowed", "window_seconds", ("items_per_second",),
-     "closed loop timed over a fixed window: records/s (its time is the window's)"),
-    ("timed", None, ("time",),
-     "in-process row: time per iteration (cpu_time, or real_time for /real_time rows)"),
-)
-# Directions of primary metrics that the METRICS table calls informational: delivered_rate
-# is only a check's input on a closed-loop row, but on an open-loop row it is the result.
-PRIMARY_DIRECTIONS = {"delivered_rate": +1}
-
-
 def row_kind(name, runs=()):
     """The PRIMARY_METRICS kind of row `name` given its repetitions' metrics."""
-    for kind, marker, _, _ in PRIMARY_METRICS:
+    for kind, marker, _, _ in _tables()["PRIMARY_METRICS"]:
         if marker is None:
             return kind
         if kind == "open_loop":
@@ -209,11 +93,11 @@ def row_kind(name, runs=()):
 def primary_metrics(name, runs=()):
     """[(metric, direction)] that decide row `name` (see PRIMARY_METRICS)."""
     kind = row_kind(name, runs)
-    metrics = next(m for k, _, m, _ in PRIMARY_METRICS if k == kind)
+    metrics = next(m for k, _, m, _ in _tables()["PRIMARY_METRICS"] if k == kind)
     out = []
     for m in metrics:
         m = time_metric(name) if m == "time" else m
-        out.append((m, PRIMARY_DIRECTIONS.get(m) or metric_direction(m)))
+        out.append((m, _tables()["PRIMARY_DIRECTIONS"].get(m) or metric_direction(m)))
     return out
 
 # Keys of a benchmark entry that Google Benchmark itself writes; every other
@@ -237,8 +121,9 @@ class BenchmarkJsonError(Exception):
 
 def metric_direction(metric):
     """+1 higher better, -1 lower better, 0 informational, None unknown."""
-    if metric in METRIC_DIRECTIONS:
-        return METRIC_DIRECTIONS[metric]
+    directions = _tables()["METRIC_DIRECTIONS"]
+    if metric in directions:
+        return directions[metric]
     # Conventions for counters added later without updating the table above.
     if metric.startswith("queue_"):
         return 0
@@ -260,7 +145,7 @@ def is_open_loop(name, runs=()):
 def judged_direction(metric, name, runs=()):
     """The direction compare judges `metric` of row `name` by (0 or None: not judged)."""
     direction = metric_direction(metric)
-    if direction and metric in OPEN_LOOP_METRICS and not is_open_loop(name, runs):
+    if direction and metric in _tables()["OPEN_LOOP_METRICS"] and not is_open_loop(name, runs):
         return 0
     return direction
 
@@ -286,6 +171,7 @@ def load(path):
         raise BenchmarkJsonError("%s is not valid JSON (line %d, column %d: %s)"
                                  % (path, e.lineno, e.colno, e.msg)) from e
     validate(data, path)
+    facts.offer(data)
     return data
 
 
@@ -660,7 +546,7 @@ def _cli(argv):
 def directions_markdown():
     words = {1: "higher is better", -1: "lower is better", 0: "informational"}
     lines = ["| metric | direction | why |", "|---|---|---|"]
-    for metric, (direction, why) in METRICS.items():
+    for metric, (direction, why) in _tables()["METRICS"].items():
         lines.append("| `%s` | %s | %s |" % (metric, words[direction], why))
     return "\n".join(lines)
 

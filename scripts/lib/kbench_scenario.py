@@ -19,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 
+import kbench_facts as facts  # noqa: E402
 import kbench_results as kr  # noqa: E402
 from kbench_cli import ArgumentParser, die  # noqa: E402
 
@@ -290,9 +291,9 @@ def header(title, original, ctx, scale, tiny, wall, notes, differences):
               "| broker | Kafka %s, %s broker(s), target %s, bootstrap %s |" % (
                   ctx.get("broker_version", "?"), ctx.get("broker_count", "?"),
                   ctx.get("target", "?"), ctx.get("bootstrap", "") or "—"),
-              "| codecs | zlib %s, zstd %s, lz4 %s, snappy %s |" % (
-                  ctx.get("zlib_version", "?"), ctx.get("zstd_version", "?"),
-                  ctx.get("lz4_version", "?"), ctx.get("snappy_version", "?")),
+              "| codecs | %s |" % ", ".join(
+                  "%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
+                  for key in facts.codec_version_keys()),
               "| started | %s |" % ctx.get("date", "?")]
     if wall is not None:
         lines.append("| wall time | %d s |" % wall)

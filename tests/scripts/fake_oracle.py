@@ -9,7 +9,8 @@ A side's speed: for tree:DIR@SHA and for kbench commits, the file `speed` at tha
 regression when it is more than 5 % slower than base: exit 1, else exit 0. A side whose
 commit holds a file `flaky` answers exit 3: with a verdict (inconclusive) when the file
 says "inconclusive N" and fewer than N rounds were asked (--runs), or always for
-"inconclusive never"; without one (as a failed build) for "broken". Kafka releases listed
+"inconclusive never"; without one (as a failed build) for "broken"; for "inconclusive
+narrow" always, its row with an interval of +-3 points around the change. Kafka releases listed
 in FAKE_FLAKY ("3.9.1=inconclusive never") do the same. Each call appends its arguments,
 one line, to FAKE_ORACLE_LOG. With FAKE_ORACLE_SLEEP=S it first waits S seconds, and on
 SIGTERM takes half a second to "clean up", logs "cleaned up" and exits 143."""
@@ -78,7 +79,9 @@ def main():
             print("bench-commits: error: build of new failed")
             sys.exit(3)
         limit = flaky.split()[1]
-        if limit == "never" or runs < int(limit):
+        if limit == "narrow":
+            row = dict(row, ci_low_pct=change - 3.0, ci_high_pct=change + 3.0)
+        if limit in ("never", "narrow") or runs < int(limit):
             verdict["inconclusive"].append(row)
             with open(os.path.join(out, "verdict.json"), "w") as f:
                 json.dump(verdict, f)

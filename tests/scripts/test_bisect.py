@@ -159,6 +159,26 @@ class Bisect(unittest.TestCase):
         self.assertEqual([s["verdict"] for s in by_commit[7]], ["inconclusive", "inconclusive"])
         self.assertIn("measuring %s again with 16 rounds" % shas[5][:12], p.stderr)
 
+    def test_an_inconclusive_step_is_placed_by_its_interval(self):
+        # Every candidate inconclusive, each with a narrow interval around its change (0 %
+        # or -20 %, NEW -20 %): each interval lies wholly on one side of the midpoint
+        # between OLD and NEW, so each step is placed at once, without more rounds.
+        bare, shas = self.librdkafka_history(flaky={i: "inconclusive narrow\n"
+                                                    for i in range(1, 10)})
+        p = self.bisect(shas[0], shas[10], "--librdkafka-tree", bare, "--filter", "^Produce/")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.splitlines()[-1],
+                         "first bad commit: %s commit %d" % (shas[FIRST_BAD], FIRST_BAD))
+        steps = self.steps()["steps"]
+        self.assertTrue(all(s["runs"] is None for s in steps), steps)
+        for s in steps[1:]:
+            self.assertEqual(s["exit"], 3)
+            self.assertEqual(s["verdict"], "bad" if shas.index(s["candidate"]) >= FIRST_BAD
+                             else "good")
+            self.assertIn("interval", s["placed_by"])
+        self.assertIn("nearer NEW", p.stderr)
+        self.assertIn("nearer OLD", p.stderr)
+
     def test_skipped_commits_next_to_the_answer_are_named(self):
         # The first bad commit is never judged, and a failed build is skipped at once:
         # the answer is one of those, exit 3.

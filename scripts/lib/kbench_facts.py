@@ -1,0 +1,145 @@
+"""What kbench says it is: the facts the scripts use about families, metrics, row kinds,
+codecs and secret settings, read from `kbench --describe=json` (fixtures/describe.h). The
+C++ tables are the one place each fact is written; no script keeps a copy of its own
+(tests/scripts/test_facts.py fails if one appears).
+
+Where the description comes from, first found:
+  KBENCH_DESCRIBE=FILE     a saved `kbench --describe=json`, or a result file (its
+                           top-level "kbench_describe": every result carries one)
+  KBENCH_BIN               the kbench binary to ask
+  build/kbench             the project's own build
+
+Run as a program it answers the shell scripts' questions (see `--help`).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DESCRIBE_KEY = "kbench_describe"  # the top-level object of a result that holds it
+
+_description = None
+_offered = None  # a result's description, used when no kbench binary can be asked
+
+
+class FactsUnavailable(Exception):
+    """kbench's description cannot be read; the message says what to do."""
+
+
+def describe():
+    """The description (a dict), read once per process."""
+    global _description
+    if _description is None:
+        _description = _load()
+    return _description
+
+
+def offer(document):
+    """A result document read by the scripts: its "kbench_describe" is the fallback when
+    there is no kbench to ask (results compared on a machine without a build)."""
+    global _offered
+    if _offered is None and isinstance(document, dict):
+        d = document.get(DESCRIBE_KEY)
+        if isinstance(d, dict) and "metrics" in d:
+            _offered = d
+
+
+def _load():
+    path = os.environ.get("KBENCH_DESCRIBE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise FactsUnavailable("KBENCH_DESCRIBE=%s: %s" % (path, e)) from e
+        doc = doc.get(DESCRIBE_KEY, doc) if isinstance(doc, dict) else doc
+        if not isinstance(doc, dict) or "metrics" not in doc:
+            raise FactsUnavailable("KBENCH_DESCRIBE=%s holds no kbench description (neither "
+                                   "kbench --describe=json nor a result)" % path)
+        return doc
+    # KBENCH_BIN may be a build older than --describe (bench-commits' other commit): then the
+    # project's own build says it.
+    own = os.path.join(ROOT, "build", "kbench")
+    tried = []
+    for binary in dict.fromkeys(b for b in (os.environ.get("KBENCH_BIN"), own) if b):
+        if not os.access(binary, os.X_OK):
+            tried.append("%s: not built" % binary)
+            continue
+        try:
+            out = subprocess.run([binary, "--describe=json"], capture_output=True, text=True,
+                                 timeout=60, check=True).stdout
+            return json.loads(out)
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            tried.append("%s --describe=json failed (%s)" % (binary, e))
+    if _offered is not None:
+        return _offered
+    raise FactsUnavailable(
+        "the scripts read what metrics and families mean from 'kbench --describe=json', and "
+        "no kbench could say (%s). Build it (cmake -S . -B build -G Ninja && cmake --build "
+        "build), or set KBENCH_BIN, or KBENCH_DESCRIBE=RESULT.json" % "; ".join(tried))
+
+
+def metrics():
+    """{name: metric row} in the table's order."""
+    return {m["name"]: m for m in describe()["metrics"]}
+
+
+def row_kinds():
+    return describe()["row_kinds"]
+
+
+def families():
+    return describe()["families"]
+
+
+def cluster_families():
+    """Names of the families whose rows need a Kafka cluster (the mock or a broker)."""
+    return [f["name"] for f in families() if f["needs_cluster"]]
+
+
+def cluster_name_regex():
+    """An extended regex matching the names of the rows that need a cluster."""
+    return "^(%s)/" % "|".join(cluster_families())
+
+
+def codec_version_keys():
+    """Run-context keys of the codec libraries' versions, in table order."""
+    return [c["version_key"] for c in describe()["codecs"] if c["version_key"]]
+
+
+def is_secret_setting(key):
+    """kbench's own rule (harness/context.h SecretSettings): a setting whose value must
+    never reach results, logs or the console."""
+    rule = describe()["secret_settings"]
+    k = key.lower()
+    return (any(m in k for m in rule["markers"])
+            or any(k.startswith(p) for p in rule["prefixes"]) or k in rule["names"])
+
+
+def _cli(argv):
+    import argparse
+    ap = argparse.ArgumentParser(
+        prog="kbench_facts.py",
+        description="Answers from kbench --describe=json, for the shell scripts.")
+    ap.add_argument("question", choices=("cluster-regex", "cluster-families",
+                                         "codec-version-keys", "json"))
+    args = ap.parse_args(argv)
+    try:
+        if args.question == "cluster-regex":
+            print(cluster_name_regex())
+        elif args.question == "cluster-families":
+            print("\n".join(cluster_families()))
+        elif args.question == "codec-version-keys":
+            print("\n".join(codec_version_keys()))
+        else:
+            print(json.dumps(describe(), indent=2))
+    except FactsUnavailable as e:
+        print("kbench_facts: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_cli(sys.argv[1:]))
