@@ -3,9 +3,9 @@
 - every line of benchmarks/profiles.conf selects at least one benchmark of build/kbench
   (run with the options scripts/bench passes for that profile), so a renamed or removed
   benchmark cannot silently empty a slice of a profile;
-- the counters of fixtures/counters.h and the metric directions of
-  scripts/lib/kbench_results.py (METRICS) name the same things: every counter has a
-  direction, and every direction names a counter or a field Google Benchmark (or a
+- the counters of fixtures/counters.h and the metric table of fixtures/counters.cc (which
+  kbench --describe=json prints and kbench_results.METRICS reads) name the same things:
+  every counter has a row, and every row names a counter or a field Google Benchmark (or a
   script) writes itself;
 - the --produce, --consume and --end-to-end keys build/kbench --help prints (from the axis
   tables of benchmarks/produce_bench.cc, consume_bench.cc and end_to_end_bench.cc) and the
@@ -56,7 +56,7 @@ def counter_names(path=COUNTERS):
 
 def disagreements(counters, metrics):
     """Messages for each counter without a direction and each direction naming nothing."""
-    out = ["counter %s (fixtures/counters.h) has no direction in METRICS" % c
+    out = ["counter %s (fixtures/counters.h) has no row in MetricTable() (counters.cc)" % c
            for c in counters if c not in metrics]
     out += ["METRICS names %s, which is neither a counter of fixtures/counters.h nor one of %s"
             % (m, ", ".join(sorted(NOT_COUNTERS)))
