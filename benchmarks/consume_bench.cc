@@ -319,7 +319,7 @@ class ConsumeWork {
 
 void Register(BenchSession& session, const ConsumeParams& p) {
   RegisterWork<ConsumeWork>(session, Name(p), p)->UseRealTime();
-  NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
+  session.NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
 }
 
 // ------------------------------------------------------------------ --consume

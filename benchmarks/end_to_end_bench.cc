@@ -360,9 +360,10 @@ void Register(BenchSession& session, EndToEndParams p) {
   p.records =
       PlanSendRecords(p.payload, SendShape{batch_size, static_cast<std::size_t>(p.partitions), 1},
                       p.run.allow_repeats);
-  if (!p.records.refusal.empty()) NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
+  if (!p.records.refusal.empty())
+    session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
   RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
-  NoteRegisteredName(Name(p).str() + "/real_time");
+  session.NoteRegisteredName(Name(p).str() + "/real_time");
 }
 
 void ApplyEndToEndSetting(EndToEndParams& p, std::string_view key, std::string_view value) {

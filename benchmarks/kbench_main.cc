@@ -260,10 +260,11 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
   // Owns every benchmark's Work while it runs; outlives the registered benchmarks' runs.
-  BenchSession session;
+  BenchSession session(options.fixed_iterations);
   try {
     kbench::bench::RegisterAllFamilies(options, session);
-    std::string target = kbench::bench::ResolveTarget(options, benchmark::GetBenchmarkFilter());
+    std::string target =
+        kbench::bench::ResolveTarget(options, session, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
     kbench::bench::SetUpCostMeasurement(options, target);
   } catch (const kbench::UsageError& e) {

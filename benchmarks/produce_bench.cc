@@ -1044,18 +1044,19 @@ class BareProducevWork {
 // The row's records (harness/payload.h): enough distinct value bytes for what its producers'
 // batches hold. A row that would repeat records is refused before anything runs (exit 2)
 // when the filter selects it, unless --allow-repeats.
-void PlanRecords(ProduceParams& p) {
+void PlanRecords(BenchSession& session, ProduceParams& p) {
   p.records = PlanSendRecords(
       p.payload,
       SendShape{static_cast<std::size_t>(p.batch_bytes), static_cast<std::size_t>(p.partitions),
                 static_cast<std::size_t>(p.producers)},
       p.run.allow_repeats);
-  if (!p.records.refusal.empty()) NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
+  if (!p.records.refusal.empty())
+    session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
 }
 
 // With `find_max_rate`, a closed-loop send row also gets its max_rate twin, right after it.
 void Register(BenchSession& session, ProduceParams p, bool find_max_rate) {
-  PlanRecords(p);
+  PlanRecords(session, p);
   if (find_max_rate && p.variant == "send" && p.rate == 0) {
     Register(session, p, false);
     ProduceParams twin = p;
@@ -1074,7 +1075,7 @@ void Register(BenchSession& session, ProduceParams p, bool find_max_rate) {
   }
   // Google Benchmark reports (and filters) the name with this suffix: note it too, so a
   // filter anchored on the full name still resolves the target.
-  NoteRegisteredName(Name(p).str() + "/real_time");
+  session.NoteRegisteredName(Name(p).str() + "/real_time");
 }
 
 // Registers rows in order, except that each bare_producev row runs right next to the send row
@@ -1217,6 +1218,10 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, ProduceKeys);
+// bare_producev: librdkafka's produce loop without kbench's driver.
+constexpr FamilyReference kProduceReferences[] = {
+    {"bare_producev", "send", "send / bare_producev"}};
+KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, ProduceKeys,
+                       kProduceReferences);
 
 }  // namespace kbench::bench

@@ -130,7 +130,7 @@ ContextEntries SecurityContext(const ContextEntries& client_settings) {
           {"tls_client_certificate", client_certificate ? "true" : "false"}};
 }
 
-ContextEntries CollectBuildAndMachineContext() {
+ContextEntries CollectBuildAndMachineContext(std::string_view librdkafka_source) {
   ContextEntries entries = {
       {"kbench_version", build_info::kVersion},
       {"git_sha", build_info::kGitSha},
@@ -148,9 +148,7 @@ ContextEntries CollectBuildAndMachineContext() {
   for (auto& [key, version] : CodecLibraryVersions()) entries.emplace_back(key, version);
   // Two commits of one librdkafka release report the same version string: the script that
   // built the library says which source it came from (scripts/bench-commits).
-  if (const char* source = std::getenv("KBENCH_LIBRDKAFKA_SOURCE"); source && *source) {
-    entries.emplace_back("librdkafka_source", source);
-  }
+  if (!librdkafka_source.empty()) entries.emplace_back("librdkafka_source", librdkafka_source);
   return entries;
 }
 

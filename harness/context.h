@@ -32,7 +32,7 @@ std::string RedactedValue(std::string_view key, std::string_view value);
 // library was built from, e.g. "tree:/src/librdkafka@<sha>"), absent otherwise.
 // Target-specific keys (target, bootstrap, broker_version, client settings) are added by
 // the code that knows them.
-ContextEntries CollectBuildAndMachineContext();
+ContextEntries CollectBuildAndMachineContext(std::string_view librdkafka_source = {});
 
 // How the client connects, from its settings (the last value of a key wins, as in
 // librdkafka): `security_protocol` (plaintext, ssl, sasl_plaintext, sasl_ssl; librdkafka's

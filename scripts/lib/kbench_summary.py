@@ -11,6 +11,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import kbench_facts as facts  # noqa: E402
+
 
 def human(value, unit=""):
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -19,12 +22,11 @@ def human(value, unit=""):
     return f"{value:.3g}{unit}"
 
 
-# (row variant, reference variant) pairs whose names differ only in that segment.
-REFERENCES = [
-    ("Produce/send/", "Produce/bare_producev/", "send / bare_producev"),
-    ("Codec/compress/", "Codec/direct_compress/", "kbench / direct"),
-    ("Codec/decompress/", "Codec/direct_decompress/", "kbench / direct"),
-]
+def references():
+    """[(row prefix, reference prefix, label)]: rows and their reference rows, whose names
+    differ only in the variant (each family's "references" in kbench --describe=json)."""
+    return [("%s/%s/" % (f["name"], r["of"]), "%s/%s/" % (f["name"], r["variant"]), r["label"])
+            for f in facts.families() for r in f.get("references", []) if r["of"]]
 
 
 def by_repetition(reps, key="items_per_second"):
@@ -35,8 +37,12 @@ def ratio_lines(groups):
     """Median ratio of a row's records/s to its reference's, with the range of the
     per-repetition ratios (repetition i against repetition i)."""
     lines = []
+    try:
+        refs = references()
+    except facts.FactsUnavailable:
+        refs = []  # a summary without the reference ratios rather than none
     for name, reps in groups.items():
-        for variant, reference, label in REFERENCES:
+        for variant, reference, label in refs:
             if not name.startswith(variant):
                 continue
             ref_reps = groups.get(reference + name[len(variant):])
@@ -90,6 +96,7 @@ def main(path):
     except (OSError, ValueError, KeyError) as e:
         print(f"summary: cannot read {path}: {e}", file=sys.stderr)
         return 2
+    facts.offer(data)
     groups, failures = {}, []
     for run in runs:
         if run.get("error_occurred"):

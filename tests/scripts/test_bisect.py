@@ -277,5 +277,38 @@ class Bisect(unittest.TestCase):
         self.assertEqual(self.calls(), [], "bad input must not reach the oracle")
 
 
+class Placement(unittest.TestCase):
+    """Bisect.place: which end an inconclusive step's intervals put the candidate at."""
+
+    @classmethod
+    def setUpClass(cls):
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.SourceFileLoader("bisect_script", BISECT)
+        spec = importlib.util.spec_from_loader("bisect_script", loader)
+        cls.mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(cls.mod)
+
+    def place(self, rows):
+        import types
+        # NEW's change: p50 +4,500 % (midpoint about +578 %), p99 +540 % (about +153 %).
+        me = types.SimpleNamespace(signature={("R", "p50_us"): 4500.0, ("R", "p99_us"): 540.0})
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump({"inconclusive": [{"name": "R", "metric": m, "ci_low_pct": lo,
+                                         "ci_high_pct": hi} for m, lo, hi in rows]}, f)
+        self.addCleanup(os.unlink, f.name)
+        return self.mod.Bisect.place(me, f.name)
+
+    def test_a_row_that_cannot_tell_does_not_block_one_that_can(self):
+        # The measured shape: p50 [-30, +11] %, p99 [-84, +198] % (straddles +153 %).
+        self.assertIs(self.place([("p50_us", -30.0, 11.0), ("p99_us", -84.0, 198.0)]), False)
+        self.assertIs(self.place([("p50_us", 3000.0, 6000.0), ("p99_us", -84.0, 198.0)]), True)
+
+    def test_rows_that_disagree_or_cannot_tell_place_nothing(self):
+        self.assertIsNone(self.place([("p50_us", -30.0, 11.0), ("p99_us", 300.0, 900.0)]))
+        self.assertIsNone(self.place([("p50_us", -30.0, 900.0), ("p99_us", -84.0, 198.0)]))
+        self.assertIsNone(self.place([("p50_us", -30.0, 11.0)]))  # p99 missing
+
+
 if __name__ == "__main__":
     unittest.main()
