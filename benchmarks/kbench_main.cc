@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures/cost_counters.h"
 #include "fixtures/describe.h"
@@ -80,72 +81,27 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
     KeepRepetitions(runs, session_.TakeSeries(name), intervals_);
     KeepRepetitions(runs, session_.TakeCurves(name), curves_);
   }
+  // Google Benchmark's JSONReporter has written "benchmarks" and leaves the top-level
+  // object open: kbench's keys follow, then the closing brace.
   void Finalize() override {
-    std::ostream& out = GetOutputStream();
-    out << "\n  ],\n  \"kbench_intervals\": {";
-    bool first_name = true;
+    nlohmann::ordered_json extra;
+    nlohmann::ordered_json& intervals = extra["kbench_intervals"] =
+        nlohmann::ordered_json::object();
     for (const auto& [name, reps] : intervals_) {
-      out << (first_name ? "\n" : ",\n") << "    \"" << name << "\": [";
-      first_name = false;
-      for (std::size_t r = 0; r < reps.size(); ++r) {
-        const auto& [index, series] = reps[r];
-        out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << index;
-        Array(out, "seconds", series.seconds);
-        Array(out, "records_per_second", series.records_per_second);
-        Array(out, "mb_per_second", series.mb_per_second);
-        if (!series.p99_us.empty()) Array(out, "p99_us", series.p99_us);
-        if (series.start_unix_seconds > 0) {
-          char buf[48];
-          std::snprintf(buf, sizeof buf, "%.6f", series.start_unix_seconds);
-          out << ", \"start_unix_seconds\": " << buf;
-        }
-        if (series.latency_count > 0) {
-          out << ", \"latency_count\": " << series.latency_count
-              << ", \"latency_sum_us\": " << series.latency_sum_us
-              << ", \"latency_min_us\": " << series.latency_min_us
-              << ", \"latency_max_us\": " << series.latency_max_us << ", \"latency_buckets\": [";
-          for (std::size_t b = 0; b < series.latency_buckets.size(); ++b) {
-            const auto& [bound, count] = series.latency_buckets[b];
-            out << (b ? ", [" : "[") << bound << ", " << count << "]";
-          }
-          out << "]";
-        }
-        out << "}";
-      }
-      out << "\n    ]";
+      auto& list = intervals[name] = nlohmann::ordered_json::array();
+      for (const auto& [index, series] : reps) list.push_back(SeriesJson(index, series));
     }
-    out << (intervals_.empty() ? "}" : "\n  }");
     if (!curves_.empty()) {
-      out << ",\n  \"kbench_rate_curves\": {";
-      bool first_curve = true;
+      auto& curves = extra["kbench_rate_curves"];
       for (const auto& [name, reps] : curves_) {
-        out << (first_curve ? "\n" : ",\n") << "    \"" << name << "\": [";
-        first_curve = false;
-        for (std::size_t r = 0; r < reps.size(); ++r) {
-          // Not a structured binding: clang 14 (clang-tidy) cannot capture one in a lambda.
-          const auto& probes = reps[r].second;
-          out << (r ? ",\n" : "\n") << "      {\"repetition_index\": " << reps[r].first;
-          auto field = [&](const char* key, auto get) {
-            std::vector<double> values;
-            for (const auto& p : probes) values.push_back(get(p));
-            Array(out, key, values);
-          };
-          using kbench::bench::RateProbe;
-          field("target_rate", [](const RateProbe& p) { return p.target_rate; });
-          field("sent_rate", [](const RateProbe& p) { return p.sent_rate; });
-          field("delivered_rate", [](const RateProbe& p) { return p.delivered_rate; });
-          field("p50_us", [](const RateProbe& p) { return p.p50_us; });
-          field("p99_us", [](const RateProbe& p) { return p.p99_us; });
-          field("p999_us", [](const RateProbe& p) { return p.p999_us; });
-          field("sustained", [](const RateProbe& p) { return p.sustained ? 1.0 : 0.0; });
-          out << "}";
-        }
-        out << "\n    ]";
+        auto& list = curves[name] = nlohmann::ordered_json::array();
+        for (const auto& [index, probes] : reps) list.push_back(CurveJson(index, probes));
       }
-      out << "\n  }";
     }
     // What every metric and row kind means, so that a result explains itself.
-    out << ",\n  \"kbench_describe\": " << kbench::bench::Describe().dump() << "\n}\n";
+    extra["kbench_describe"] = kbench::bench::Describe();
+    std::string body = extra.dump(2);  // "{\n  ...\n}": its members go into the open object
+    GetOutputStream() << "\n  ],\n" << body.substr(2, body.size() - 4) << "\n}\n";
   }
 
  private:
@@ -160,18 +116,45 @@ class KbenchJsonReporter : public benchmark::JSONReporter {
     for (std::size_t i = first; i < calls.size(); ++i) out.emplace_back(i - first, calls[i]);
   }
   // Non-finite values (no measurement) are written as null.
-  static void Array(std::ostream& out, const char* key, const std::vector<double>& values) {
-    out << ", \"" << key << "\": [";
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      char buf[32];
-      if (std::isfinite(values[i])) {
-        std::snprintf(buf, sizeof buf, "%.6g", values[i]);
-      } else {
-        std::snprintf(buf, sizeof buf, "null");
-      }
-      out << (i ? ", " : "") << buf;
+  static nlohmann::ordered_json Numbers(const std::vector<double>& values) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (double v : values) a.push_back(std::isfinite(v) ? nlohmann::ordered_json(v) : nullptr);
+    return a;
+  }
+  static nlohmann::ordered_json SeriesJson(std::size_t index, const IntervalSeries& series) {
+    nlohmann::ordered_json o = {{"repetition_index", index},
+                                {"seconds", Numbers(series.seconds)},
+                                {"records_per_second", Numbers(series.records_per_second)},
+                                {"mb_per_second", Numbers(series.mb_per_second)}};
+    if (!series.p99_us.empty()) o["p99_us"] = Numbers(series.p99_us);
+    if (series.start_unix_seconds > 0) o["start_unix_seconds"] = series.start_unix_seconds;
+    if (series.latency_count > 0) {
+      o["latency_count"] = series.latency_count;
+      o["latency_sum_us"] = series.latency_sum_us;
+      o["latency_min_us"] = series.latency_min_us;
+      o["latency_max_us"] = series.latency_max_us;
+      auto& buckets = o["latency_buckets"] = nlohmann::ordered_json::array();
+      for (const auto& [bound, count] : series.latency_buckets) buckets.push_back({bound, count});
     }
-    out << "]";
+    return o;
+  }
+  static nlohmann::ordered_json CurveJson(std::size_t index,
+                                          const std::vector<kbench::bench::RateProbe>& probes) {
+    nlohmann::ordered_json o = {{"repetition_index", index}};
+    auto field = [&](const char* key, double (*get)(const kbench::bench::RateProbe&)) {
+      std::vector<double> values;
+      for (const auto& p : probes) values.push_back(get(p));
+      o[key] = Numbers(values);
+    };
+    using kbench::bench::RateProbe;
+    field("target_rate", [](const RateProbe& p) { return p.target_rate; });
+    field("sent_rate", [](const RateProbe& p) { return p.sent_rate; });
+    field("delivered_rate", [](const RateProbe& p) { return p.delivered_rate; });
+    field("p50_us", [](const RateProbe& p) { return p.p50_us; });
+    field("p99_us", [](const RateProbe& p) { return p.p99_us; });
+    field("p999_us", [](const RateProbe& p) { return p.p999_us; });
+    field("sustained", [](const RateProbe& p) { return p.sustained ? 1.0 : 0.0; });
+    return o;
   }
   BenchSession& session_;
   std::map<std::string, std::vector<std::pair<std::size_t, IntervalSeries>>> intervals_;
