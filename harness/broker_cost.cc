@@ -74,8 +74,7 @@ std::int64_t LogSegmentBytes(const std::string& dir) {
   return total;
 }
 
-Status BrokerCost::Open(const std::string& state_dir, const std::string& bootstrap,
-                        BrokerCost* out) {
+StatusOr<BrokerCost> BrokerCost::Open(const std::string& state_dir, const std::string& bootstrap) {
   const fs::path dir(state_dir);
   if (!fs::exists(dir / ".kbench-kafka"))
     return Status::Error(state_dir + " is not a scripts/kafka state directory");
@@ -101,8 +100,7 @@ Status BrokerCost::Open(const std::string& state_dir, const std::string& bootstr
     cost.nodes_.push_back({pid, (entry.path() / "data").string()});
   }
   if (cost.nodes_.empty()) return Status::Error("no broker nodes in " + state_dir);
-  *out = std::move(cost);
-  return Status::Ok();
+  return cost;
 }
 
 BrokerCost::Snapshot BrokerCost::Take() const {

@@ -29,7 +29,7 @@ class BrokerCost {
   };
 
   // `state_dir`: scripts/kafka's --dir; `bootstrap`: the address benchmarked.
-  static Status Open(const std::string& state_dir, const std::string& bootstrap, BrokerCost* out);
+  static StatusOr<BrokerCost> Open(const std::string& state_dir, const std::string& bootstrap);
 
   Snapshot Take() const;
   const std::vector<Node>& nodes() const { return nodes_; }

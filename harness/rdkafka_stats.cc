@@ -200,7 +200,7 @@ struct StatsParser::Impl {
 StatsParser::StatsParser() : impl_(std::make_unique<Impl>()) {}
 StatsParser::~StatsParser() = default;
 
-Status StatsParser::Parse(std::string_view text, RdkafkaStats* out) {
+StatusOr<RdkafkaStats> StatsParser::Parse(std::string_view text) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::string& buf = impl_->buffer;
   buf.assign(text);
@@ -233,21 +233,19 @@ Status StatsParser::Parse(std::string_view text, RdkafkaStats* out) {
   } catch (const ParseError& e) {
     return Status::Error(std::string("statistics: ") + e.what());
   }
-  *out = std::move(s);
-  return Status::Ok();
+  return s;
 }
 
-Status ParseRdkafkaStats(std::string_view text, RdkafkaStats* out) {
+StatusOr<RdkafkaStats> ParseRdkafkaStats(std::string_view text) {
   StatsParser parser;
-  return parser.Parse(text, out);
+  return parser.Parse(text);
 }
 
 void StatsAccumulator::AddEmit(std::string_view json) {
-  RdkafkaStats emit;
-  if (Status s = parser_.Parse(json, &emit); s.ok()) {
-    Add(emit);
+  if (StatusOr<RdkafkaStats> emit = parser_.Parse(json); emit.ok()) {
+    Add(*emit);
   } else {
-    NoteParseError(s.message());
+    NoteParseError(emit.message());
   }
 }
 

@@ -71,7 +71,7 @@ struct RdkafkaStats {
 
 // Parses one JSON document. Missing optional sections (no brokers, no topics yet) are
 // zeros; malformed JSON or wrong types are an error naming the field.
-Status ParseRdkafkaStats(std::string_view json, RdkafkaStats* out);
+StatusOr<RdkafkaStats> ParseRdkafkaStats(std::string_view json);
 
 // The same, keeping its buffers from one emit to the next (a client handle owns one: emits
 // come every statistics.interval.ms, each as large as the client's partitions make it).
@@ -82,7 +82,7 @@ class StatsParser {
   ~StatsParser();
   StatsParser(const StatsParser&) = delete;
   StatsParser& operator=(const StatsParser&) = delete;
-  Status Parse(std::string_view json, RdkafkaStats* out);
+  StatusOr<RdkafkaStats> Parse(std::string_view json);
 
  private:
   struct Impl;  // simdjson's parser: its header stays out of every includer's

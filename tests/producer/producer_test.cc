@@ -102,8 +102,9 @@ constexpr const char* kSampleStats = R"({
 })";
 
 TEST(RdkafkaStats, ParsesCountersAndWindows) {
-  RdkafkaStats s;
-  ASSERT_TRUE(ParseRdkafkaStats(kSampleStats, &s).ok());
+  StatusOr<RdkafkaStats> parsed = ParseRdkafkaStats(kSampleStats);
+  ASSERT_TRUE(parsed.ok());
+  const RdkafkaStats& s = *parsed;
   EXPECT_EQ(s.txmsgs, 20000);
   EXPECT_EQ(s.txmsg_bytes, 2000000);
   EXPECT_EQ(s.tx_wire_bytes, 2101500);
@@ -116,15 +117,15 @@ TEST(RdkafkaStats, ParsesCountersAndWindows) {
 }
 
 TEST(RdkafkaStats, RejectsMalformedInput) {
-  RdkafkaStats s;
-  EXPECT_FALSE(ParseRdkafkaStats("", &s).ok());
-  EXPECT_FALSE(ParseRdkafkaStats("{\"txmsgs\": ", &s).ok());
-  EXPECT_FALSE(ParseRdkafkaStats("[1,2]", &s).ok());
-  Status bad = ParseRdkafkaStats(R"({"txmsgs": "many"})", &s);
+  EXPECT_FALSE(ParseRdkafkaStats("").ok());
+  EXPECT_FALSE(ParseRdkafkaStats("{\"txmsgs\": ").ok());
+  EXPECT_FALSE(ParseRdkafkaStats("[1,2]").ok());
+  StatusOr<RdkafkaStats> bad = ParseRdkafkaStats(R"({"txmsgs": "many"})");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("txmsgs"), std::string::npos);
-  EXPECT_TRUE(ParseRdkafkaStats("{}", &s).ok());  // a handle before any broker is known
-  EXPECT_EQ(s.tx_wire_bytes, 0);
+  StatusOr<RdkafkaStats> empty = ParseRdkafkaStats("{}");  // a handle before any broker
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->tx_wire_bytes, 0);
 }
 
 // The parts kbench skips (every partition of every topic and broker) may be most of an
@@ -144,8 +145,9 @@ TEST(RdkafkaStats, ReadsStageWindowsAndSkipsPartitions) {
                      "batchcnt": {"sum": 7, "cnt": 2}}},
     "txmsg_bytes": 70
   })";
-  RdkafkaStats s;
-  ASSERT_TRUE(IsOk(ParseRdkafkaStats(kEmit, &s)));
+  StatusOr<RdkafkaStats> parsed = ParseRdkafkaStats(kEmit);
+  ASSERT_TRUE(IsOk(parsed.status()));
+  const RdkafkaStats& s = *parsed;
   EXPECT_EQ(s.txmsgs, 7);
   EXPECT_EQ(s.txmsg_bytes, 70);  // after the sections: they were skipped, not the rest
   EXPECT_EQ(s.tx_wire_bytes, 9);
@@ -162,20 +164,26 @@ TEST(RdkafkaStats, ReadsStageWindowsAndSkipsPartitions) {
 // One parser serves emit after emit (a handle keeps it), and a bad emit does not spoil it.
 TEST(RdkafkaStats, ParserIsReusedAcrossEmits) {
   StatsParser parser;
-  RdkafkaStats s;
-  ASSERT_TRUE(IsOk(parser.Parse(kSampleStats, &s)));
-  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": {"txbytes": 1,)", &s).ok());
-  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": 5}})", &s).ok());
-  ASSERT_TRUE(IsOk(parser.Parse(R"({"txmsgs": 3})", &s)));
-  EXPECT_EQ(s.txmsgs, 3);
-  EXPECT_EQ(s.tx_wire_bytes, 0);  // nothing carried over from the first emit
+  ASSERT_TRUE(IsOk(parser.Parse(kSampleStats).status()));
+  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": {"txbytes": 1,)").ok());
+  EXPECT_FALSE(parser.Parse(R"({"brokers": {"b": 5}})").ok());
+  StatusOr<RdkafkaStats> s = parser.Parse(R"({"txmsgs": 3})");
+  ASSERT_TRUE(IsOk(s.status()));
+  EXPECT_EQ(s->txmsgs, 3);
+  EXPECT_EQ(s->tx_wire_bytes, 0);  // nothing carried over from the first emit
+}
+
+// The parsed emit; a failed parse fails the test and yields an empty one.
+RdkafkaStats Parsed(std::string_view json) {
+  StatusOr<RdkafkaStats> s = ParseRdkafkaStats(json);
+  EXPECT_TRUE(IsOk(s.status()));
+  return s.ok() ? *s : RdkafkaStats{};
 }
 
 TEST(RdkafkaStats, WindowsAddUpAcrossEmitsCumulativesDo_Not) {
   StatsAccumulator acc;
-  RdkafkaStats e1, e2;
-  ASSERT_TRUE(ParseRdkafkaStats(kSampleStats, &e1).ok());
-  e2 = e1;
+  const RdkafkaStats e1 = Parsed(kSampleStats);
+  RdkafkaStats e2 = e1;
   e2.tx_wire_bytes += 500;
   auto before = acc.Get();
   acc.Add(e1);
@@ -197,18 +205,17 @@ constexpr const char* kEmitAt1 = R"({"txmsgs": 13000, "brokers": {
   "b:9093/2": {"wakeups": 1700, "req": {"Produce": 50}}}})";
 
 TEST(RdkafkaStats, SumsWakeupsAndProduceRequestsOverBrokers) {
-  RdkafkaStats s;
-  ASSERT_TRUE(IsOk(ParseRdkafkaStats(kEmitAt1, &s)));
+  RdkafkaStats s = Parsed(kEmitAt1);
   EXPECT_EQ(s.wakeups, 4612);
   EXPECT_EQ(s.produce_requests, 150);
   EXPECT_TRUE(s.has_wakeups);
   EXPECT_TRUE(s.has_produce_requests);
   // A library that writes neither field (req before 1.0.0) does not report them as 0.
-  ASSERT_TRUE(IsOk(ParseRdkafkaStats(R"({"txmsgs": 5, "brokers": {"b/1": {"txbytes": 9}}})", &s)));
+  s = Parsed(R"({"txmsgs": 5, "brokers": {"b/1": {"txbytes": 9}}})");
   EXPECT_FALSE(s.has_wakeups);
   EXPECT_FALSE(s.has_produce_requests);
   // A req object without Produce (a consumer's) is no produce request count either.
-  ASSERT_TRUE(IsOk(ParseRdkafkaStats(R"({"brokers": {"b/1": {"req": {"Fetch": 3}}}})", &s)));
+  s = Parsed(R"({"brokers": {"b/1": {"req": {"Fetch": 3}}}})");
   EXPECT_FALSE(s.has_produce_requests);
 }
 

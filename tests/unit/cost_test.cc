@@ -147,20 +147,19 @@ TEST(BrokerCost, ProcessCpuAndLogBytes) {
   EXPECT_EQ(LogSegmentBytes((dir / "missing").string()), 0);
 
   // Not a scripts/kafka state directory: refused with a reason, nothing measured.
-  BrokerCost cost;
-  Status s = BrokerCost::Open(dir.string(), "127.0.0.1:1", &cost);
+  StatusOr<BrokerCost> s = BrokerCost::Open(dir.string(), "127.0.0.1:1");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("not a scripts/kafka state directory"), std::string::npos);
   // A state directory whose cluster is another address: refused too.
   std::ofstream(dir / ".kbench-kafka") << "marker";
   std::ofstream(dir / "bootstrap") << "127.0.0.1:19092\n";
-  s = BrokerCost::Open(dir.string(), "127.0.0.1:29092", &cost);
+  s = BrokerCost::Open(dir.string(), "127.0.0.1:29092");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("is not the one"), std::string::npos) << s.message();
   // The right address, but node-0's pid is not a broker JVM (this test is not one).
   std::filesystem::create_directories(dir / "node-0");
   std::ofstream(dir / "node-0" / "pid") << getpid();
-  s = BrokerCost::Open(dir.string(), "127.0.0.1:19092", &cost);
+  s = BrokerCost::Open(dir.string(), "127.0.0.1:19092");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("not running"), std::string::npos) << s.message();
   std::filesystem::remove_all(dir);
@@ -201,8 +200,9 @@ TEST(StageWindows, ParsedFromStatisticsPerBroker) {
            "throttle": {"min": 0, "max": 0, "p50": 0, "p99": 0, "cnt": 2}},
     "b2": {"outbuf_latency": {"min": 5, "max": 7, "p50": 6, "p75": 6, "p90": 6, "p95": 7,
                               "p99": 7, "p99_99": 7, "cnt": 3}}}})";
-  RdkafkaStats s;
-  ASSERT_TRUE(ParseRdkafkaStats(json, &s).ok());
+  StatusOr<RdkafkaStats> parsed = ParseRdkafkaStats(json);
+  ASSERT_TRUE(parsed.ok());
+  const RdkafkaStats& s = *parsed;
   ASSERT_EQ(s.stages.size(), 3u);  // int_latency had no records
   EXPECT_NEAR(StagePercentile(s.stages, Stage::kRtt, 0.5), 300, 0.01);
   // max below p99_99 (bucket rounding) is raised, so the quantile function stays monotone.
