@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
     std::string target =
         kbench::bench::ResolveTarget(options, session, benchmark::GetBenchmarkFilter());
     kbench::bench::AddRunContext(options, target);
-    kbench::bench::SetUpCostMeasurement(options, target);
+    kbench::bench::SetUpCostMeasurement(options, target, session);
   } catch (const kbench::UsageError& e) {
     std::cerr << "kbench: error: " << e.what() << "\n";
     return 2;

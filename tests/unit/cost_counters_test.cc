@@ -13,7 +13,7 @@ bool RefusedReset() { return false; }
 bool AcceptedReset() { return true; }
 
 benchmark::UserCounters Measure(bool (*reset_peak_rss)()) {
-  CostMeter meter(reset_peak_rss);
+  CostMeter meter(nullptr, reset_peak_rss);
   meter.BeforeRun();
   meter.Begin();
   volatile double sink = 0;
