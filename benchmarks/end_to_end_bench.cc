@@ -322,17 +322,12 @@ class EndToEndWork {
   }
 
   Status CheckEndOffsets() {
-    const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
-    std::vector<std::int64_t> ends;
-    for (;;) {
-      if (Status s = cluster_->EndOffsets(&ends); !s) return s;
-      PartitionComparison c = ComparePartitionCounts(delivered_, ends, "delivered", "end offset");
-      end_offsets_ = TotalCount(ends);
-      if (c.equal()) return Status::Ok();
-      if (c.duplicated > 0 || std::chrono::steady_clock::now() >= deadline)
-        return EndOffsetError(c, false);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    StatusOr<std::vector<std::int64_t>> ends =
+        cluster_->AwaitEndOffsets(delivered_, kEndOffsetWait);
+    if (!ends) return ends.status();
+    end_offsets_ = TotalCount(*ends);
+    PartitionComparison c = ComparePartitionCounts(delivered_, *ends, "delivered", "end offset");
+    return c.equal() ? Status::Ok() : EndOffsetError(c, false);
   }
 
   EndToEndParams params_;

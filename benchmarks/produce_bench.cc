@@ -454,21 +454,10 @@ class ProduceSetup {
     return CheckExpectedEndOffsets(expected, markers.empty() ? "delivered" : "delivered+markers");
   }
   Status CheckExpectedEndOffsets(const PartitionCounts& delivered, const char* what) {
-    // The end offset is the high watermark: with acks=1 and replicas it moves only once the
-    // followers have copied the records, so give replication a bounded time to catch up.
-    // More than delivered is final (duplicates); fewer after the deadline is a loss.
-    const auto deadline = std::chrono::steady_clock::now() + kEndOffsetWait;
-    std::vector<std::int64_t> ends;
-    for (;;) {
-      if (Status s = cluster_->EndOffsets(&ends); !s) return s;
-      bool caught_up = true;
-      for (std::size_t p = 0; p < delivered.size(); ++p)
-        caught_up = caught_up && p < ends.size() && ends[p] >= delivered[p];
-      if (caught_up || std::chrono::steady_clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    end_offsets_ = TotalCount(ends);
-    PartitionComparison c = ComparePartitionCounts(delivered, ends, what, "end offset");
+    StatusOr<std::vector<std::int64_t>> ends = cluster_->AwaitEndOffsets(delivered, kEndOffsetWait);
+    if (!ends) return ends.status();
+    end_offsets_ = TotalCount(*ends);
+    PartitionComparison c = ComparePartitionCounts(delivered, *ends, what, "end offset");
     lost_records_ = c.lost;
     duplicate_records_ = c.duplicated;
     return EndOffsetError(c, params_.run.allow_loss);
