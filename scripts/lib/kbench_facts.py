@@ -118,15 +118,67 @@ def is_secret_setting(key):
             or any(k.startswith(p) for p in rule["prefixes"]) or k in rule["names"])
 
 
+# The blocks of the docs that are generated from the description, between
+# <!-- NAME: begin --> and <!-- NAME: end --> markers: {doc path: [(NAME, markdown())]}.
+def _keys_table(family):
+    rows = ["| key | meaning |", "|---|---|"]
+    rows += ["| `%s` | %s |" % (k["key"], k["help"]) for k in family["keys"]]
+    return "\n".join(rows)
+
+
+def _directions_table():
+    words = {1: "higher is better", -1: "lower is better", 0: "informational"}
+    rows = ["| metric | direction | why |", "|---|---|---|"]
+    rows += ["| `%s` | %s | %s |" % (m["name"], words[m["direction"]], m["meaning"])
+             for m in describe()["metrics"]]
+    return "\n".join(rows)
+
+
+def generated_blocks():
+    """{doc path relative to the project: [(marker name, generated text)]}."""
+    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), _keys_table(f))
+            for f in families() if f["keys_flag"]]
+    return {"docs/families.md": keys,
+            "docs/counters.md": [("metric-directions", _directions_table())]}
+
+
+def render_docs(root=ROOT):
+    """{path: (current text, text with every generated block regenerated)}."""
+    out = {}
+    for rel, blocks in generated_blocks().items():
+        path = os.path.join(root, rel)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        new = text
+        for name, body in blocks:
+            begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
+            if begin not in new or end not in new:
+                raise FactsUnavailable("%s has no %s ... %s block" % (rel, begin, end))
+            head, rest = new.split(begin, 1)
+            _, tail = rest.split(end, 1)
+            new = head + begin + "\n" + body + "\n" + end + tail
+        out[path] = (text, new)
+    return out
+
+
 def _cli(argv):
     import argparse
     ap = argparse.ArgumentParser(
         prog="kbench_facts.py",
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
-                                         "codec-version-keys", "json"))
+                                         "codec-version-keys", "json", "docs"),
+                    help="docs: regenerate the generated blocks of docs/ (the row keys of "
+                         "docs/families.md, the metric directions of docs/counters.md)")
     args = ap.parse_args(argv)
     try:
+        if args.question == "docs":
+            for path, (old, new) in render_docs().items():
+                if new != old:
+                    with open(path, "w", encoding="utf-8") as f:
+                        f.write(new)
+                    print("regenerated %s" % os.path.relpath(path, ROOT))
+            return 0
         if args.question == "cluster-regex":
             print(cluster_name_regex())
         elif args.question == "cluster-families":

@@ -485,16 +485,13 @@ def _cli(argv):
                         "file given the same LABEL (kbench_pairing; scripts/compare pairs them)")
     n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
     n.add_argument("input")
-    sub.add_parser("directions", help="print the metric-direction table as Markdown (docs/counters.md)")
     c = sub.add_parser("callgrind-json",
                        help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
     c.add_argument("out")
     c.add_argument("table")
     args = ap.parse_args(argv)
     try:
-        if args.cmd == "directions":
-            print(directions_markdown())
-        elif args.cmd == "merge":
+        if args.cmd == "merge":
             datas = [load(p) for p in args.inputs]
             merged = merge_runs(datas, args.inputs)
             if args.pairing:
@@ -541,14 +538,6 @@ def _cli(argv):
     except BenchmarkJsonError as e:
         die(e)
     return 0
-
-
-def directions_markdown():
-    words = {1: "higher is better", -1: "lower is better", 0: "informational"}
-    lines = ["| metric | direction | why |", "|---|---|---|"]
-    for metric, (direction, why) in _tables()["METRICS"].items():
-        lines.append("| `%s` | %s | %s |" % (metric, words[direction], why))
-    return "\n".join(lines)
 
 
 def write_json(path, data):

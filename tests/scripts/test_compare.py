@@ -757,16 +757,6 @@ class TestHelpers(unittest.TestCase):
         self.assertEqual(r2["verdict"], "regression")
 
 
-class TestReadme(unittest.TestCase):
-    def test_metric_direction_table_matches_code(self):
-        import kbench_results as kr
-        with open(os.path.join(ROOT, "docs", "counters.md"), encoding="utf-8") as f:
-            readme = f.read()
-        # Regenerate with: scripts/lib/kbench_results.py directions
-        self.assertTrue(kr.directions_markdown() in readme,
-                        "docs/counters.md's metric-direction table differs from kbench_results.METRICS")
-
-
 class TestPrimaryMetricsAndExitPaths(CompareCase):
     """One primary metric per row decides; a benchmark without a verdict on it is never
     green; an option that matches nothing is bad input."""

@@ -126,5 +126,32 @@ class OneSourceOfFacts(unittest.TestCase):
         self.assertEqual(sorted(KNOWN - present), [])
 
 
+class GeneratedDocs(unittest.TestCase):
+    """docs/families.md's key tables and docs/counters.md's metric directions are generated
+    from the description (scripts/lib/kbench_facts.py docs)."""
+
+    def test_the_generated_blocks_are_current(self):
+        stale = [os.path.relpath(p, ROOT) for p, (old, new) in facts.render_docs().items()
+                 if old != new]
+        self.assertEqual(stale, [], "regenerate them: scripts/lib/kbench_facts.py docs")
+
+    def test_a_stale_block_is_found(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "docs"))
+            for rel in facts.generated_blocks():
+                with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                    text = f.read()
+                if rel.endswith("families.md"):
+                    # One key's meaning edited by hand.
+                    key = next(f for f in facts.families() if f["keys"])["keys"][0]
+                    text = text.replace("| `%s` | %s |" % (key["key"], key["help"]),
+                                        "| `%s` | edited by hand |" % key["key"], 1)
+                with open(os.path.join(tmp, rel), "w", encoding="utf-8") as f:
+                    f.write(text)
+            stale = [os.path.basename(p) for p, (old, new) in facts.render_docs(tmp).items()
+                     if old != new]
+        self.assertEqual(stale, ["families.md"])
+
+
 if __name__ == "__main__":
     unittest.main()

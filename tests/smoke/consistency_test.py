@@ -7,9 +7,8 @@
   kbench --describe=json prints and kbench_results.METRICS reads) name the same things:
   every counter has a row, and every row names a counter or a field Google Benchmark (or a
   script) writes itself;
-- the --produce, --consume and --end-to-end keys build/kbench --help prints (from the axis
-  tables of benchmarks/produce_bench.cc, consume_bench.cc and end_to_end_bench.cc) and the
-  key tables of docs/families.md are the same, row for row."""
+(docs/families.md's key tables are generated from kbench --describe=json: tests/scripts/
+test_facts.py keeps them current.)"""
 
 import os
 import re
@@ -35,7 +34,6 @@ NOT_COUNTERS = {"cpu_time", "real_time", "items_per_second", "bytes_per_second",
 
 PROFILES = os.path.join(ROOT, "benchmarks", "profiles.conf")
 COUNTERS = os.path.join(ROOT, "fixtures", "counters.h")
-FAMILIES_DOC = os.path.join(ROOT, "docs", "families.md")
 
 
 def profile_lines(path=PROFILES):
@@ -62,52 +60,6 @@ def disagreements(counters, metrics):
             % (m, ", ".join(sorted(NOT_COUNTERS)))
             for m in metrics if m not in counters and m not in NOT_COUNTERS]
     return out
-
-
-def help_keys(help_text, flag="--produce"):
-    """[(key, meaning)] of the 'FLAG keys' block of kbench --help."""
-    lines = help_text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(flag + " keys"))
-    out = []
-    for line in lines[start + 1:]:
-        m = re.match(r"^    (\w+): (.*)$", line)
-        if not m:
-            break
-        out.append((m.group(1), m.group(2)))
-    return out
-
-
-def readme_keys(family="produce", path=FAMILIES_DOC):
-    """[(key, meaning)] of docs/families.md's table between the FAMILY-keys markers."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    block = text.split("<!-- %s-keys: begin -->" % family)[1].split("<!-- %s-keys: end -->" % family)[0]
-    return re.findall(r"^\| `(\w+)` \| (.*) \|$", block, re.M)
-
-
-def key_disagreements(from_help, from_readme):
-    out = ["--help has key %s (%s), docs/families.md does not say so" % (k, v)
-           for k, v in from_help if (k, v) not in from_readme]
-    out += ["docs/families.md has key %s (%s), kbench --help does not" % (k, v)
-            for k, v in from_readme if (k, v) not in from_help]
-    if not out and [k for k, _ in from_help] != [k for k, _ in from_readme]:
-        out.append("docs/families.md lists the keys in another order than kbench --help")
-    return out
-
-
-class FamilyKeys(unittest.TestCase):
-    def test_readme_lists_the_keys_of_the_tables(self):
-        proc = subprocess.run([BIN, "--help"], capture_output=True, text=True, timeout=60)
-        for family, least in (("produce", 10), ("consume", 5), ("end-to-end", 5)):
-            with self.subTest(family=family):
-                keys = help_keys(proc.stdout, "--" + family)
-                self.assertGreaterEqual(len(keys), least, proc.stdout)
-                self.assertEqual(key_disagreements(keys, readme_keys(family)), [])
-
-    def test_a_mismatch_is_reported(self):
-        readme = readme_keys()
-        self.assertEqual(len(key_disagreements(readme + [("new_key", "x")], readme)), 1)
-        self.assertEqual(len(key_disagreements(readme, readme[1:])), 1)
 
 
 class Profiles(unittest.TestCase):
