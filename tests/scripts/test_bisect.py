@@ -178,6 +178,8 @@ class Bisect(unittest.TestCase):
             self.assertIn("interval", s["placed_by"])
         self.assertIn("nearer NEW", p.stderr)
         self.assertIn("nearer OLD", p.stderr)
+        with open(os.path.join(self.tmp, "out", "summary.txt")) as f:
+            self.assertIn("* inconclusive against OLD, placed by its intervals", f.read())
 
     def test_skipped_commits_next_to_the_answer_are_named(self):
         # The first bad commit is never judged, and a failed build is skipped at once:
