@@ -1,7 +1,7 @@
 // libFuzzer target over kbench's record readers and the broker validation model. The input
 // is a log as a broker or consumer receives it: any sequence of v0/v1 messages and v2
 // batches (the magic byte at offset 16 picks the parser), any codec. Seeded with the golden
-// batches Kafka's Java client wrote (fixtures/golden/data), which cover every magic and codec.
+// batches Kafka's Java client wrote (tests/golden/data), which cover every magic and codec.
 //
 // Properties checked: no crash, hang or unbounded allocation (the sanitizers and libFuzzer's
 // limits catch those); whatever the reader accepts, the validator must either reject with a

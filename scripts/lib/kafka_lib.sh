@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Helpers for scripts/kafka: Maven resolution, node lifecycle, process checks.
 # Sourced, not executed, after cli_lib.sh (info, die, usage_error); expects ROOT,
-# FIXTURES, DEFAULT_* and the constants that scripts/kafka defines. Everything user-facing
+# SERVICE_CONFIG, DEFAULT_* and the constants that scripts/kafka defines. Everything user-facing
 # goes to stderr except what a command is asked to print.
 
 # Last lines of a log, indented, for error messages.
@@ -90,8 +90,8 @@ tool_class() {
 # Logging for tools: warnings to stderr. Both properties are set; each logging
 # backend (log4j2 for 4.x, reload4j for 3.x) reads only its own.
 readonly TOOL_JVM_OPTS=(-Djava.awt.headless=true
-  "-Dlog4j2.configurationFile=$FIXTURES/tools-log4j2.properties"
-  "-Dlog4j.configuration=file:$FIXTURES/tools-log4j.properties")
+  "-Dlog4j2.configurationFile=$SERVICE_CONFIG/tools-log4j2.properties"
+  "-Dlog4j.configuration=file:$SERVICE_CONFIG/tools-log4j.properties")
 
 # Short-lived internal tools (format, readiness probe) start faster this way.
 readonly QUICK_JVM_OPTS=(-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto)
@@ -335,8 +335,8 @@ start_node() {
   local opts=("${heap[@]}" -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20
     -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true
     "-Dkafka.logs.dir=$logs"
-    "-Dlog4j2.configurationFile=$FIXTURES/log4j2.properties"
-    "-Dlog4j.configuration=file:$FIXTURES/log4j.properties"
+    "-Dlog4j2.configurationFile=$SERVICE_CONFIG/log4j2.properties"
+    "-Dlog4j.configuration=file:$SERVICE_CONFIG/log4j.properties"
     "${extra[@]}")
   rm -f "$node/pid"
   local wrap=()

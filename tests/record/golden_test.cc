@@ -1,5 +1,5 @@
 // Golden batches written by Apache Kafka's Java client (kafka-clients 3.9, see
-// fixtures/golden/README.md): kbench's writers must produce byte-identical uncompressed
+// tests/golden/README.md): kbench's writers must produce byte-identical uncompressed
 // batches from the same records and header fields, and kbench's readers must decode every
 // golden batch, compressed ones included, to the records the manifest lists.
 

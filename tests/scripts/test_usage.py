@@ -35,7 +35,7 @@ BAD_USAGE = {
     "scripts/lib/ctest_skips.py": ([], "ctest_skips.py"),
     "scripts/lib/kbench_summary.py": ([], "kbench_summary.py"),
     "scripts/lib/perf_test_format.py": ([], "perf_test_format.py"),
-    "fixtures/golden/generate": (["--no-such-option"], "generate"),
+    "tests/golden/generate": (["--no-such-option"], "generate"),
     "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
     "tests/detector/plant_slowdown.py": (["no-such-kind"], "plant_slowdown.py"),
     "tests/profile/plant_lz4.sh": ([], "plant_lz4"),
@@ -131,7 +131,7 @@ class Lint(unittest.TestCase):
                               text=True, timeout=60, cwd=ROOT)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         listed = set(proc.stdout.splitlines())
-        for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell fixtures/golden/generate",
+        for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell tests/golden/generate",
                      "python scripts/compare", "python scripts/lib/kbench_cli.py"):
             self.assertIn(want, listed)
         self.assertFalse([f for f in listed if f.split(" ", 1)[1].startswith("results/")])
