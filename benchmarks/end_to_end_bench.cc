@@ -31,7 +31,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <vector>
 

@@ -59,7 +59,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
