@@ -57,7 +57,7 @@ cluster_regex() {
   local bin re
   for bin in "$@"; do
     [[ -x $bin ]] || continue
-    re=$(KBENCH_BIN=$bin /usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/kbench_facts.py"          cluster-regex 2>/dev/null) && { printf '%s' "$re"; return 0; }
+    re=$(KBENCH_BIN=$bin "$(dirname "${BASH_SOURCE[0]}")/python" -m kbench.facts cluster-regex 2>/dev/null) && { printf '%s' "$re"; return 0; }
   done
   die 1 "none of $* says which families need a cluster (kbench --describe=json)"
 }

@@ -2,7 +2,7 @@
 # scripts/lib/scenario_lib.sh — what every scenario's runner (scripts/scenarios/NAME/run)
 # shares: the common options, the clusters it starts on free ports (and always stops),
 # kbench invocations that leave their command line and console output next to the JSON,
-# and the Python side (scripts/lib/kbench_scenario.py, the scenario's own report.py).
+# and the Python side (scripts/kbench/scenario.py, the scenario's own report.py).
 #
 # Usage in a runner:
 #   SCN_NAME=producer-sharing
@@ -16,9 +16,8 @@ SCN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 : "${KBENCH_ROOT:=$SCN_ROOT}"
 : "${KBENCH_BIN:=$KBENCH_ROOT/build/kbench}"
 export KBENCH_ROOT KBENCH_BIN
-# Debian's python has scipy and matplotlib; a pyenv python3 on PATH may not.
-SCN_PY=/usr/bin/python3
-SCN_HELPER="$KBENCH_ROOT/scripts/lib/kbench_scenario.py"
+# kbench's one interpreter (scripts/lib/python): the venv, with the package kbench.
+SCN_PY="$SCN_ROOT/scripts/lib/python"
 # The scenario's folder: its report.py and README.md.
 SCN_DIR="$(cd "$(dirname "$0")" && pwd)"
 SCN_STARTED_DIRS=()
@@ -60,7 +59,6 @@ scn_parse_args() {
   if declare -F scn_check_args >/dev/null; then scn_check_args; fi
   dry_run_exit
   [[ -x $KBENCH_BIN ]] || die 2 "kbench binary not found at $KBENCH_BIN (build it: cmake --build build --target kbench, or run through scripts/scenario)"
-  [[ -x $SCN_PY ]] || die 2 "$SCN_PY not found (scripts/setup installs python3, python3-scipy, python3-matplotlib)"
   if [[ -z $OUT ]]; then OUT="$(scn_default_out "$SCN_NAME")"; fi
   mkdir -p "$OUT/logs" || die 2 "cannot create $OUT"
   OUT="$(cd "$OUT" && pwd)"
@@ -138,7 +136,7 @@ scn_broker_count() {
     tail -n 5 "$OUT/logs/probe.log" >&2
     die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
   fi
-  count="$("$SCN_PY" "$SCN_HELPER" context "$json" broker_count)" ||
+  count="$("$SCN_PY" -m kbench.scenario context "$json" broker_count)" ||
     die 1 "the probe run's context has no broker_count"
   rm -f "$json"
   echo "$count"
@@ -154,7 +152,7 @@ scn_require_brokers() {
   info "cluster at $1 has $have broker(s)"
 }
 
-scn_py() { "$SCN_PY" "$SCN_HELPER" "$@"; }
+scn_py() { "$SCN_PY" -m kbench.scenario "$@"; }
 
 # scn_report [options of report.py]: the scenario's own report.py writes report.md and the
 # charts from $OUT, with the scale, the wall time and the common flags filled in.

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Plant a known slowdown into a *scratch* kbench clone (never the product).
 
 Used only by tests/detector/run_detector_experiment.sh.
@@ -31,9 +30,7 @@ instructions  benchmarks/codec_bench.cc: the zstd level 3 / az / 100-byte / 64 K
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts", "lib"))
-
-from kbench_cli import die  # noqa: E402
+from kbench.cli import die
 
 
 def fraction_expr(text, var="KBENCH_DETECTOR_FRACTION"):

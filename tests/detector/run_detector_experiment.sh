@@ -103,7 +103,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kbench=$(cd "$here/../.." && pwd)
 bench_commits="$kbench/scripts/bench-commits"
 compare="$kbench/scripts/compare"
-py=/usr/bin/python3
+py="$kbench/scripts/lib/python"
 [[ -x "$bench_commits" ]] || die 2 "$bench_commits not found"
 
 # The slowed rows, each with an untouched neighbour measured in the same runs.
@@ -132,9 +132,9 @@ if [[ ! -d "$repo/.git" ]]; then
   git -C "$repo" checkout -q -b same base
   commit "detector: identical build (empty commit)"
   git -C "$repo" checkout -q -b slow base
-  "$here/plant_slowdown.py" spin "$repo" env "$codec_slowed"
-  "$here/plant_slowdown.py" send "$repo" env "$produce_slowed"
-  "$here/plant_slowdown.py" instructions "$repo" env
+  "$py" "$here/plant_slowdown.py" spin "$repo" env "$codec_slowed"
+  "$py" "$here/plant_slowdown.py" send "$repo" env "$produce_slowed"
+  "$py" "$here/plant_slowdown.py" instructions "$repo" env
   commit "detector: planted slowdowns, sized at run time by KBENCH_DETECTOR_SPIN/FRACTION"
   git -C "$repo" checkout -q base
 else

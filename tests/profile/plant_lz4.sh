@@ -16,11 +16,11 @@ out=$(mkdir -p "$1" && cd "$1" && pwd)
 sym=$("$ROOT/scripts/symbols" path lz4) || die 2 "build lz4 first: scripts/symbols build lz4"
 json="$sym/../build.json"
 dsc=$(find "${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/src" -name 'lz4_*.dsc' -print -quit)
-cflags=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cflags"])' "$json")
+cflags=$("$ROOT/scripts/lib/python" -m kbench.stamp get "$json" cflags)
 rm -rf "${out:?}/src" "${out:?}/lib"
 dpkg-source --no-check -x "$dsc" "$out/src" >"$out/build.log" 2>&1
 # The plant: first statement of the function; the divisor is read once per process.
-/usr/bin/python3 - "$out/src/lib/lz4.c" <<'PY'
+"$ROOT/scripts/lib/python" - "$out/src/lib/lz4.c" <<'PY'
 import sys
 p = sys.argv[1]
 s = open(p).read()

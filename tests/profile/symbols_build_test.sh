@@ -39,7 +39,7 @@ else
   echo "passed $passed, failed $failed"; exit 1
 fi
 json="$libdir/../build.json"
-/usr/bin/python3 - "$json" <<'PY' && ok "build.json: same version and exports as the system library" || not_ok "build.json: $(cat "$json")"
+"$ROOT/scripts/lib/python" - "$json" <<'PY' && ok "build.json: same version and exports as the system library" || not_ok "build.json: $(cat "$json")"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["library_version"] == d["system_library_version"], d

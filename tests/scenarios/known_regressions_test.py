@@ -285,7 +285,8 @@ class CaseTable(unittest.TestCase):
     case, each with a documented source, all parseable."""
 
     def setUp(self):
-        proc = subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(RUN), "report.py"),
+        proc = subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"),
+                                os.path.join(os.path.dirname(RUN), "report.py"),
                                "plan", "--cases-file", CASES, "--cases", "all"],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)

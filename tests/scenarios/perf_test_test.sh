@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests of the seed-004 scenario (scripts/scenarios/perf-test), scripts/vs-perf-test and
-# their formatter (scripts/lib/perf_test_format.py):
+# their formatter (scripts/kbench/perf_test_format.py):
 #   offline  the formatter turns kbench JSON into kafka-producer-perf-test's final line and
 #            kafka-consumer-perf-test's columns with the right numbers; the comparison takes
 #            the tool's steady-state line, leaves both tools' warm-up intervals out and
@@ -32,7 +32,8 @@ esac
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
-FORMAT="$ROOT/scripts/lib/perf_test_format.py"
+PY="$ROOT/scripts/lib/python"
+FORMAT=("$PY" -m kbench.perf_test_format)
 WORK="$(mktemp -d /tmp/kbench-perf-test-test.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -62,7 +63,7 @@ cat >"$WORK/produce.json" <<'EOF'
   "bytes_per_second": 104857600.0, "avg_us": 12345.0, "max_us": 250999.0,
   "p50_us": 1999.0, "p95_us": 92000.0, "p99_us": 108100.0, "p999_us": 112999.0}]}
 EOF
-out=$(/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/produce.json" 2>&1)
+out=$("${FORMAT[@]}" kbench-producer "$WORK/produce.json" 2>&1)
 check "final line from kbench JSON has the tool's format" grep -Eq "$FINAL_RE" <<<"$out"
 check "final line numbers (records, MiB/s, avg, max, whole-ms percentiles)" \
   test "$out" = "100000 records sent, 50000.000000 records/sec (100.00 MB/sec), 12.35 ms avg latency, 251.00 ms max latency, 1 ms 50th, 92 ms 95th, 108 ms 99th, 112 ms 99.9th."
@@ -72,7 +73,7 @@ printf '%s\n' "2026-01-01 kbench noise" \
   "Consume/read/x (fill): 10 records sent, 1.0 records/sec (0.00 MB/sec), 1.0 ms avg latency, 1.0 ms max latency." \
   "Produce/send/acks:1/real_time: 100 records sent, 50.0 records/sec (0.10 MB/sec), 1.0 ms avg latency, 2.0 ms max latency. (final)" \
   >"$WORK/produce.err"
-out=$(/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/produce.json" --stderr "$WORK/produce.err" 2>&1)
+out=$("${FORMAT[@]}" kbench-producer "$WORK/produce.json" --stderr "$WORK/produce.err" 2>&1)
 check "interval lines: label stripped, fill lines dropped, then the final line" \
   test "$(grep -Ec "$WINDOW_RE" <<<"$out") $(wc -l <<<"$out")" = "2 3"
 
@@ -81,13 +82,13 @@ cat >"$WORK/consume.json" <<'EOF'
   "iterations": 2, "real_time": 250.0, "time_unit": "ms", "items_per_second": 400000.0,
   "bytes_per_second": 41943040.0}]}
 EOF
-out=$(/usr/bin/python3 "$FORMAT" kbench-consumer "$WORK/consume.json" --end-ms 1767225600500 2>&1)
+out=$("${FORMAT[@]}" kbench-consumer "$WORK/consume.json" --end-ms 1767225600500 2>&1)
 check "consumer header is kafka-consumer-perf-test's" test "$(head -1 <<<"$out")" = "$CONSUMER_HEADER"
 check "consumer line columns" grep -Eq "$CONSUMER_RE" <<<"$(tail -1 <<<"$out")"
 check "consumer numbers (20 MiB, 40 MiB/s, 200000 msgs, 0 rebalance, 500 ms fetch)" \
   grep -Eq ', 20\.0000, 40\.0000, 200000, 400000\.0000, 0, 500, 40\.0000, 400000\.0000$' <<<"$out"
 echo '{"benchmarks": [{"name": "Produce/send/x", "run_type": "iteration", "error_occurred": true, "error_message": "boom"}]}' >"$WORK/failed.json"
-/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/failed.json" >/dev/null 2>"$WORK/err"
+"${FORMAT[@]}" kbench-producer "$WORK/failed.json" >/dev/null 2>"$WORK/err"
 rc=$?
 check "a failed benchmark is an error naming it" eval '[[ $rc -eq 1 ]] && grep -q boom "$WORK/err"'
 
@@ -112,21 +113,21 @@ printf '%s\n' \
   >"$V/kbench.err"
 printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t%s\nkbench\t2\t%s\t%s\nperf-test\t2\t%s\t-\n' \
   "$V/tool.txt" "$WORK/produce.json" "$V/kbench.err" "$WORK/produce.json" "$V/kbench.err" "$V/tool.txt" >"$V/rounds.tsv"
-out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+out=$("${FORMAT[@]}" vs "$V" --warmup 1000 2>&1)
 check "vs: the tool's steady-state line, not its whole-run line" \
   grep -qxF "kafka-producer-perf-test  100000 records sent, 11000.000000 records/sec (1.05 MB/sec), 2.50 ms avg latency, 20.00 ms max latency, 2 ms 50th, 5 ms 95th, 8 ms 99th, 19 ms 99.9th." <<<"$out"
 check "vs: interval lines of both, warm-up left out, medians compared" \
   grep -qF "perf-test: 4 intervals, median 11000.0 records/sec (10000.0..12000.0), cv 9.1 %; kbench: 4 intervals, median 50000.0 records/sec (49000.0..51000.0), cv 2.0 %; medians x4.55" <<<"$out"
 check "vs: fewer than 3 rounds is no verdict" grep -q "fewer than 3 rounds" <<<"$out"
-check "vs: summary.json has both tools' intervals" /usr/bin/python3 -c \
+check "vs: summary.json has both tools' intervals" "$PY" -c \
   'import json,sys; d=json.load(open(sys.argv[1])); assert d["perf_test"]["intervals"]["n"] == 4 and d["kbench"]["intervals"]["n"] == 4 and d["warmup_records"] == 1000' "$V/summary.json"
 printf 'perf-test\t3\t%s\t-\nkbench\t3\t%s\t-\n' "$V/tool.txt" "$WORK/produce.json" >>"$V/rounds.tsv"
-out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+out=$("${FORMAT[@]}" vs "$V" --warmup 1000 2>&1)
 check "vs: three rounds, no 'no verdict' note" eval '! grep -q "fewer than 3 rounds" <<<"$out" && grep -q "^median of 3 rounds" <<<"$out"'
 mkdir -p "$V/cold"
 head -5 "$V/tool.txt" >"$V/cold/tool.txt"  # no steady-state line: the tool had no warm-up
 printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t-\n' "$V/cold/tool.txt" "$WORK/produce.json" >"$V/cold/rounds.tsv"
-/usr/bin/python3 "$FORMAT" vs "$V/cold" --warmup 1000 >/dev/null 2>"$WORK/err"
+"${FORMAT[@]}" vs "$V/cold" --warmup 1000 >/dev/null 2>"$WORK/err"
 rc=$?
 check "vs: a tool output without the steady-state line of its warm-up is an error" \
   eval '[[ $rc -eq 1 ]] && grep -q "no steady-state line although the tool had 1000 warm-up records" "$WORK/err"'
@@ -199,7 +200,7 @@ else
   check "report.md states machine, versions, differences and the spread" \
     eval 'grep -q "## Machine and versions" "$SOUT/report.md" && grep -q "librdkafka" "$SOUT/report.md" && grep -q "What differs" "$SOUT/report.md" && grep -q loopback "$SOUT/report.md" && grep -q "read the same topic" "$SOUT/report.md" && grep -Eq "^\| 10k-2000B \| kafka-producer-perf-test \| 2 \| [0-9.]+ \([0-9.]+–[0-9.]+\)" "$SOUT/report.md"'
   check "summary.json has the case, both medians and two rounds" \
-    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
   check "chart is a PNG" eval '[[ $(head -c 4 "$SOUT/perf-test.png" | od -An -c | tr -d " ") == 211PNG ]]'
   "$ROOT/scripts/kafka" status --dir "$SOUT/kafka" >/dev/null 2>&1
   check "the scenario stopped its cluster" test $? -eq 3

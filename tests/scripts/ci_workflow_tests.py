@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import yaml  # Debian's python3-yaml
-from history_tests import HERE, ROOT, fake_repo, git
+from history_tests import ROOT, fake_repo, git
 
 WORKFLOW = os.path.join(ROOT, "docs", "ci-workflow.yml")
 NOT_LOCAL = {"checkout", "setup", "comment", "evidence", "publish"}
@@ -132,6 +132,4 @@ class TestStepsRunLocally(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    import sys
-    sys.path.insert(0, HERE)
     unittest.main()

@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 """Synthetic whole-profile experiment for scripts/compare's gate (docs/comparing.md).
 
 Each trial draws `rows` in-process benchmarks, `samples` kbench processes per side, each
-value base * noise, and compares the sides as scripts/compare does (lib/kbench_compare.py,
+value base * noise, and compares the sides as scripts/compare does (kbench/compare.py,
 defaults: alpha 0.01, threshold 5 %). Noise, with coefficient of variation about cv:
   normal    1 + N(0, cv)
   t3        exp(cv * T3 / sqrt(3)): heavy tails, Student's t with 3 degrees of freedom
@@ -22,12 +21,11 @@ import os
 import random
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
+import make_json as mj
+from kbench import compare as kc
 
-import kbench_compare as kc  # noqa: E402
-import make_json as mj  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 
 NAME = "Codec/compress/codec:lz4/level:%d/payload:az/record_bytes:100/batch_bytes:65536"
 
@@ -99,7 +97,7 @@ def run(trials=20, rows=100, samples=10, cv=0.05, shift=0.15, seed=1, noise="nor
 
 
 def main():
-    from kbench_cli import ArgumentParser
+    from kbench.cli import ArgumentParser
     ap = ArgumentParser(prog="compare_experiment.py", description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--rows", type=int, default=100)

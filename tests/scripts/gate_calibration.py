@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """Calibration of scripts/compare's gate: family-wise false alarms under A/A, and power.
 
 Many synthetic comparisons at once (numpy arrays of trials x rows x processes), each
 judged as compare_sides judges unpaired process samples: the test's parts come from
-lib/kbench_compare.py itself (yuen_parts, family_prior, moderated_p, hl_interval_rank),
+kbench/compare.py itself (yuen_parts, family_prior, moderated_p, hl_interval_rank),
 and the steps around them are re-implemented here for arrays: Holm's adjustment over the
 family, then a regression or improvement where the adjusted p < alpha, the
 Hodges-Lehmann shift is at least T and its distribution-free interval excludes 0.
@@ -25,12 +24,10 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
+import numpy as np
+from kbench import compare as kc
 
-import kbench_compare as kc  # noqa: E402
-import numpy as np  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def family(name):
@@ -160,7 +157,7 @@ def re_level(name):
 
 
 def main():
-    from kbench_cli import ArgumentParser
+    from kbench.cli import ArgumentParser
     ap = ArgumentParser(prog="gate_calibration.py", description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20000)
     ap.add_argument("--seed", type=int, default=1)

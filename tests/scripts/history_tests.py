@@ -9,7 +9,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -404,5 +403,4 @@ class TestBisect(Tmp):
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, HERE)
     unittest.main()

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Synthetic Google Benchmark 1.7.1 JSON shaped like kbench's output.
 
 Used by the tests of scripts/compare, scripts/plot and scripts/bench-commits so
@@ -8,7 +7,6 @@ generator: base value * (1 + shift) * (1 + jitter), jitter uniform in
 """
 
 import json
-import os
 import random
 import statistics
 
@@ -91,7 +89,7 @@ def make(specs, reps=10, seed=1, noise=0.01, context=None, with_aggregates=True,
     """specs: list of (name, {metric: base_value}, {metric: relative_shift}).
 
     processes > 0: a merged file of that many kbench processes with `reps` repetitions
-    each (entries tagged kbench_process, as kbench_results.merge_runs writes them); each
+    each (entries tagged kbench_process, as kbench.results.merge_runs writes them); each
     process is offset by its own factor, uniform in [-process_noise, +process_noise],
     the drift one process shares over its repetitions.
     Returns the JSON document as a dict.
@@ -170,9 +168,7 @@ def produce_specs():
 
 
 if __name__ == "__main__":
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "scripts", "lib"))
-    from kbench_cli import ArgumentParser
+    from kbench.cli import ArgumentParser
     ap = ArgumentParser(prog="make_json.py", description="Writes a sample of every family.")
     ap.add_argument("out", metavar="OUT.json")
     write(ap.parse_args().out, make(codec_specs() + produce_specs(), reps=5))

@@ -430,9 +430,7 @@ class TestAllocatorExcluded(unittest.TestCase):
 
     @unittest.skipUnless(shutil.which("callgrind_annotate"), "needs valgrind")
     def test_allocator_self_cost_is_found_by_file(self):
-        import sys
-        sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
-        import kbench_results as kr
+        from kbench import results as kr
         text = ("version: 1\ncreator: callgrind-3.19.0\npid: 1\ncmd: x\npart: 1\n"
                 "positions: line\nevents: Ir\nsummary: 1540\n\n"
                 "fl=./malloc/./malloc/malloc.c\nfn=_int_malloc\n10 300\nfn=malloc\n11 200\n"

@@ -284,12 +284,8 @@ class Placement(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import importlib.machinery
-        import importlib.util
-        loader = importlib.machinery.SourceFileLoader("bisect_script", BISECT)
-        spec = importlib.util.spec_from_loader("bisect_script", loader)
-        cls.mod = importlib.util.module_from_spec(spec)
-        loader.exec_module(cls.mod)
+        from kbench.tools import bisect
+        cls.mod = bisect
 
     def place(self, rows):
         import types

@@ -3,18 +3,16 @@
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import make_json as mj
+from kbench import compare as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 COMPARE = os.path.join(ROOT, "scripts", "compare")
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import kbench_compare as kc  # noqa: E402
-import make_json as mj  # noqa: E402
 
 CODEC = mj.CODEC % ("zstd", 3)
 PRODUCE = mj.PRODUCE % (8, 2)
@@ -480,8 +478,8 @@ class TestProcesses(CompareCase):
         for side, files in (("B", bases), ("N", news)):
             os.makedirs(self.path(side))
             merged = subprocess.run(
-                ["/usr/bin/python3", os.path.join(ROOT, "scripts", "lib", "kbench_results.py"),
-                 "merge", self.path(side + "/kbench.json")] + files,
+                [os.path.join(ROOT, "scripts", "lib", "python"), "-m", "kbench.results", "merge",
+                 self.path(side + "/kbench.json")] + files,
                 capture_output=True, text=True)
             self.assertEqual(merged.returncode, 0, merged.stderr)
         proc, v = self.run_compare(self.path("B"), self.path("N"), "--metric", "cpu_time")
@@ -490,7 +488,7 @@ class TestProcesses(CompareCase):
         self.assertEqual(v["regressions"][0]["n_base"], 5)
 
     def test_merge_keeps_interval_samples_per_process(self):
-        import kbench_results as kr
+        from kbench import results as kr
         one = mj.make([(PRODUCE, produce_base())], reps=1, with_aggregates=False)
         one["kbench_intervals"] = {PRODUCE: [{"repetition_index": 0,
                                               "records_per_second": [1.0, 2.0]}]}
@@ -505,7 +503,7 @@ class TestProcesses(CompareCase):
                          [0, 1, 2])
 
     def test_merge_keeps_rate_curves_per_process(self):
-        import kbench_results as kr
+        from kbench import results as kr
         one = mj.make([(PRODUCE, produce_base())], reps=1, with_aggregates=False)
         one["kbench_rate_curves"] = {PRODUCE: [{"repetition_index": 0,
                                                 "target_rate": [1e5, 2e5],

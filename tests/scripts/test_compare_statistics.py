@@ -1,4 +1,4 @@
-"""Tests of the statistics that decide scripts/compare's verdicts (lib/kbench_compare.py):
+"""Tests of the statistics that decide scripts/compare's verdicts (kbench/compare.py):
 the variance prior against limma's reference values, the trimmed parts against scipy, the
 Welch-type Yuen test, the moderated null's uniformity and level, processes against
 repetitions, and a short run of the calibration script (tests/scripts/gate_calibration.py)."""
@@ -6,15 +6,13 @@ repetitions, and a short run of the calibration script (tests/scripts/gate_calib
 import math
 import os
 import random
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "lib"))
+import make_json as mj
+from kbench import compare as kc
 
-import kbench_compare as kc  # noqa: E402
-import make_json as mj  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+
 
 CODEC = mj.CODEC % ("zstd", 3)
 

@@ -1,19 +1,18 @@
-"""scripts/lib/kbench_distributed.py: the exact merge of several agents' kbench JSON, the
+"""scripts/kbench/distributed.py: the exact merge of several agents' kbench JSON, the
 workload checks (no secrets, no unknown keys) and scripts/distributed's refusals."""
 
 import json
 import os
 import random
 import subprocess
-import sys
 import tempfile
 import unittest
 
+from kbench import distributed as kd
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import kbench_distributed as kd  # noqa: E402
 
 NAME = "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/rate:1000/real_time"
 

@@ -55,10 +55,11 @@ NOT_RUN = {
     "ctest --test-dir build": "the whole test suite",
 }
 # Scripts whose dry run is checked; on a tree without dry runs nothing is run at all.
-DRY_RUN_FILES = ["scripts/bench", "scripts/bench-commits", "scripts/bisect", "scripts/compare",
-                 "scripts/distributed", "scripts/kafka", "scripts/lint", "scripts/plot",
+DRY_RUN_FILES = ["scripts/bench", "scripts/bench-commits", "scripts/kbench/tools/bisect.py",
+                 "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
+                 "scripts/kafka", "scripts/lint", "scripts/kbench/tools/plot.py",
                  "scripts/profile", "scripts/scenario", "scripts/test", "scripts/trogdor",
-                 "scripts/vs-perf-test", "scripts/lib/kbench_history.py",
+                 "scripts/vs-perf-test", "scripts/kbench/history.py",
                  "scripts/lib/scenario_lib.sh", "scripts/scenarios/perf-test/run"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
 # kbench options naming a running cluster, left out of kbench's listing.

@@ -13,15 +13,14 @@ nothing."""
 
 import os
 import re
-import sys
 import tempfile
 import unittest
 
+from kbench import facts
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import kbench_facts as facts  # noqa: E402
 
 # Copies known and not yet removed, each with the reason it is still there: {(path, kind)}.
 KNOWN = {
@@ -128,12 +127,12 @@ class OneSourceOfFacts(unittest.TestCase):
 
 class GeneratedDocs(unittest.TestCase):
     """docs/families.md's key tables and docs/counters.md's metric directions are generated
-    from the description (scripts/lib/kbench_facts.py docs)."""
+    from the description (scripts/lib/python -m kbench.facts docs)."""
 
     def test_the_generated_blocks_are_current(self):
         stale = [os.path.relpath(p, ROOT) for p, (old, new) in facts.render_docs().items()
                  if old != new]
-        self.assertEqual(stale, [], "regenerate them: scripts/lib/kbench_facts.py docs")
+        self.assertEqual(stale, [], "regenerate them: scripts/lib/python -m kbench.facts docs")
 
     def test_a_stale_block_is_found(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -2,12 +2,11 @@
 folder where a file is expected, a file where a folder is expected, a path under a file, or
 a place nothing can be written (/proc, even for root) ends in one "PROG: error: OPTION PATH:
 ..." line and exit 2 within seconds, before any build, broker, workload or input is touched.
-The checks are the shared helpers of scripts/lib/cli_lib.sh and scripts/lib/kbench_cli.py."""
+The checks are the shared helpers of scripts/lib/cli_lib.sh and scripts/kbench/cli.py."""
 
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -112,8 +111,7 @@ class Helpers(unittest.TestCase):
                               capture_output=True, text=True, timeout=30)
 
     def python(self, call):
-        return subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, %r); "
-                               "import kbench_cli as cli; %s" % (LIB, call)],
+        return subprocess.run([os.path.join(LIB, "python"), "-c", "from kbench import cli; %s" % call],
                               capture_output=True, text=True, timeout=30)
 
     def test_good_paths_pass_and_nothing_is_made(self):

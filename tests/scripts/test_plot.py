@@ -3,17 +3,16 @@ exists, and nothing is drawn (or a clear error given) otherwise."""
 
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
+
+import make_json as mj
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLOT = os.path.join(ROOT, "scripts", "plot")
 COMPARE = os.path.join(ROOT, "scripts", "compare")
-sys.path.insert(0, HERE)
 
-import make_json as mj  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,21 +1,20 @@
 """Tests of scripts/profile (on a compiled fake kbench) and of the perf-script
-folding and flame graph rendering in scripts/lib/kbench_flame.py."""
+folding and flame graph rendering in scripts/kbench/flame.py."""
 
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
+
+from kbench import flame as kf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PROFILE = os.path.join(ROOT, "scripts", "profile")
 FAKE = os.path.join(HERE, "fake_kbench")
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import kbench_flame as kf  # noqa: E402
 
 PERF_SCRIPT = """\
 kbench 1234 [000]   100.000001:     250000 cpu-clock:ppp:

@@ -2,10 +2,14 @@
 scripts/scenarios/registry: the two agree, every README has its sections, every runner and
 report refuses bad usage with exit 2, and no scenario keeps a fixed port."""
 
+import json
 import os
 import re
 import subprocess
+import tempfile
 import unittest
+
+from kbench import scenario as ks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -64,7 +68,8 @@ class Folders(unittest.TestCase):
     def test_report_bad_usage_exits_2(self):
         for name in folders():
             with self.subTest(scenario=name):
-                proc = subprocess.run(["/usr/bin/python3", os.path.join(SCENARIOS, name, "report.py")],
+                proc = subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"),
+                                       os.path.join(SCENARIOS, name, "report.py")],
                                       capture_output=True, text=True, timeout=60)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertRegex(proc.stderr, r"(?m)^report\.py: error: ")
@@ -84,13 +89,6 @@ if __name__ == "__main__":
 
 
 # ------------------------------------------------------------------ spreads and orderings
-
-import json  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
-import kbench_scenario as ks  # noqa: E402
 
 
 def _entries(name, values, key="items_per_second", **extra):

@@ -1,18 +1,16 @@
-"""scripts/lib/kbench_summary.py: the table shows each row's cost columns (client and broker
+"""scripts/kbench/summary.py: the table shows each row's cost columns (client and broker
 CPU per MiB) where the row has them, '-' where it does not, and lists failed rows."""
 
 import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "lib"))
+from kbench import summary
 
-import kbench_summary  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def row(name, rep, **counters):
@@ -27,7 +25,7 @@ class Summary(unittest.TestCase):
         self.addCleanup(os.unlink, f.name)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            rc = kbench_summary.main(f.name)
+            rc = summary.main(f.name)
         return rc, out.getvalue()
 
     def test_cost_columns_are_medians_and_dashes_where_missing(self):

@@ -1,6 +1,6 @@
 """Every script's bad-usage path: one line "PROG: error: ..." on stderr and exit 2, before
 anything runs; and every script takes its messages from the shared libraries
-(scripts/lib/cli_lib.sh, scripts/lib/kbench_cli.py) instead of defining its own."""
+(scripts/lib/cli_lib.sh, scripts/kbench/cli.py) instead of defining its own."""
 
 import os
 import re
@@ -30,11 +30,12 @@ BAD_USAGE = {
     "scripts/test": (["--no-such-option"], "test"),
     "scripts/trogdor": (["start", "--agents"], "trogdor"),
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
-    "scripts/lib/kbench_flame.py": ([], "kbench_flame.py"),
-    "scripts/lib/kbench_results.py": (["no-such-command"], "kbench_results.py"),
-    "scripts/lib/ctest_skips.py": ([], "ctest_skips.py"),
-    "scripts/lib/kbench_summary.py": ([], "kbench_summary.py"),
-    "scripts/lib/perf_test_format.py": ([], "perf_test_format.py"),
+    "kbench.flame": ([], "kbench.flame"),
+    "kbench.results": (["no-such-command"], "kbench.results"),
+    "kbench.ctest_skips": ([], "kbench.ctest_skips"),
+    "kbench.summary": ([], "kbench.summary"),
+    "kbench.perf_test_format": ([], "kbench.perf_test_format"),
+    "kbench.facts": (["no-such-command"], "kbench.facts"),
     "tests/golden/generate": (["--no-such-option"], "generate"),
     "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
     "tests/detector/plant_slowdown.py": (["no-such-kind"], "plant_slowdown.py"),
@@ -81,10 +82,15 @@ def scenario_scripts():
 
 def run(script, args):
     env = dict(os.environ, KBENCH_BIN="/nonexistent/kbench")
-    # Library modules with a command line are not executable: run them as Python does.
-    cmd = [os.path.join(ROOT, script)]
-    if script.endswith(".py") and not os.access(cmd[0], os.X_OK):
-        cmd.insert(0, "/usr/bin/python3")
+    # Python runs in kbench's one interpreter; a module of the package kbench with a command
+    # line as `python -m kbench.NAME`.
+    python = os.path.join(ROOT, "scripts", "lib", "python")
+    if script.startswith("kbench."):
+        cmd = [python, "-m", script]
+    elif script.endswith(".py"):
+        cmd = [python, os.path.join(ROOT, script)]
+    else:
+        cmd = [os.path.join(ROOT, script)]
     return subprocess.run(cmd + args, capture_output=True, text=True,
                           timeout=60, env=env, stdin=subprocess.DEVNULL, cwd=ROOT)
 
@@ -132,7 +138,8 @@ class Lint(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         listed = set(proc.stdout.splitlines())
         for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell tests/golden/generate",
-                     "python scripts/compare", "python scripts/lib/kbench_cli.py"):
+                     "shell scripts/compare", "python scripts/kbench/cli.py",
+                     "python scripts/kbench/tools/compare.py"):
             self.assertIn(want, listed)
         self.assertFalse([f for f in listed if f.split(" ", 1)[1].startswith("results/")])
 
@@ -147,7 +154,7 @@ class OneLibrary(unittest.TestCase):
         for script in sorted(executables() | {os.path.relpath(os.path.join(d, f), ROOT)
                                               for d, _, fs in os.walk(os.path.join(ROOT, "scripts"))
                                               for f in fs if f.endswith((".sh", ".py"))}):
-            if script in ("scripts/lib/cli_lib.sh", "scripts/lib/kbench_cli.py"):
+            if script in ("scripts/lib/cli_lib.sh", "scripts/kbench/cli.py"):
                 continue
             with open(os.path.join(ROOT, script), encoding="utf-8", errors="replace") as f:
                 text = f.read()

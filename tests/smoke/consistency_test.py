@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """Facts written in two places must agree:
 - every line of benchmarks/profiles.conf selects at least one benchmark of build/kbench
   (run with the options scripts/bench passes for that profile), so a renamed or removed
   benchmark cannot silently empty a slice of a profile;
 - the counters of fixtures/counters.h and the metric table of fixtures/counters.cc (which
-  kbench --describe=json prints and kbench_results.METRICS reads) name the same things:
+  kbench --describe=json prints and kbench.results.METRICS reads) name the same things:
   every counter has a row, and every row names a counter or a field Google Benchmark (or a
   script) writes itself;
 (docs/families.md's key tables are generated from kbench --describe=json: tests/scripts/
@@ -14,16 +13,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
+
+from kbench import results as kr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BIN = os.environ.get("KBENCH_BIN", os.path.join(ROOT, "build", "kbench"))
-sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 
-import kbench_results as kr  # noqa: E402
 
 # What scripts/bench adds to the kbench command line per profile (its window_args).
 PROFILE_ARGS = {"full": ["--window-seconds=30"]}

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Smoke test of the kbench binary: the first benchmark of every variant of every family
 (kbench's own rows such as Produce/send and Codec/compress, and the reference rows such as
 bare_producev, memcpy and direct_*) runs with a tiny min time, and the JSON carries the run

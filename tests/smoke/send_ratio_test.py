@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The send path compresses what the Codec family compresses. On one payload, record size and
 batch size, Produce/send's bytes per value byte on the wire (its compressed batches, from
 librdkafka's statistics, on the in-process mock cluster) agree with the Codec family's ratio

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A test that cannot run is reported as skipped, never as passed: a script test registered
 # by kbench_add_script_test that exits 77 is "Skipped" in ctest and named by
-# scripts/lib/ctest_skips.py (what scripts/test fails on under CI=true); a unittest suite
+# scripts/kbench/ctest_skips.py (what scripts/test fails on under CI=true); a unittest suite
 # run by tests/scripts/unittest_runner.py exits 77 when a case skipped and none failed, 1 on
 # a failure or when nothing ran, 0 when every case passed.
 # `check && ok ... || not_ok ...` is intended: ok never fails.
@@ -41,7 +41,7 @@ if cmake -S "$WORK/proj" -B "$WORK/b" >"$WORK/cmake.out" 2>&1; then
   grep -Eq 'probe_passes .*Passed' "$WORK/ctest.out" && ok "exit 0 is Passed" || not_ok "exit 0: $(cat "$WORK/ctest.out")"
   grep -Eq 'probe_fails .*Failed' "$WORK/ctest.out" && ((rc != 0)) && ok "exit 1 is Failed, ctest exit $rc" ||
     not_ok "exit 1: ctest exit $rc: $(grep probe_fails "$WORK/ctest.out")"
-  skips="$(/usr/bin/python3 "$ROOT/scripts/lib/ctest_skips.py" "$WORK/j.xml" 2>&1)" || true
+  skips="$("$ROOT/scripts/lib/python" -m kbench.ctest_skips "$WORK/j.xml" 2>&1)" || true
   [[ $skips == "probe_skips: SKIP_RETURN_CODE=77" ]] && ok "ctest_skips.py names the skipped test, only it" ||
     not_ok "ctest_skips.py printed '$skips'"
 else
@@ -61,7 +61,7 @@ suite fail "self.fail('wrong')"
 mkdir -p "$WORK/empty"
 for c in pass:0 skip:77 fail:1 empty:1; do
   name=${c%%:*} want=${c#*:} rc=0
-  /usr/bin/python3 "$ROOT/tests/scripts/unittest_runner.py" "$WORK/$name" >"$WORK/$name.out" 2>&1 || rc=$?
+  "$ROOT/scripts/lib/python" "$ROOT/tests/scripts/unittest_runner.py" "$WORK/$name" >"$WORK/$name.out" 2>&1 || rc=$?
   ((rc == want)) && ok "unittest suite that does '$name': exit $rc" ||
     not_ok "unittest suite that does '$name': exit $rc, want $want: $(tail -3 "$WORK/$name.out")"
 done

@@ -15,7 +15,7 @@ namespace kbench {
 namespace {
 
 // Percentile() recomputed from summed (upper bound, count) pairs, as
-// scripts/lib/kbench_distributed.py percentile() does.
+// scripts/kbench/distributed.py percentile() does.
 std::uint64_t FromBuckets(const std::map<std::uint64_t, std::uint64_t>& buckets,
                           std::uint64_t count, std::uint64_t max, double q) {
   auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count)));

@@ -1,14 +1,12 @@
 """Report of the acks-replication scenario (seed 001): MB/s and records/s by record size,
 acks and replication, in the seed's table.
-Run by ./run as `report.py DIR --scale S ...` (kbench_scenario.report_main)."""
+Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_results as kr  # noqa: E402
-import kbench_scenario as ks  # noqa: E402
+from kbench import results as kr
+from kbench import scenario as ks
 
 ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
 

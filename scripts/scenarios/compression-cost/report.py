@@ -8,10 +8,8 @@ Run by ./run as `report.py DIR --scale S ...`."""
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_results as kr  # noqa: E402
-import kbench_scenario as ks  # noqa: E402
+from kbench import results as kr
+from kbench import scenario as ks
 
 DEFAULT_PAYLOAD = "az"  # kbench leaves the default payload out of names
 PAYLOAD_LABELS = {"az": "A-Z letters (kafka-producer-perf-test's)",
@@ -245,5 +243,30 @@ def _chart(directory, produce, payloads, codecs, marks_by_payload):
     plt.close(fig)
 
 
+def corpus_main(argv):
+    """report.py corpus SRC OUT: the text corpus, one record of about 1000 bytes per line, from
+    the .txt files under SRC (whole lines joined, blank lines dropped), in path order."""
+    src, out = argv
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
+    with open(out, "w", encoding="utf-8") as f:
+        record, size = [], 0
+        for path in paths:
+            with open(path, encoding="utf-8", errors="replace") as doc:
+                for line in doc:
+                    line = line.rstrip()
+                    if not line.strip():
+                        continue
+                    record.append(line)
+                    size += len(line.encode("utf-8")) + 1
+                    if size >= 1000:
+                        f.write(" ".join(record) + "\n")
+                        record, size = [], 0
+        if record:
+            f.write(" ".join(record) + "\n")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["corpus"]:
+        sys.exit(corpus_main(sys.argv[2:]))
     sys.exit(ks.report_main(report))

@@ -1,16 +1,14 @@
 """Report of the compression-format scenario (seed 003): the cases where A beats B
 (and B beats A), as scripts/compare decides.
-Run by ./run as `report.py DIR --scale S ...` (kbench_scenario.report_main)."""
+Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import json
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_results as kr  # noqa: E402
-import kbench_scenario as ks  # noqa: E402
+from kbench import results as kr
+from kbench import scenario as ks
 
 CASE_KEYS = [("max_in_flight", "max.in.flight.requests.per.connection"), ("payload", "valueBound"),
              ("linger_ms", "linger.ms"), ("record_bytes", "messageSize"), ("codec", "compression.type")]

@@ -8,18 +8,16 @@ time it took; the scenario's exit status.
       DIR/report.md, DIR/known-regressions.png, DIR/summary.json (with "exit_code") and
       DIR/summary.txt (the per-case table the runner prints)
 
-Run by ./run (kbench_scenario.report_main)."""
+Run by ./run (kbench.scenario.report_main)."""
 
 import json
 import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_results as kr  # noqa: E402
-import kbench_scenario as ks  # noqa: E402
-from kbench_cli import ArgumentParser, die  # noqa: E402
+from kbench import results as kr
+from kbench import scenario as ks
+from kbench.cli import ArgumentParser, die
 
 FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
           "source")
@@ -357,7 +355,28 @@ def plan_main(argv):
     return 0
 
 
+def case_main(argv):
+    """report.py case OUT ID SECONDS EXIT NOTE [METRIC_EXIT METRIC_COMMAND COMMAND...]: one
+    case's record, DIR/cases/ID/case.json, for the report to read."""
+    out, case_id, secs, rc, note, *rest = argv
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump({"id": case_id, "seconds": int(secs), "exit_code": int(rc) if rc else None,
+                   "note": note or None,
+                   "metric_exit_code": int(rest[0]) if rest and rest[0] else None,
+                   "metric_command": rest[1] if len(rest) > 1 and rest[1] else None,
+                   "command": rest[2:]}, f, indent=1)
+    return 0
+
+
+def exit_code_main(argv):
+    """report.py exit-code SUMMARY_JSON: the exit code the report decided."""
+    with open(argv[0], encoding="utf-8") as f:
+        print(json.load(f)["exit_code"])
+    return 0
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["plan"]:
-        sys.exit(plan_main(sys.argv[2:]))
+    commands = {"plan": plan_main, "case": case_main, "exit-code": exit_code_main}
+    if sys.argv[1:2] and sys.argv[1] in commands:
+        sys.exit(commands[sys.argv[1]](sys.argv[2:]))
     sys.exit(ks.report_main(report, add_options))

@@ -1,7 +1,7 @@
 """Report of the perf-test scenario (seed 004): per case and round both tools' lines in
 kafka-producer-perf-test's and kafka-consumer-perf-test's formats, the medians with their
 ratio, report.md, summary.json and perf-test.png. Run by ./run as `report.py DIR`; the
-line formats and parsers are scripts/lib/perf_test_format.py's (shared with
+line formats and parsers are scripts/kbench/perf_test_format.py's (shared with
 scripts/vs-perf-test)."""
 
 import json
@@ -9,10 +9,8 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-from kbench_cli import ArgumentParser, die  # noqa: E402
-from perf_test_format import (  # noqa: E402
+from kbench.cli import ArgumentParser, die
+from kbench.perf_test_format import (
     CONSUMER_HEADER,
     InputError,
     comparison_lines,

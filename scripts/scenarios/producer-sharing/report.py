@@ -1,12 +1,10 @@
 """Report of the producer-sharing scenario (seed 000): records/s by threads x shared producers, in the seed's table.
-Run by ./run as `report.py DIR --scale S ...` (kbench_scenario.report_main)."""
+Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_scenario as ks  # noqa: E402
+from kbench import scenario as ks
 
 # Columns of the seed's table: how many threads share one producer.
 SHARING = [("all", "1 producer shared by all"), ("8", "8 threads per producer"),

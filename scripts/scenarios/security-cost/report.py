@@ -5,9 +5,7 @@ Run by ./run as `report.py DIR --scale S --protocols "plaintext ssl ..." ...`.""
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "lib"))
-
-import kbench_scenario as ks  # noqa: E402
+from kbench import scenario as ks
 
 LABELS = {"plaintext": "PLAINTEXT", "ssl": "SSL (TLS)", "sasl_plaintext": "SASL_PLAINTEXT (SCRAM)",
           "sasl_ssl": "SASL_SSL (SCRAM over TLS)", "mtls": "SSL with client certificates (mTLS)"}

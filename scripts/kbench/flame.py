@@ -1,16 +1,15 @@
-#!/usr/bin/python3
 """Folded stacks, flame graph SVGs and the views scripts/profile derives from them.
 
 Debian 12 packages no flame graph tool (neither Brendan Gregg's FlameGraph
 scripts nor inferno), so scripts/profile uses this small converter:
 
-  kbench_flame.py fold  PERF_SCRIPT.txt  > stacks.folded
-  kbench_flame.py fold-callgrind CALLGRIND_OUT > stacks.folded
-  kbench_flame.py svg   stacks.folded --title T > flamegraph.svg
-  kbench_flame.py summary stacks.folded > summary.txt
-  kbench_flame.py roles stacks.folded OUT_DIR          (per-thread-role views)
-  kbench_flame.py offcpu PERF_SCRIPT.txt > offcpu.folded
-  kbench_flame.py diff A.folded B.folded --svg D.svg --table D.txt
+  python -m kbench.flame fold  PERF_SCRIPT.txt  > stacks.folded
+  python -m kbench.flame fold-callgrind CALLGRIND_OUT > stacks.folded
+  python -m kbench.flame svg   stacks.folded --title T > flamegraph.svg
+  python -m kbench.flame summary stacks.folded > summary.txt
+  python -m kbench.flame roles stacks.folded OUT_DIR          (per-thread-role views)
+  python -m kbench.flame offcpu PERF_SCRIPT.txt > offcpu.folded
+  python -m kbench.flame diff A.folded B.folded --svg D.svg --table D.txt
 
 The folded format is the common one (`root;child;leaf COUNT` per line), so the
 output also feeds other flame graph tools and speedscope.
@@ -24,7 +23,7 @@ import re
 import sys
 import zlib
 
-from kbench_cli import ArgumentParser, die
+from kbench.cli import ArgumentParser, die
 
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 
@@ -619,7 +618,7 @@ def _read_folded_file(path):
 
 
 def main(argv):
-    ap = ArgumentParser(prog="kbench_flame.py", description=__doc__,
+    ap = ArgumentParser(prog="kbench.flame", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fold", help="perf script output -> folded stacks")

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """kafka-producer-perf-test / kafka-consumer-perf-test output formats, for kbench results.
 
 Used by scripts/vs-perf-test and scripts/scenarios/perf-test, so kbench's numbers read
@@ -33,7 +32,7 @@ import re
 import statistics
 import sys
 
-from kbench_cli import ArgumentParser, die
+from kbench.cli import ArgumentParser, die
 
 MIB = 1024.0 * 1024.0
 
@@ -342,7 +341,7 @@ def vs_summary(d, warmup):
 # ------------------------------------------------------------------ main
 
 def main(argv):
-    ap = ArgumentParser(prog="perf_test_format.py", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="kbench.perf_test_format", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("kbench-producer")
     p.add_argument("json")

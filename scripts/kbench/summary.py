@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Prints a compact table of a kbench JSON result: the median of each benchmark's
 repetitions, with throughput and the counters that matter for its family; the spread of
 windowed rows across their per-second intervals; open-loop rows that missed their target
@@ -11,8 +10,7 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-import kbench_facts as facts  # noqa: E402
+from kbench import facts
 
 
 def human(value, unit=""):
@@ -171,7 +169,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    from kbench_cli import ArgumentParser
-    ap = ArgumentParser(prog="kbench_summary.py", description="Print the summary of a kbench run.")
+    from kbench.cli import ArgumentParser
+    ap = ArgumentParser(prog="kbench.summary", description="Print the summary of a kbench run.")
     ap.add_argument("result", metavar="RESULT.json")
     sys.exit(main(ap.parse_args().result))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Names the tests a ctest run skipped, from its --output-junit file: one line per skipped
 test, "NAME: REASON", and under it the "skipped: ..." lines the test printed (a unittest
 suite names each skipped case that way). Prints nothing when nothing was skipped.
@@ -7,7 +6,7 @@ Exit 0, or 2 when the file cannot be read. scripts/test decides what a skip mean
 import sys
 import xml.etree.ElementTree as ET
 
-from kbench_cli import die
+from kbench.cli import die
 
 
 def skipped_tests(path):
@@ -25,7 +24,7 @@ def skipped_tests(path):
 
 def main(argv):
     if len(argv) != 2:
-        die("usage: ctest_skips.py JUNIT_XML")
+        die("usage: python -m kbench.ctest_skips JUNIT_XML")
     try:
         skips = skipped_tests(argv[1])
     except (OSError, ET.ParseError) as e:

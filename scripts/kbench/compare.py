@@ -24,7 +24,7 @@ Verdicts, per benchmark and per judged metric, at level alpha with threshold T %
                             large shift that is not significant, an interval that
                             straddles T.
 
-Which rows decide: each benchmark's primary metric(s) (kbench_results.PRIMARY_METRICS), or
+Which rows decide: each benchmark's primary metric(s) (kbench.results.PRIMARY_METRICS), or
 the --metric names; the other judged metrics are secondary, reported with their verdicts but
 never deciding the exit code. The p-values of the deciding rows are adjusted together
 (Holm, see adjust_family) and regression / improvement need the adjusted p < alpha.
@@ -81,8 +81,8 @@ import math
 import re
 import statistics
 
-import kbench_facts as facts
-import kbench_results as kr
+from kbench import facts
+from kbench import results as kr
 
 # Context keys that make numbers incomparable: a different machine, build type
 # or target (mock vs live cluster) is a different experiment, not a regression.
@@ -897,7 +897,7 @@ LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
     """Rows of one benchmark: (row or None, metric, deciding, why unjudged).
 
-    Deciding metrics are the row's primary ones (kbench_results.PRIMARY_METRICS), or the
+    Deciding metrics are the row's primary ones (kbench.results.PRIMARY_METRICS), or the
     --metric names when given; the others are secondary. A deciding metric that yields no
     row (absent on a side, no pair in common) comes back as (None, metric, True, reason) so
     that the benchmark counts as not judged instead of silently dropping out."""

@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 
-import kbench_facts as facts
+from kbench import facts
 
 # What each metric means and which direction is better, the latency percentiles judged only
 # under a fixed offered load, the deterministic metrics, the counters that mark an untimed
@@ -473,9 +473,9 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
 
 
 def _cli(argv):
-    from kbench_cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench_results.py",
-                        description="JSON chores for scripts/bench-commits.")
+    from kbench.cli import ArgumentParser, die
+    ap = ArgumentParser(prog="kbench.results",
+                        description="JSON chores for scripts/bench, bench-commits and profile.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
@@ -489,7 +489,27 @@ def _cli(argv):
                        help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
     c.add_argument("out")
     c.add_argument("table")
+    sub.add_parser("has-rows", help="exit 0 when the file holds benchmark entries, else 1"
+                   ).add_argument("input")
+    sub.add_parser("context", help="print the run context, one KEY: VALUE per line"
+                   ).add_argument("input")
     args = ap.parse_args(argv)
+    if args.cmd == "has-rows":
+        try:
+            with open(args.input, encoding="utf-8") as f:
+                return 0 if json.load(f).get("benchmarks") else 1
+        except (OSError, ValueError):
+            return 1
+    if args.cmd == "context":
+        try:
+            with open(args.input, encoding="utf-8") as f:
+                ctx = json.load(f).get("context", {})
+        except (OSError, ValueError) as e:
+            print("# no context: %s" % e)
+            return 0
+        for k in sorted(ctx):
+            print("%s: %s" % (k, ctx[k]))
+        return 0
     try:
         if args.cmd == "merge":
             datas = [load(p) for p in args.inputs]

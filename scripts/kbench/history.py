@@ -26,7 +26,7 @@ Tables (schema version in `meta`):
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench_compare.compare_metric: trimmed t on logs and Hodges-Lehmann shift with its
+test (kbench.compare.compare_metric: trimmed t on logs and Hodges-Lehmann shift with its
 interval) on up to WINDOW runs either side, and kept only as a regression or improvement.
 The newest commit gets its own check (E-Divisive cannot split off a last, single point):
 its run against a t prediction interval from the runs since the last change point,
@@ -46,8 +46,9 @@ import sys
 import time
 from datetime import datetime, timezone
 
-import kbench_compare as kc
-import kbench_results as kr
+import kbench
+from kbench import compare as kc
+from kbench import results as kr
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.
@@ -820,8 +821,8 @@ series             the series (contexts) and how many runs each holds.
 def main(argv=None):
     import argparse
 
-    from kbench_cli import ArgumentParser, check_out_dir, check_out_file, die, dry_run_exit
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    from kbench.cli import ArgumentParser, check_out_dir, check_out_file, die, dry_run_exit
+    root = kbench.ROOT
     default_db = os.environ.get("KBENCH_HISTORY_DB") or os.path.join(root, "results",
                                                                      "history.sqlite")
     ap = ArgumentParser(prog="history", description="kbench's results history.",

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """What the scenarios of scripts/scenarios/<name>/ share on the Python side: JSON chores,
 the report's common header and number formats, matplotlib, and report_main(), the command
 line of each scenario's own report.py.
@@ -17,11 +16,9 @@ import os
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-
-import kbench_facts as facts  # noqa: E402
-import kbench_results as kr  # noqa: E402
-from kbench_cli import ArgumentParser, die  # noqa: E402
+from kbench import facts
+from kbench import results as kr
+from kbench.cli import ArgumentParser, die
 
 MIB = 1024.0 * 1024.0
 
@@ -347,7 +344,7 @@ def report_main(report, add_options=None, argv=None):
 
 
 def main(argv):
-    ap = ArgumentParser(prog="kbench_scenario.py", description=__doc__.split("\n")[0])
+    ap = ArgumentParser(prog="kbench.scenario", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("context")
     c.add_argument("json")

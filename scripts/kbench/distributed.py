@@ -11,7 +11,7 @@ Pure stdlib.
 
 import math
 
-import kbench_facts as facts
+from kbench import facts
 
 # The workload scripts/distributed hands each agent (ExternalCommandSpec "workload").
 # Trogdor logs it whole and serves it on its REST API, so it never holds a secret.

@@ -1,7 +1,7 @@
 """Errors and usage shared by kbench's Python scripts, so that each says what went wrong
 the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/cli_lib.sh).
 
-    import kbench_cli as cli
+    from kbench import cli
     ap = cli.ArgumentParser(prog="compare", ...)  # bad options: usage, one line, exit 2
     cli.die("no such file")                       # "compare: error: no such file", exit 2
     cli.die("the run failed", status=1)
@@ -17,8 +17,22 @@ import tempfile
 
 USAGE = 2  # bad usage, bad input or a missing prerequisite
 
+
+
+def _default_prog():
+    """The script's name; for a module of this package run with -m, its dotted name."""
+    path = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if not path:
+        return "kbench"
+    package = os.path.dirname(os.path.realpath(__file__))
+    real = os.path.realpath(path)
+    if real.startswith(package + os.sep) and real.endswith(".py"):
+        return "kbench." + os.path.relpath(real, package)[:-3].replace(os.sep, ".")
+    return os.path.basename(path)
+
+
 # The name messages start with: the first ArgumentParser's prog, else the script's name.
-prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "kbench"
+prog = _default_prog()
 _named = False
 
 

@@ -17,7 +17,9 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import kbench
+
+ROOT = kbench.ROOT
 DESCRIBE_KEY = "kbench_describe"  # the top-level object of a result that holds it
 
 _description = None
@@ -164,7 +166,7 @@ def render_docs(root=ROOT):
 def _cli(argv):
     import argparse
     ap = argparse.ArgumentParser(
-        prog="kbench_facts.py",
+        prog="kbench.facts",
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
                                          "codec-version-keys", "json", "docs"),
@@ -188,7 +190,7 @@ def _cli(argv):
         else:
             print(json.dumps(describe(), indent=2))
     except FactsUnavailable as e:
-        print("kbench_facts: error: %s" % e, file=sys.stderr)
+        print("kbench.facts: error: %s" % e, file=sys.stderr)
         return 2
     return 0
 

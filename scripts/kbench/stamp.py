@@ -1,0 +1,90 @@
+"""Build stamps: the build.json that marks a cached build valid (scripts/librdkafka,
+scripts/symbols) and records how it was made.
+
+    python -m kbench.stamp write PATH KEY=VALUE...   # KEY:int=, KEY:bool=, KEY:words=, KEY:csv=
+    python -m kbench.stamp get PATH KEY              # one field (empty when absent)
+    python -m kbench.stamp librdkafka-source PATH [TREE]
+
+`write` adds built_at and writes atomically. A typed key: int (a number), bool (true when
+"true"), words (split on white space), csv (split on commas; omitted when empty).
+"""
+
+import json
+import os
+import sys
+import time
+
+from kbench.cli import ArgumentParser, die
+
+
+def typed(pair):
+    key, sep, value = pair.partition("=")
+    if not sep:
+        die("'%s' is not KEY=VALUE" % pair)
+    name, _, kind = key.partition(":")
+    if kind == "":
+        return name, value
+    if kind == "int":
+        return name, int(value)
+    if kind == "bool":
+        return name, value == "true"
+    if kind == "words":
+        return name, value.split()
+    if kind == "csv":
+        return name, value.split(",") if value else None
+    die("unknown type '%s' in '%s'" % (kind, pair))
+
+
+def write(path, pairs):
+    doc = {}
+    for pair in pairs:
+        name, value = typed(pair)
+        if value is not None:
+            doc[name] = value
+    doc["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def librdkafka_source(doc, tree):
+    """What a side's KBENCH_LIBRDKAFKA_SOURCE says. A commit's build is cached by sha alone
+    and may have been built from another clone: the source names the tree this side asked for."""
+    src = doc.get("source") or ("npm:" + doc["npm_source"] if doc.get("npm_source") else "")
+    if tree and doc.get("commit"):
+        src = "tree:%s@%s" % (tree, doc["commit"])
+    return src
+
+
+def main(argv):
+    ap = ArgumentParser(prog="kbench.stamp", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("write", help="write PATH from KEY=VALUE pairs")
+    w.add_argument("path")
+    w.add_argument("pairs", nargs="*")
+    g = sub.add_parser("get", help="print one field")
+    g.add_argument("path")
+    g.add_argument("key")
+    s = sub.add_parser("librdkafka-source", help="KBENCH_LIBRDKAFKA_SOURCE=... of a build")
+    s.add_argument("path")
+    s.add_argument("tree", nargs="?", default="")
+    args = ap.parse_args(argv)
+    if args.cmd == "write":
+        write(args.path, args.pairs)
+        return 0
+    try:
+        with open(args.path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        die("cannot read %s: %s" % (args.path, e), status=1)
+    if args.cmd == "get":
+        print(doc.get(args.key, ""))
+    else:
+        src = librdkafka_source(doc, args.tree)
+        print("KBENCH_LIBRDKAFKA_SOURCE=" + src if src else "")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

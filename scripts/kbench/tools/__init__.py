@@ -1,0 +1,1 @@
+"""The command-line tools of scripts/ (compare, plot, bisect, distributed, trogdor-worker)."""

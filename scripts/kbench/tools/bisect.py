@@ -1,0 +1,631 @@
+"""scripts/bisect: find the first commit (or broker release) at which benchmarks changed,
+with scripts/bench-commits as the oracle of every step. See --help."""
+
+import argparse
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import kbench
+from kbench import facts
+from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit
+
+HERE = kbench.SCRIPTS
+
+
+DESCRIPTION = """\
+Finds the first commit between OLD and NEW at which the benchmarks matching REGEX
+changed: by default the first bad commit (NEW regressed against OLD), with --improvement
+the first fixing commit (NEW improved on OLD). What is walked:
+
+  scripts/bisect GOOD BAD --filter REGEX                  kbench's own commits (--repo)
+  scripts/bisect GOOD BAD --librdkafka-tree DIR --filter REGEX
+                  commits of a librdkafka git repository DIR (bare or not), each built by
+                  scripts/librdkafka build --tree (cached by sha); kbench stays at --kbench
+  scripts/bisect --kafka-versions 3.7.2,3.8.1,3.9.1,4.0.0 --filter REGEX
+                  Apache Kafka releases in the order given (the first is OLD, the last
+                  NEW), each side on a cluster bench-commits starts (--kafka-a/-b)
+
+Commits: the first-parent chain from NEW back to OLD, keeping only commits that contain
+OLD (git rev-list --first-parent --ancestry-path OLD..NEW). A merge is one step: when a
+merge is the answer, bisect the merged branch (from its merge base to the merge's second
+parent) to go further.
+
+Each step is one scripts/bench-commits call that measures the candidate X against OLD,
+interleaved, and its exit status decides: the change is in X when bench-commits says
+"regression" (exit 1). For a regression X is the new side (OLD X); for --improvement the
+sides are swapped (X OLD: OLD regresses against a fixed X). The first step checks that
+NEW shows the change at all; then a binary search over the candidates between them.
+
+A step that cannot be judged:
+  inconclusive (bench-commits exit 3 with a verdict) is first placed by its intervals: the
+      question is which end the candidate is like. Each row that showed NEW's change (the
+      first step's regressions) whose interval lies wholly on one side of the midpoint
+      between OLD and NEW (in log ratio) places the candidate on that side; when at least
+      one row does and none places it on the other, the step takes that side's verdict and
+      says so ("placed_by" in steps.json). Otherwise it is measured again with twice the
+      rounds, up to --retries times (default 1); still inconclusive, it is skipped;
+  not measured (a build failed, a run failed: any other exit) is skipped at once.
+A skipped candidate is left out, as `git bisect skip` does: the search takes its nearest
+neighbour instead. When skipped candidates sit next to the boundary, the answer is the
+list of those that may be first (exit 3).
+
+Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commits'
+runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
+command), .rc (its exit status); steps.json (every step: verdict, exit, seconds,
+command) and summary.txt (the table and the answer). Progress goes to the console.
+"""
+
+EPILOG = """\
+environment:
+  KBENCH_BISECT_ORACLE  a command run instead of scripts/bench-commits, with the same
+                        arguments (e.g. a wrapper adding options); it must keep
+                        bench-commits' exit statuses and --out-dir
+
+exit status: 0 the first bad (or fixing) commit was found (named on the last line), 1 NEW
+shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
+revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
+(NEW could not be judged, skipped candidates hide the answer)."""
+
+def info(message):
+    print("bisect: " + message, file=sys.stderr, flush=True)
+
+
+def git(repo, *args, check=True):
+    proc = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        return None
+    return proc.stdout.strip()
+
+
+def minutes(seconds):
+    seconds = int(round(seconds))
+    return "%d min %02d s" % (seconds // 60, seconds % 60) if seconds >= 60 else "%d s" % seconds
+
+
+class Stopped(Exception):
+    """Ctrl-C or SIGTERM: the oracle has been let finish its own clean-up."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def run_oracle(cmd, log):
+    """Runs one step and returns its exit status. On Ctrl-C or SIGTERM (passed on to the
+    step), waits until the step has cleaned up after itself (its worktrees, the brokers it
+    started), then raises Stopped."""
+    child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+    stop = []
+
+    def on_term(*_):
+        stop.append(143)
+        child.send_signal(signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        while True:
+            try:
+                rc = child.wait()
+                break
+            except KeyboardInterrupt:
+                # From a terminal the step has had its own SIGINT; from kill, it has not.
+                if not stop:
+                    child.send_signal(signal.SIGINT)
+                stop.append(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if stop:
+        raise Stopped(stop[0])
+    return rc
+
+
+def parse_args(argv):
+    kbench_args = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, kbench_args = argv[:i], argv[i + 1:]
+    ap = ArgumentParser(prog="bisect", usage="scripts/bisect [OLD NEW] --filter REGEX [options] "
+                        "[-- KBENCH_ARGS...]", description=DESCRIPTION, epilog=EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("range", nargs="*", metavar="OLD NEW",
+                    help="the two ends: GOOD BAD, or with --improvement before and after the "
+                    "fix (commits of --repo, or of --librdkafka-tree)")
+    ap.add_argument("--filter", help="benchmarks to judge (required; kbench's "
+                    "--benchmark_filter)")
+    ap.add_argument("--improvement", action="store_true",
+                    help="find the first commit that improved on OLD (a fix), not the first "
+                    "that regressed")
+    ap.add_argument("--librdkafka-tree", metavar="DIR",
+                    help="walk commits of this librdkafka git repository (bare or not)")
+    ap.add_argument("--kbench", metavar="REV", default="HEAD",
+                    help="with --librdkafka-tree or --kafka-versions: the kbench commit that "
+                    "measures every step (default HEAD of --repo)")
+    ap.add_argument("--kafka-versions", metavar="V1,V2,...",
+                    help="walk Apache Kafka releases, oldest first")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--instructions", dest="mode", action="store_const", const="instructions",
+                      help="callgrind instructions per iteration (the default when every "
+                      "selected benchmark is in Codec, Batch or Format)")
+    mode.add_argument("--timing", dest="mode", action="store_const", const="timing",
+                      help="time, with interleaved processes (the default otherwise)")
+    ap.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
+                    "default 8, or 1 with --instructions)")
+    ap.add_argument("--budget", metavar="MINUTES", help="bench-commits --budget: more rounds "
+                    "while a row is inconclusive, within MINUTES per step")
+    ap.add_argument("--retries", type=int, default=1, help="re-measurements of an "
+                    "inconclusive step, each with twice the rounds, before it is skipped "
+                    "(default 1; 0 skips at once)")
+    ap.add_argument("--threshold", metavar="PCT", help="smallest change that counts "
+                    "(bench-commits' default: 0.5 with --instructions, 5 for time)")
+    ap.add_argument("--alpha", metavar="A", help="scripts/compare's level (default 0.01)")
+    ap.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: the "
+                    "one this script is in)")
+    ap.add_argument("--out-dir", metavar="DIR", help="evidence (default "
+                    "results/runs/<date>-bisect-<OLD>-<NEW>/)")
+    ap.add_argument("--build-cache", metavar="DIR", help="keep each kbench commit's build in "
+                    "DIR/<sha> for later runs (default: a temporary folder, removed at the "
+                    "end)")
+    args = ap.parse_args(argv)
+    args.kbench_args = kbench_args
+
+    if args.kafka_versions:
+        if args.librdkafka_tree:
+            die("--kafka-versions and --librdkafka-tree: one thing to walk at a time")
+        if args.range:
+            die("--kafka-versions walks the versions it lists: no OLD NEW commits")
+        versions = [v.strip() for v in args.kafka_versions.split(",") if v.strip()]
+        for v in versions:
+            if not re.match(r"^[0-9]+(\.[0-9]+){1,3}$", v):
+                die("--kafka-versions: '%s' is not a Kafka release number" % v)
+        if len(versions) < 2:
+            die("--kafka-versions needs at least two releases, oldest first")
+        if len(set(versions)) != len(versions):
+            die("--kafka-versions lists a release twice")
+        args.versions = versions
+    elif len(args.range) != 2:
+        die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d "
+            "argument(s)" % len(args.range))
+    if args.out_dir is not None:
+        check_out_dir(args.out_dir, "--out-dir")
+    if args.build_cache is not None:
+        check_out_dir(args.build_cache, "--build-cache")
+    if not args.filter:
+        die("--filter is required: bisect a few benchmarks, not the whole suite")
+    if args.runs is not None and args.runs < 1:
+        die("--runs must be a positive integer")
+    if args.retries < 0:
+        die("--retries must be 0 or more")
+    if args.threshold is not None and not re.match(r"^[0-9]*\.?[0-9]+$", args.threshold):
+        die("--threshold must be a number of percent")
+    if args.alpha is not None and not re.match(r"^0?\.[0-9]+$", args.alpha):
+        die("--alpha must be a level between 0 and 1")
+    if args.budget is not None and not re.match(r"^[0-9]+(\.[0-9]+)?$", args.budget):
+        die("--budget must be a positive number of minutes")
+    if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
+        die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
+            "OLD and NEW)")
+    return args
+
+
+class Walk:
+    """What is walked: candidates[0] is OLD, candidates[-1] NEW, each a dict with the
+    name a step passes on (sha or version), a short label and a subject."""
+
+    def __init__(self, args, repo):
+        self.args = args
+        self.repo = repo
+        if args.kafka_versions:
+            self.kind = "version"
+            self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v}
+                               for v in args.versions]
+            return
+        self.kind = "commit"
+        self.tree = None
+        where = repo
+        if args.librdkafka_tree:
+            tree = args.librdkafka_tree
+            if not os.path.isdir(tree):
+                die("--librdkafka-tree '%s' is not a directory" % tree)
+            if git(tree, "rev-parse", "--git-dir") is None:
+                die("--librdkafka-tree '%s' is not a git repository" % tree)
+            self.tree = where = os.path.realpath(tree)
+        old, new = args.range
+        shas = []
+        for rev in (old, new):
+            sha = git(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+            if not sha:
+                die("'%s' is not a commit in %s" % (rev, where))
+            shas.append(sha)
+        if shas[0] == shas[1]:
+            die("OLD and NEW are the same commit (%s)" % shas[0][:12])
+        if subprocess.run(["git", "-C", where, "merge-base", "--is-ancestor"] + shas,
+                          stdin=subprocess.DEVNULL).returncode != 0:
+            die("OLD %s is not an ancestor of NEW %s" % (shas[0][:12], shas[1][:12]))
+        between = git(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
+                      "%s..%s" % tuple(shas)).split()
+        if not between or between[-1] != shas[1]:
+            die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
+                % (shas[0][:12], shas[1][:12]))
+        subjects = dict(line.split(" ", 1) if " " in line else (line, "")
+                        for line in git(where, "log", "--no-walk=unsorted", "--format=%H %s",
+                                        *([shas[0]] + between)).splitlines())
+        self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
+                           for s in [shas[0]] + between]
+
+    def name(self, i):
+        c = self.candidates[i]
+        return c["label"] if self.kind == "version" else "%s %s" % (c["label"], c["subject"])
+
+
+class Bisect:
+    def __init__(self, args, walk, repo, out_dir, cache, oracle, mode, kbench_sha):
+        self.args, self.walk, self.repo, self.out_dir = args, walk, repo, out_dir
+        self.cache, self.oracle, self.mode, self.kbench_sha = cache, oracle, mode, kbench_sha
+        self.steps = []
+        self.started = time.time()
+        self.signature = None  # the rows that showed NEW's change, from the first step
+        self.changed_word = "fixed" if args.improvement else "bad"
+        self.unchanged_word = "not fixed" if args.improvement else "good"
+
+    # One oracle call: X against OLD, sides set so that "regression" means "X has the change".
+    def command(self, i, runs, step_dir):
+        a = self.args
+        old = self.walk.candidates[0]["id"]
+        x = self.walk.candidates[i]["id"]
+        base, new = (x, old) if a.improvement else (old, x)
+        cmd = list(self.oracle)
+        if a.librdkafka_tree:
+            cmd += [self.kbench_sha, self.kbench_sha,
+                    "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
+                    "--librdkafka-b", "tree:%s@%s" % (self.walk.tree, new)]
+        elif a.kafka_versions:
+            cmd += [self.kbench_sha, self.kbench_sha, "--kafka-a", base, "--kafka-b", new]
+        else:
+            cmd += [base, new]
+        cmd += ["--repo", self.repo, "--filter", a.filter, "--build-cache", self.cache,
+                "--out-dir", step_dir]
+        if self.mode == "instructions":
+            cmd.append("--instructions")
+        if runs is not None:
+            cmd += ["--runs", str(runs)]
+        for opt in ("threshold", "alpha", "budget"):
+            if getattr(a, opt) is not None:
+                cmd += ["--" + opt, getattr(a, opt)]
+        if a.kbench_args:
+            cmd += ["--"] + a.kbench_args
+        return cmd
+
+    def measure(self, i, runs=None, attempt=1):
+        n = len(self.steps) + 1
+        cand = self.walk.candidates[i]
+        stem = os.path.join(self.out_dir, "step-%d-%s" % (n, cand["label"]))
+        cmd = self.command(i, runs, stem)
+        with open(stem + ".cmd", "w") as f:
+            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+        t0 = time.time()
+        with open(stem + ".txt", "w") as log:
+            rc = run_oracle(cmd, log)
+        seconds = time.time() - t0
+        with open(stem + ".rc", "w") as f:
+            f.write("%d\n" % rc)
+        verdict_path = os.path.join(stem, "verdict.json")
+        placed_by = None
+        if rc == 1:
+            verdict = self.changed_word
+        elif rc == 0:
+            verdict = self.unchanged_word
+        elif rc == 3 and os.path.isfile(verdict_path):
+            verdict = "inconclusive"
+            side = self.place(verdict_path)
+            if side is not None:
+                verdict = self.changed_word if side else self.unchanged_word
+                placed_by = ("inconclusive, but the intervals of NEW's change that can tell lie "
+                             "nearer %s" % ("NEW" if side else "OLD"))
+        else:
+            verdict = "not measured"
+        if self.signature is None and rc == 1:
+            self.signature = self.changed_rows(verdict_path)
+        step = {"step": n, "candidate": cand["id"], "label": cand["label"],
+                "subject": cand["subject"], "attempt": attempt, "runs": runs,
+                "exit": rc, "verdict": verdict, "placed_by": placed_by,
+                "seconds": round(seconds, 1), "change": self.largest_change(verdict_path),
+                "command": cmd, "out_dir": stem, "log": stem + ".txt"}
+        self.steps.append(step)
+        self.save()
+        info("step %d: %s: %s (exit %d%s, %s%s)" % (
+            n, cand["label"], verdict, rc, ": " + placed_by if placed_by else "",
+            minutes(seconds), "; " + step["change"] if step["change"] != "-" else ""))
+        return step
+
+    @staticmethod
+    def changed_rows(verdict_path):
+        """{(name, metric): change_pct} of the rows that showed the change (the first step,
+        NEW against OLD: its regressions, sides already turned for --improvement)."""
+        try:
+            with open(verdict_path) as f:
+                rows = json.load(f).get("regressions", [])
+        except (OSError, ValueError, AttributeError):
+            return {}
+        return {(r["name"], r["metric"]): r["change_pct"] for r in rows
+                if r.get("change_pct") is not None and r["change_pct"] > -100}
+
+    def place(self, verdict_path):
+        """An inconclusive step placed by its intervals: the midpoint between OLD and NEW
+        (in log ratio, for each row that showed NEW's change) splits the line. A row whose
+        interval lies wholly on one side places the candidate there; a row whose interval
+        contains the midpoint cannot tell. True (NEW's side) or False (OLD's) when at least
+        one row places it and none places it on the other side; None otherwise (or when a
+        row is missing). A bisection asks which end a candidate is like, not whether it
+        equals OLD within the threshold: an interval of a 30-fold latency change that
+        straddles +-5 % yet stops far short of NEW answers it."""
+        if not self.signature:
+            return None
+        try:
+            with open(verdict_path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            return None
+        rows = {(r.get("name"), r.get("metric")): r
+                for k in ("regressions", "improvements", "unchanged", "inconclusive")
+                for r in doc.get(k, []) if isinstance(r, dict)}
+        sides = set()
+        for key, new_pct in self.signature.items():
+            r = rows.get(key)
+            if r is None or r.get("ci_low_pct") is None or r.get("ci_high_pct") is None:
+                return None
+            mid = math.log1p(new_pct / 100.0) / 2.0
+            lo, hi = r["ci_low_pct"], r["ci_high_pct"]
+            if lo <= -100 or hi <= -100:
+                return None
+            lo, hi = math.log1p(lo / 100.0), math.log1p(hi / 100.0)
+            # Turned so that NEW lies above the midpoint.
+            sign = 1.0 if mid > 0 else -1.0
+            lo, hi = sorted((sign * (lo - mid), sign * (hi - mid)))
+            if lo > 0:
+                sides.add(True)
+            elif hi < 0:
+                sides.add(False)
+        return sides.pop() if len(sides) == 1 else None
+
+    def judge(self, i):
+        """Measures candidate i, retrying an inconclusive verdict with twice the rounds:
+        True (has the change), False (does not) or None (skipped)."""
+        runs = self.args.runs
+        for attempt in range(1, self.args.retries + 2):
+            step = self.measure(i, runs, attempt)
+            if step["verdict"] == self.changed_word:
+                return True
+            if step["verdict"] == self.unchanged_word:
+                return False
+            if step["verdict"] != "inconclusive" or attempt > self.args.retries:
+                return None
+            runs = 2 * (runs or (1 if self.mode == "instructions" else 8))
+            info("step %d was inconclusive: measuring %s again with %d rounds"
+                 % (step["step"], self.walk.candidates[i]["label"], runs))
+        return None
+
+    def largest_change(self, path):
+        """The largest change of the step, as the candidate against OLD."""
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            rows = [r for k in ("regressions", "improvements", "unchanged", "inconclusive")
+                    for r in doc.get(k, []) if r.get("change_pct") is not None]
+        except (OSError, ValueError, AttributeError):
+            return "-"
+        if not rows:
+            return "-"
+        r = max(rows, key=lambda r: abs(r["change_pct"]))
+        pct = r["change_pct"]
+        if self.args.improvement:
+            # The step measured OLD against the candidate: invert the ratio.
+            pct = (100.0 / (100.0 + pct) - 1.0) * 100.0 if pct > -100 else float("nan")
+        return "%+.3f%% (%s)" % (pct, r.get("metric", "?"))
+
+    def save(self):
+        doc = {"direction": "improvement" if self.args.improvement else "regression",
+               "walk": ("librdkafka commits" if self.args.librdkafka_tree else
+                        "kafka versions" if self.args.kafka_versions else "kbench commits"),
+               "old": self.walk.candidates[0]["id"], "new": self.walk.candidates[-1]["id"],
+               "candidates": len(self.walk.candidates) - 1, "filter": self.args.filter,
+               "mode": self.mode, "steps": self.steps}
+        tmp = os.path.join(self.out_dir, "steps.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, os.path.join(self.out_dir, "steps.json"))
+
+    def run(self):
+        walk = self.walk
+        last = len(walk.candidates) - 1
+        what = "fix" if self.args.improvement else "regression"
+        info("%d %s(s) after OLD %s, NEW %s; %s mode; checking that NEW shows the %s"
+             % (last, walk.kind, walk.candidates[0]["label"], walk.candidates[-1]["label"],
+                self.mode, what))
+        has = self.judge(last)
+        if has is None:
+            step = self.steps[-1]
+            print(open(step["log"]).read()[-3000:], file=sys.stderr, end="")
+            self.write_summary(None, [])
+            status = 2 if step["exit"] == 2 else 3
+            die("NEW %s could not be judged against OLD (bench-commits exit %d; see %s)"
+                % (walk.candidates[-1]["label"], step["exit"], step["log"]), status=status)
+        if not has:
+            self.write_summary(None, [])
+            die("NEW %s shows no %s against OLD %s on '%s': nothing to bisect (see %s)"
+                % (walk.candidates[-1]["label"], what, walk.candidates[0]["label"],
+                   self.args.filter, self.out_dir), status=1)
+        lo, hi, skipped = 0, last, set()
+        while True:
+            open_ = [i for i in range(lo + 1, hi) if i not in skipped]
+            if not open_:
+                break
+            mid = (lo + hi) // 2
+            i = min(open_, key=lambda j: (abs(j - mid), j))
+            info("step %d: %s (%d candidate(s) left, about %d step(s) to go)"
+                 % (len(self.steps) + 1, walk.name(i), hi - lo - 1,
+                    max(1, math.ceil(math.log2(hi - lo)))))
+            has = self.judge(i)
+            if has is None:
+                skipped.add(i)
+            elif has:
+                hi = i
+            else:
+                lo = i
+        suspects = list(range(lo + 1, hi + 1))
+        self.write_summary(hi if len(suspects) == 1 else None, suspects)
+        word = "fixing" if self.args.improvement else "bad"
+        n_steps = len(self.steps)
+        print("bisect: %d build-and-measure step(s) in %s; evidence in %s"
+              % (n_steps, minutes(time.time() - self.started), self.out_dir))
+        if len(suspects) == 1:
+            c = walk.candidates[hi]
+            print("first %s %s: %s" % (word, walk.kind, c["id"] if walk.kind == "version"
+                                        else "%s %s" % (c["id"], c["subject"])))
+            return 0
+        print("the first %s %s is one of (the others could not be judged):" % (word, walk.kind))
+        for i in suspects:
+            print("  " + walk.name(i))
+        return 3
+
+    def write_summary(self, found, suspects):
+        walk = self.walk
+        lines = ["%-5s %-12s %-13s %-5s %-9s %-30s %s" % (
+            "step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
+            "subject")]
+        for s in self.steps:
+            lines.append("%-5s %-12s %-13s %-5s %-9s %-30s %s" % (
+                s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""),
+                s["exit"], minutes(s["seconds"]), s["change"], s["subject"]))
+        word = "fixing" if self.args.improvement else "bad"
+        if any(s.get("placed_by") for s in self.steps):
+            lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
+                         "change that can tell lie nearer that end (steps.json: placed_by)")
+        lines.append("")
+        lines.append("%s: OLD %s, NEW %s, %d candidate(s), filter '%s', %d step(s), %s"
+                     % ("improvement" if self.args.improvement else "regression",
+                        walk.candidates[0]["label"], walk.candidates[-1]["label"],
+                        len(walk.candidates) - 1, self.args.filter, len(self.steps),
+                        minutes(time.time() - self.started)))
+        if found is not None:
+            lines.append("first %s %s: %s %s" % (word, walk.kind, walk.candidates[found]["id"],
+                                                walk.candidates[found]["subject"]))
+        elif suspects:
+            lines.append("first %s %s: one of %s" % (
+                word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
+        text = "\n".join(lines) + "\n"
+        with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
+            f.write(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def choose_mode(args, repo, kbench_rev):
+    if args.mode:
+        return args.mode
+    # Instruction counts are deterministic only for single-threaded, in-process work; the
+    # families that talk to a cluster (kbench --describe=json says which) are timed.
+    listing = git(repo, "show", "%s:tests/benchmark_list.txt" % kbench_rev) or ""
+    try:
+        pattern = re.compile(args.filter)
+    except re.error as e:
+        die("--filter '%s' is not a regular expression: %s" % (args.filter, e))
+    names = [n for n in listing.splitlines() if pattern.search(n)]
+    if not names:
+        die("no benchmark in %s's tests/benchmark_list.txt matches --filter '%s' (give "
+            "--instructions or --timing to bisect anyway)" % (kbench_rev[:12], args.filter))
+    try:
+        cluster = set(facts.cluster_families())
+    except facts.FactsUnavailable as e:
+        die("%s; or give --instructions or --timing" % e)
+    mode = ("timing" if any(n.split("/")[0] in cluster for n in names) else "instructions")
+    info("mode: %s (%d benchmark(s) match the filter)" % (mode, len(names)))
+    return mode
+
+
+def main():
+    args = parse_args(sys.argv[1:])
+    if not shutil.which("git"):
+        die("'git' not found (scripts/setup installs it)")
+    repo = git(args.repo or os.path.join(HERE, ".."), "rev-parse", "--show-toplevel")
+    if not repo:
+        die("'%s' is not inside a git repository" % (args.repo or os.path.join(HERE, "..")))
+    oracle_env = os.environ.get("KBENCH_BISECT_ORACLE", "").strip()
+    oracle = shlex.split(oracle_env) if oracle_env else [os.path.join(HERE, "bench-commits")]
+
+    walk = Walk(args, repo)
+    kbench_sha = None
+    if args.librdkafka_tree or args.kafka_versions:
+        kbench_sha = git(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
+        if not kbench_sha:
+            die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
+    if args.librdkafka_tree:
+        # Both ends must be librdkafka source trees kbench can build (scripts/librdkafka's
+        # checks: a source tree, 1.0.0 or later); the commits between are skipped if not.
+        for c in (walk.candidates[0], walk.candidates[-1]):
+            proc = subprocess.run([os.path.join(HERE, "librdkafka"), "path", "--tree",
+                                   walk.tree, c["id"]], capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL)
+            if proc.returncode == 2:
+                sys.stderr.write(proc.stderr)
+                die("commit %s of %s cannot be built by scripts/librdkafka"
+                    % (c["label"], walk.tree))
+    mode = choose_mode(args, repo, kbench_sha or walk.candidates[-1]["id"])
+    if not oracle_env:
+        needs = ["cmake", "ninja"] + (["valgrind"] if mode == "instructions" else [])
+        for tool in needs:
+            if not shutil.which(tool):
+                die("'%s' not found (scripts/setup installs it)" % tool)
+
+    dry_run_exit()
+    old, new = walk.candidates[0]["label"], walk.candidates[-1]["label"]
+    out_dir = args.out_dir or os.path.join(
+        repo, "results", "runs", "%s-bisect-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), old, new))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        die("cannot create %s: %s" % (out_dir, e.strerror))
+    out_dir = os.path.realpath(out_dir)
+
+    own_cache = args.build_cache is None
+    cache = tempfile.mkdtemp(prefix="kbench-bisect.") if own_cache else args.build_cache
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError as e:
+        die("cannot create %s: %s" % (cache, e.strerror))
+    cache = os.path.realpath(cache)
+
+    def cleanup():
+        if own_cache:
+            for d in os.listdir(cache):
+                if os.path.exists(os.path.join(cache, d, ".git")):
+                    subprocess.run(["git", "-C", repo, "worktree", "remove", "--force",
+                                    os.path.join(cache, d)], capture_output=True)
+            shutil.rmtree(cache, ignore_errors=True)
+            subprocess.run(["git", "-C", repo, "worktree", "prune"], capture_output=True)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    bisect = Bisect(args, walk, repo, out_dir, cache, oracle, mode, kbench_sha)
+    try:
+        status = bisect.run()
+    except (KeyboardInterrupt, Stopped) as e:
+        info("interrupted after %d step(s); evidence in %s" % (len(bisect.steps), out_dir))
+        status = getattr(e, "status", 130)
+    finally:
+        cleanup()
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

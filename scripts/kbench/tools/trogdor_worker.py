@@ -1,0 +1,163 @@
+"""kbench as a Trogdor workload: the command of an ExternalCommandSpec task.
+
+A Trogdor agent starts this program, writes one line {"id": TASK, "workload": {...}} on
+its stdin and reads JSON lines from its stdout: {"status": ...} replaces the task's
+status (what the coordinator serves), {"error": "..."} fails the task (the agent then
+stops the process: SIGTERM, SIGKILL after the grace period), {"log": "..."} is logged.
+
+The workload (scripts/kbench/distributed.py WORKLOAD_KEYS) names the kbench binary,
+the bootstrap address, a --produce or --consume spec, the window, non-secret settings and
+optionally a client config file on this host (where secrets belong: Trogdor logs the
+workload). This program runs kbench, which sends its first record at the common start
+time (--start-at, after its own set-up; Consume rows start then), streams its
+progress lines as statuses, and ends with the status
+    {"state": "done", "exit_code": N, "result": <kbench's JSON, with latency buckets>}
+and, when kbench failed, an error line. The JSON and kbench's log stay in out_dir when
+the workload names one, or when kbench failed (in a temporary directory then).
+Exit status: kbench's, 2 for a workload that cannot run, 1 when interrupted.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from kbench import distributed as kd
+
+_out_lock = threading.Lock()
+
+
+def emit(obj):
+    # One line per message, flushed: the agent reads stdout line by line.
+    with _out_lock:
+        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+
+
+def die_with_parent():
+    """kbench ends when this worker does: Linux prctl(PR_SET_PDEATHSIG, SIGKILL), in kbench.
+    SIGKILL, not SIGTERM: kbench treats SIGTERM as "finish this window, then stop", and
+    with no worker left to collect its result that window is only load nobody measures.
+    (Not for the worker itself: the signal follows the thread that started it, and a JVM
+    thread may end long before the agent does.)"""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+
+def kbench_argv(w, out_json):
+    argv = [w["kbench"], "--bootstrap=" + w["bootstrap"]]
+    family = "Produce" if w.get("produce") else "Consume"
+    if w.get("produce"):
+        argv.append("--produce=" + w["produce"])
+    if w.get("consume"):
+        argv.append("--consume=" + w["consume"])
+    argv.append("--benchmark_filter=" + (w.get("filter") or "^%s/" % family))
+    for key, opt in (("window_seconds", "--window-seconds"), ("warmup_seconds", "--warmup-seconds"),
+                     ("repetitions", "--benchmark_repetitions")):
+        if key in w:
+            argv.append("%s=%s" % (opt, w[key]))
+    for key, value in sorted(w.get("settings", {}).items()):
+        argv += ["-X", "%s=%s" % (key, value)]
+    if w.get("client_config_file"):
+        argv.append("--client-config=" + w["client_config_file"])
+    if w.get("produce"):
+        # kbench sets up (topic, producers) now and sends its first record at the common
+        # start, so set-up times that differ between hosts do not skew the windows.
+        argv.append("--start-at=%.3f" % (w["start_unix_ms"] / 1000.0))
+    argv += ["--benchmark_out=" + out_json, "--benchmark_out_format=json"]
+    return argv
+
+
+def watch_agent(on_gone):
+    """The agent keeps our stdin open until we exit: end of file means it died (a lost host),
+    and then kbench must not go on loading the cluster with nobody to report to."""
+    def run():
+        while sys.stdin.readline():
+            pass
+        on_gone()
+    threading.Thread(target=run, daemon=True).start()
+
+
+def main():
+    line = sys.stdin.readline()
+    try:
+        request = json.loads(line)
+        task, workload = request["id"], request["workload"]
+    except (ValueError, KeyError, TypeError):
+        emit({"error": "expected {\"id\", \"workload\"} on stdin, got %r" % line[:200]})
+        return 2
+    problems = kd.check_workload(workload)
+    if problems:
+        emit({"status": {"state": "refused"}, "error": "; ".join(problems)})
+        return 2
+    agent = workload.get("agent", "")
+    made_dir = not workload.get("out_dir")
+    out_dir = workload.get("out_dir") or tempfile.mkdtemp(prefix="kbench-trogdor-%s-" % task)
+    os.makedirs(out_dir, exist_ok=True)
+    out_json = os.path.join(out_dir, "kbench.json")
+    argv = kbench_argv(workload, out_json)
+
+    child = None
+
+    def on_term(signum, _frame):
+        # The worker is stopping (the agent died or Trogdor ended the task): its result can
+        # no longer be delivered, so kbench gets a second, not a whole window, to wrap up.
+        if child and child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        emit({"error": "stopped by signal %d before kbench finished" % signum})
+        sys.exit(1)
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    # From the watcher thread: a signal to ourselves runs on_term in the main thread.
+    watch_agent(lambda: os.kill(os.getpid(), signal.SIGTERM))
+
+    start = workload["start_unix_ms"] / 1000.0
+    emit({"status": {"state": "starting", "agent": agent,
+                     "start_in_seconds": round(start - time.time(), 3)}})
+    if not workload.get("produce") and start > time.time():
+        time.sleep(start - time.time())  # Consume rows have no --start-at: start them then
+    started = time.time()
+    log_path = os.path.join(out_dir, "kbench.log")
+    # kbench prints nothing secret (it redacts settings); its table goes to the log file
+    # and its stderr progress lines become statuses.
+    with open(log_path, "w") as log:
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=die_with_parent)
+        tail = []
+        for text in child.stderr:
+            text = text.rstrip("\n")
+            log.write(text + "\n")
+            log.flush()
+            tail = (tail + [text])[-5:]
+            emit({"status": {"state": "running", "agent": agent, "progress": text}})
+        rc = child.wait()
+    try:
+        with open(out_json) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        result = None
+    emit({"status": {"state": "done", "agent": agent, "exit_code": rc,
+                     "start_unix_seconds": started, "out_dir": out_dir, "result": result}})
+    if rc != 0:
+        emit({"error": "kbench exited with status %d: %s (log: %s)"
+                       % (rc, " | ".join(tail), log_path)})
+    elif made_dir:
+        shutil.rmtree(out_dir, ignore_errors=True)  # the result went out in the status
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
