@@ -10,6 +10,9 @@
 #   svc_check_dir DIR               refuse (exit 2) a DIR that is not new, empty or ours
 #   svc_claim_dir DIR TEXT          make DIR and DIR/logs, and mark DIR as ours
 #   svc_lock DIR WAIT               one start or stop at a time per DIR (WAIT 0: do not wait)
+#   svc_check_timeout SECONDS       refuse (exit 2) what is not a positive number of seconds
+#   svc_cmd_stop TIMEOUT STOP "$@"  the stop command: --dir, --timeout (default TIMEOUT), then
+#                                   STOP DIR TIMEOUT stops the service under DIR's lock
 #   find_java / java_major JAVA     the java to use / its major version
 #   svc_check_java JAVA NEED WHAT   exit 2 unless JAVA is Java NEED or newer
 #   svc_classpath CACHE WHAT FILL   the classpath of jars cached in CACHE (FILL resolves it)
@@ -29,7 +32,7 @@
 #
 # Sourced after cli_lib.sh (info, die, usage_error), never executed. Reads ROOT, PROG and,
 # from the service script: SERVICE (its name in messages: Kafka, Trogdor), STATE_MARKER,
-# DIR_ENV and DEFAULT_DIR. File descriptors: 8 holds a cache's lock, 9 a state directory's.
+# DIR_ENV, DEFAULT_DIR and its usage function. File descriptors: 8 holds a cache's lock, 9 a state directory's.
 
 # Last lines of a log, indented, for error messages.
 tail_log() {
@@ -67,6 +70,33 @@ svc_lock() {
   exec 9>"$dir/.lock"
   if ((wait)); then flock -w "$wait" 9; else flock -n 9; fi ||
     die 1 "another scripts/$PROG start/stop is working on $dir"
+}
+
+svc_check_timeout() {
+  { is_uint "$1" && (($1 >= 1)); } || usage_error "--timeout must be a positive number of seconds, got '$1'"
+}
+
+svc_cmd_stop() {
+  local timeout=$1 stop=$2 dir=""
+  shift 2
+  while (($#)); do
+    case "$1" in
+      --dir) need_value "$@"; dir="$2"; shift 2 ;;
+      --timeout) need_value "$@"; timeout="$2"; shift 2 ;;
+      -h|--help) usage; exit 0 ;;
+      *) usage_error "stop: unknown argument '$1'" ;;
+    esac
+  done
+  dir="$(svc_dir "$dir")"
+  svc_check_timeout "$timeout"
+  dry_run_exit
+  if [[ ! -f $dir/$STATE_MARKER ]]; then
+    info "nothing to stop: $dir is not a kbench $SERVICE state directory"
+    return 0
+  fi
+  svc_lock "$dir" 60
+  "$stop" "$dir" "$timeout"
+  info "stopped; logs kept in $dir/logs"
 }
 
 # ---------------------------------------------------------------- Java
