@@ -101,8 +101,9 @@ def main(argv=None):
             return 1
         print(base)
     elif args.command == "answers":
-        # Every URL is tried, so that stderr names all that do not answer yet.
-        return 0 if all([answers(u) for u in args.urls]) else 1
+        # The first that does not answer ends the probe: the service is not ready, and each
+        # further URL could only add its own timeout to the wait.
+        return 0 if all(answers(u) for u in args.urls) else 1
     else:
         found, error = cluster_node(args.file, args.node, args.role)
         if error:
