@@ -259,7 +259,9 @@ svc_pid() {
   pid="$(<"$1")"
   is_uint "$pid" || return 1
   cmdline="$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" || return 1
-  [[ $cmdline == *java*" -Dkbench.pidfile=$1 "* ]] || return 1
+  [[ $cmdline == *java*" -Dkbench.pidfile=$1 "* ]] ||
+    # A JVM started by an older checkout, before the property, runs a file of this folder.
+    [[ $cmdline != *" -Dkbench.pidfile="* && $cmdline == *java*" ${1%/*}/"* ]] || return 1
   printf '%s\n' "$pid"
 }
 
