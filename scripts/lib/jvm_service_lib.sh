@@ -32,7 +32,8 @@
 #
 # Sourced after cli_lib.sh (info, die, usage_error), never executed. Reads ROOT, PROG and,
 # from the service script: SERVICE (its name in messages: Kafka, Trogdor), STATE_MARKER,
-# DIR_ENV, DEFAULT_DIR and its usage function. File descriptors: 8 holds a cache's lock, 9 a state directory's.
+# DIR_ENV, DEFAULT_DIR and its usage function.
+# File descriptors: 8 holds a cache's lock, 9 a state directory's.
 
 # Last lines of a log, indented, for error messages.
 tail_log() {
