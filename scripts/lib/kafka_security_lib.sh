@@ -2,7 +2,7 @@
 # TLS and SASL for scripts/kafka: a throwaway CA and certificates made with openssl, SCRAM
 # users created by Kafka's own storage tool when the nodes are formatted, the broker's
 # listener settings and the client settings a user needs.
-# Sourced after cli_lib.sh and kafka_lib.sh, never executed.
+# Sourced after cli_lib.sh, jvm_service_lib.sh and kafka_lib.sh, never executed.
 #
 # Everything lives in the cluster's state directory and is made anew at every start:
 #   security                     the mode (plaintext, ssl, sasl_plaintext, sasl_ssl, mtls)
