@@ -347,17 +347,27 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertIn("is not a function name", proc.stderr)
 
     @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
-    def test_instructions_of_cluster_rows_are_warned_about(self):
+    def test_instructions_leave_out_cluster_rows(self):
+        # Their whole instructions follow the wall clock: a count would be a false verdict.
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
                            "--iterations", "2", "--filter", "^Produce/", "--out-dir",
                            os.path.join(self.tmp, "instr-produce"),
                            env={"KBENCH_BOOTSTRAP": "127.0.0.1:9"})
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("only rows of families that need a cluster", proc.stderr)
+        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
+                           "--iterations", "2", "--filter", "^(Produce|Fake)/", "--out-dir",
+                           os.path.join(self.tmp, "instr-mixed"),
+                           env={"KBENCH_BOOTSTRAP": "127.0.0.1:9"})
         self.assertIn(proc.returncode, (0, 1), proc.stdout + proc.stderr)
-        self.assertEqual(proc.stderr.count("follow the wall clock"), 1, proc.stderr)
+        self.assertEqual(proc.stderr.count("of families that need a cluster"), 1, proc.stderr)
+        with open(os.path.join(self.tmp, "instr-mixed", "base.json")) as f:
+            names = [b["name"] for b in json.load(f)["benchmarks"]]
+        self.assertTrue(names and all(n.startswith("Fake/") for n in names), names)
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
                            "--iterations", "2", "--filter", "^Fake/", "--out-dir",
                            os.path.join(self.tmp, "instr-fake"))
-        self.assertNotIn("follow the wall clock", proc.stderr)
+        self.assertNotIn("need a cluster", proc.stderr)
 
     def test_kbench_without_fixed_iterations_is_reported(self):
         # A binary that ignores KBENCH_FIXED_ITERATIONS must not yield numbers.
