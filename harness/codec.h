@@ -74,6 +74,10 @@ struct CodecInfo {
 
 // Every codec, in the order families register them.
 std::span<const CodecInfo> CodecTable();
+
+// The Debian package that ships a codec's library (empty for kbench's own none), from the
+// codec's kbench_codec() line in harness/codecs/CMakeLists.txt, which scripts/setup reads too.
+std::string_view CodecPackage(std::string_view codec);
 // Ok when librdkafka can produce with the codec at its level, else why not (from the row).
 Status LibrdkafkaCanWrite(const CodecSpec& codec);
 // The row whose librdkafka_name is `name`; null if none.
