@@ -158,9 +158,9 @@ class ConsumeWork {
  public:
   static StatusOr<std::unique_ptr<ConsumeWork>> Create(const ConsumeParams& p) {
     StatusOr<std::unique_ptr<BenchCluster>> cluster =
-        p.topic.empty()
-            ? BenchCluster::Create(p.run, "consume", TopicLayout{p.partitions, p.replication})
-            : BenchCluster::Create(p.run, ExistingTopic{p.topic});
+        p.topic.empty() ? BenchCluster::Create(p.run, *p.run.state, "consume",
+                                               TopicLayout{p.partitions, p.replication})
+                        : BenchCluster::Create(p.run, ExistingTopic{p.topic});
     if (!cluster) return cluster.status();
     std::unique_ptr<ConsumeWork> work(new ConsumeWork(p, std::move(*cluster)));
     if (p.topic.empty()) {
@@ -168,7 +168,7 @@ class ConsumeWork {
     }
     auto consumer =
         ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", work->cluster_->bootstrap()}},
-                                             work->run_.client_settings, {}),
+                                             work->run_.client_settings, {}, *work->run_.state),
                                work->cluster_->topic(), work->cluster_->layout().partitions);
     if (!consumer) return consumer.status();
     work->consumer_ = std::move(*consumer);
@@ -282,7 +282,8 @@ class ConsumeWork {
          {"statistics.interval.ms", "1000"},
          {"message.timeout.ms", "30000"}},
         run_.client_settings,
-        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
+        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}},
+        *run_.state);
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
     o.digest_records = true;
@@ -348,7 +349,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
     if (!options.payloads.empty()) base.payload = options.payloads.front();
     base.seed = options.payload_seed;
-    base.run = ClusterRunOf(options);
+    base.run = ClusterRunOf(options, session.run_state());
     for (const auto& spec : options.consume_specs) {
       for (const ConsumeParams& p :
            ExpandMatrixSpec("--consume", spec, base, ApplyConsumeSetting)) {
@@ -380,7 +381,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     p.record_bytes = size;
     p.payload = payload;
     p.seed = options.payload_seed;
-    p.run = ClusterRunOf(options);
+    p.run = ClusterRunOf(options, session.run_state());
     Register(session, p);
   }
 }

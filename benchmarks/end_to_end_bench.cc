@@ -184,7 +184,7 @@ class EndToEndWork {
  public:
   static StatusOr<std::unique_ptr<EndToEndWork>> Create(const EndToEndParams& p) {
     StatusOr<std::unique_ptr<BenchCluster>> cluster =
-        BenchCluster::Create(p.run, "end_to_end", TopicLayout{p.partitions, 1});
+        BenchCluster::Create(p.run, *p.run.state, "end_to_end", TopicLayout{p.partitions, 1});
     if (!cluster) return cluster.status();
     std::unique_ptr<EndToEndWork> work(new EndToEndWork(p, std::move(*cluster)));
     const BenchCluster& c = *work->cluster_;
@@ -201,7 +201,7 @@ class EndToEndWork {
     o.settings = MergeSettings({{"bootstrap.servers", c.bootstrap()},
                                 {"statistics.interval.ms", "100"},
                                 {"message.timeout.ms", "30000"}},
-                               p.run.client_settings, BenchmarkSettings(p));
+                               p.run.client_settings, BenchmarkSettings(p), *p.run.state);
     o.topic = c.topic();
     o.rate = static_cast<double>(p.rate);
     o.stamp_send_time = true;
@@ -353,7 +353,7 @@ void Register(BenchSession& session, EndToEndParams p) {
   }
   p.records =
       PlanSendRecords(p.payload, SendShape{batch_size, static_cast<std::size_t>(p.partitions), 1},
-                      p.run.allow_repeats);
+                      p.run.allow_repeats, session.run_state().payload_files());
   if (!p.records.refusal.empty())
     session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
   RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
@@ -370,7 +370,7 @@ void RegisterEndToEndFamily(const Options& options, BenchSession& session) {
                   "(CLOCK_MONOTONIC), no cross-host offset");
   EndToEndParams base;
   base.seed = options.payload_seed;
-  base.run = ClusterRunOf(options);
+  base.run = ClusterRunOf(options, session.run_state());
   if (!options.payloads.empty()) base.payload = options.payloads.front();
   std::vector<std::string_view> specs(kDefaultRows.begin(), kDefaultRows.end());
   if (!options.end_to_end_specs.empty())

@@ -426,7 +426,7 @@ class ProduceSetup {
  public:
   // The row's cluster and topic, which a Work's factory creates first.
   static StatusOr<std::unique_ptr<BenchCluster>> CreateCluster(const ProduceParams& p) {
-    return BenchCluster::Create(p.run, "produce",
+    return BenchCluster::Create(p.run, *p.run.state, "produce",
                                 TopicLayout{p.partitions, p.replication, TopicConfigs(p)});
   }
   ProduceSetup(const ProduceParams& p, std::unique_ptr<BenchCluster> cluster)
@@ -438,7 +438,7 @@ class ProduceSetup {
     // The user's settings sit between kbench's defaults and the benchmark's parameters.
     settings_ =
         MergeSettings(Concat({{"bootstrap.servers", cluster_->bootstrap()}}, DriverDefaults()),
-                      p.run.client_settings, BenchmarkSettings(p));
+                      p.run.client_settings, BenchmarkSettings(p), *p.run.state);
   }
 
   // Per partition, the end offsets against the records delivered to it: with every acks,
@@ -1037,7 +1037,7 @@ void PlanRecords(BenchSession& session, ProduceParams& p) {
       p.payload,
       SendShape{static_cast<std::size_t>(p.batch_bytes), static_cast<std::size_t>(p.partitions),
                 static_cast<std::size_t>(p.producers)},
-      p.run.allow_repeats);
+      p.run.allow_repeats, session.run_state().payload_files());
   if (!p.records.refusal.empty())
     session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
 }
@@ -1163,7 +1163,7 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
   }
   ProduceParams base;
   base.seed = options.payload_seed;
-  base.run = ClusterRunOf(options);
+  base.run = ClusterRunOf(options, session.run_state());
   if (!options.payloads.empty()) base.payload = options.payloads.front();
   if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
 

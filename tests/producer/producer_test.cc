@@ -271,7 +271,9 @@ TEST(RdkafkaStats, RequestCountersAbsentWhereTheLibraryIsSilent) {
 
 // A mock cluster for a test; the test fails (an exception in its body) when there is none.
 std::unique_ptr<bench::BenchCluster> MockCluster(bench::TopicLayout layout) {
-  auto made = bench::BenchCluster::Create(bench::ClusterRun{}, "test", layout);
+  // Each test's cluster is a mock of its own: topic numbers need not differ across them.
+  bench::RunState state;
+  auto made = bench::BenchCluster::Create(bench::ClusterRun{}, state, "test", layout);
   if (!made) throw std::runtime_error(made.message());
   return std::move(*made);
 }
