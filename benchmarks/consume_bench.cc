@@ -177,8 +177,9 @@ class ConsumeWork {
 
   Status Verify() {
     if (!fill_error_.ok()) return Status::Error("fill: " + fill_error_.message());
-    std::vector<std::int64_t> ends;
-    if (Status s = cluster_->EndOffsets(&ends); !s) return s;
+    StatusOr<std::vector<std::int64_t>> read_ends = cluster_->EndOffsets();
+    if (!read_ends) return read_ends.status();
+    const std::vector<std::int64_t>& ends = *read_ends;
     if (!filled_) {
       // Someone else's topic: its end offsets are what must come back (from offset 0: a
       // log that starts later fails the read, auto.offset.reset being "error").

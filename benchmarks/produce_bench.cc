@@ -689,7 +689,7 @@ class ProduceWork {
   // One window at `rate` (0: unthrottled) outside Google Benchmark's loop, for the
   // maximum-rate search: warm-up at the same rate, window, drain. Every record of it is
   // accounted for (delivered, right codec) before its figures count.
-  Status Probe(double rate, RateProbe* out) {
+  StatusOr<RateProbe> Probe(double rate) {
     if (Status s = driver_->SetRate(rate); !s) return s;
     WindowSchedule window(setup_.run().window_seconds);
     driver_->BeginMeasurement();
@@ -712,18 +712,19 @@ class ProduceWork {
     if (error.ok()) error = CodecError(t);
     if (!error.ok()) return error;
     const double secs = w.seconds > 0 ? w.seconds : 1;
-    out->sent_rate = static_cast<double>(w.sent) / secs;
-    out->delivered_rate = static_cast<double>(w.records) / secs;
+    RateProbe out;
+    out.sent_rate = static_cast<double>(w.sent) / secs;
+    out.delivered_rate = static_cast<double>(w.records) / secs;
     // Far above capacity no record intended in the window is delivered in it: no latency
     // was measured (not a latency of 0).
     auto percentile = [&](double q) {
       return w.latency.count() > 0 ? static_cast<double>(w.latency.Percentile(q))
                                    : std::numeric_limits<double>::quiet_NaN();
     };
-    out->p50_us = percentile(0.50);
-    out->p99_us = percentile(0.99);
-    out->p999_us = percentile(0.999);
-    return Status::Ok();
+    out.p50_us = percentile(0.50);
+    out.p99_us = percentile(0.99);
+    out.p999_us = percentile(0.999);
+    return out;
   }
   // After probes: the end offsets against everything delivered, and their counters.
   Status CheckEndOffsets() { return setup_.CheckEndOffsets(delivered_); }
@@ -784,17 +785,16 @@ class MaxRateWork {
 
   void Iterate() {
     if (!error_.ok()) return;
-    RateProbe seed;
-    if (Status s = produce_->Probe(0, &seed); !s) {
-      error_ = Status::Error("closed-loop window: " + s.message());
+    StatusOr<RateProbe> seed = produce_->Probe(0);
+    if (!seed) {
+      error_ = Status::Error("closed-loop window: " + seed.message());
       return;
     }
-    closed_loop_rate_ = seed.delivered_rate;
+    closed_loop_rate_ = seed->delivered_rate;
     RateSearchOptions options;
     options.slo_p99_us = produce_->max_rate_p99_us();
-    result_ = FindMaxRate(closed_loop_rate_, options, [this](double rate, RateProbe* out) {
-      return produce_->Probe(rate, out);
-    });
+    result_ = FindMaxRate(closed_loop_rate_, options,
+                          [this](double rate) { return produce_->Probe(rate); });
     error_ = result_.status;
   }
 
