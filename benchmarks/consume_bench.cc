@@ -28,7 +28,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -66,6 +65,7 @@ constexpr int kFillBatchBytes = 128 * 1024;
 constexpr auto kReadIdleTimeout = std::chrono::seconds(10);
 
 struct ConsumeParams {
+  static constexpr std::string_view kFlag = "--consume";
   SizeSpec record_bytes;
   PayloadSpec payload;
   int partitions = kPartitions;
@@ -83,12 +83,6 @@ struct ConsumeParams {
 
 constexpr std::string_view kTopicChars =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-
-template <auto Member, long long Min, long long Max>
-void ParseIntAxis(ConsumeParams& p, std::string_view key, std::string_view value) {
-  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
-      ParseSpecInt("--consume", key, value, Min, Max));
-}
 
 // One row per --consume key, in the order keys appear in names (keys beyond the defaults'
 // appear only when set, so default rows keep their names; none maps to client settings).
@@ -109,36 +103,38 @@ const std::vector<ConsumeAxis>& ConsumeAxes() {
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (!p.topic.empty()) n.Add(k, p.topic);
-       }},
+       },
+       nullptr, nullptr},
       {"record_bytes", "value size, fixed or a range (default 100 and 1000)",
        [](ConsumeParams& p, std::string_view, std::string_view v) {
          p.record_bytes = ParseSizeSpec(v);
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          n.Add(k, p.record_bytes.Name());
-       }},
-      {"partitions", "partitions of the topic (default 4)",
-       ParseIntAxis<&ConsumeParams::partitions, 1, 10000>,
-       [](const ConsumeParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); }},
-      {"payload", "a --payload kind (default az)",
+       },
+       nullptr, nullptr},
+      {"partitions", "partitions of the topic (default {})",
+       ParseIntAxis<&ConsumeParams::partitions, 1, 10000>, NameAlways<&ConsumeParams::partitions>,
+       nullptr, AxisValue<&ConsumeParams::partitions>},
+      {"payload", "a --payload kind (default {})",
        [](ConsumeParams& p, std::string_view, std::string_view v) {
          p.payload = ParsePayloadSpec(v);
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (p.payload.Name() != kPayload) n.Add(k, p.payload.Name());
-       }},
-      {"replication", "replication factor of the topic (default 1)",
-       ParseIntAxis<&ConsumeParams::replication, 1, 32>,
-       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
-         if (p.replication != 1) n.Add(k, p.replication);
-       }},
+       },
+       nullptr, AxisValue<&ConsumeParams::payload>},
+      {"replication", "replication factor of the topic (default {})",
+       ParseIntAxis<&ConsumeParams::replication, 1, 32>, NameIfChanged<&ConsumeParams::replication>,
+       nullptr, AxisValue<&ConsumeParams::replication>},
       {"records",
        "records written once, read back every iteration (default 50000 mock, at most 4 MiB; "
        "200000 live)",
        ParseIntAxis<&ConsumeParams::records, 1, 2000000000>,
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (p.records > 0) n.Add(k, p.records);
-       }},
+       },
+       nullptr, nullptr},
   };
   return axes;
 }

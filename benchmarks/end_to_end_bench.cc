@@ -31,7 +31,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -65,6 +64,7 @@ constexpr std::chrono::seconds kEndOffsetWait{15};
 constexpr std::chrono::milliseconds kReceiveTimeout{30000};
 
 struct EndToEndParams {
+  static constexpr std::string_view kFlag = "--end-to-end";
   std::string_view acks = "1";  // static strings only
   CodecSpec codec{};
   SizeSpec record_bytes{100, 100};
@@ -76,19 +76,13 @@ struct EndToEndParams {
   SendRecordsPlan records{};  // planned at registration (Register)
 };
 
-template <auto Member, long long Min, long long Max>
-void ParseIntAxis(EndToEndParams& p, std::string_view key, std::string_view value) {
-  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
-      ParseSpecInt("--end-to-end", key, value, Min, Max));
-}
-
 // One row per --end-to-end key, in the order keys appear in names (fixtures/matrix_spec.h);
 // keys without settings are taken by the topic or the schedule.
 using EndToEndAxis = AxisRow<EndToEndParams>;
 
 const std::vector<EndToEndAxis>& EndToEndAxes() {
   static const std::vector<EndToEndAxis> axes = {
-      {"acks", "1 or all (acks=0 has no delivered offsets to check receipt against; default 1)",
+      {"acks", "1 or all (acks=0 has no delivered offsets to check receipt against; default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          if (v == "1") {
            p.acks = "1";
@@ -102,8 +96,9 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          }
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.acks); },
-       [](const EndToEndParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); }},
-      {"codec", "a codec librdkafka writes, optionally :LEVEL (default none)",
+       [](const EndToEndParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); },
+       AxisValue<&EndToEndParams::acks>},
+      {"codec", "a codec librdkafka writes, optionally :LEVEL (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.codec = ParseCodecSpec(v);
          if (Status s = LibrdkafkaCanWrite(p.codec); !s)
@@ -117,24 +112,23 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          s.emplace_back("compression.codec", p.codec.info().librdkafka_name);
          s.emplace_back("compression.level",
                         p.codec.level == 0 ? "-1" : std::to_string(p.codec.level));
-       }},
-      {"record_bytes", "value size, fixed (100) or a range (250-750) (default 100)",
+       },
+       AxisValue<&EndToEndParams::codec>},
+      {"record_bytes", "value size, fixed (100) or a range (250-750) (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.record_bytes = ParseSizeSpec(v);
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) {
          n.Add(k, p.record_bytes.Name());
        },
-       nullptr},
-      {"rate", "offered load in records/s, open loop (default 10000)",
-       ParseIntAxis<&EndToEndParams::rate, 1, 100000000>,
-       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.rate); },
-       nullptr},
-      {"partitions", "partitions of the topic (default 2)",
-       ParseIntAxis<&EndToEndParams::partitions, 1, 10000>,
-       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); },
-       nullptr},
-      {"payload", "a --payload kind (default az)",
+       nullptr, AxisValue<&EndToEndParams::record_bytes>},
+      {"rate", "offered load in records/s, open loop (default {})",
+       ParseIntAxis<&EndToEndParams::rate, 1, 100000000>, NameAlways<&EndToEndParams::rate>,
+       nullptr, AxisValue<&EndToEndParams::rate>},
+      {"partitions", "partitions of the topic (default {})",
+       ParseIntAxis<&EndToEndParams::partitions, 1, 10000>, NameAlways<&EndToEndParams::partitions>,
+       nullptr, AxisValue<&EndToEndParams::partitions>},
+      {"payload", "a --payload kind (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.payload = ParsePayloadSpec(v);
        },
@@ -142,7 +136,7 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          if (p.payload.Name() != PayloadSpec{}.Name()) n.Add(k, p.payload.Name());
          if (p.records.cycles()) n.Add("repeats", "allowed");
        },
-       nullptr},
+       nullptr, AxisValue<&EndToEndParams::payload>},
   };
   return axes;
 }

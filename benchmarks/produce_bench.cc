@@ -100,6 +100,7 @@ using counters::kQueueFull;
 // own defaults (linger.ms changed from 0.5 to 5 in 1.5.0). A parameter appears in the name
 // only when it differs from these.
 struct ProduceParams {
+  static constexpr std::string_view kFlag = "--produce";
   std::string_view variant = "send";
   std::string_view acks = "all";  // static strings only (constants below)
   CodecSpec codec{};
@@ -158,21 +159,6 @@ constexpr std::array<std::string_view, 6> kTopicCodecs = {"producer", "uncompres
 CodecSpec ProduceCodec(CodecSpec c) {
   if (Status s = LibrdkafkaCanWrite(c); !s) throw UsageError(s.message());
   return c;
-}
-
-// An integer key: parsed within [Min, Max], in the name when it differs from the default.
-template <auto Member, long long Min, long long Max>
-void ParseIntAxis(ProduceParams& p, std::string_view key, std::string_view value) {
-  p.*Member =
-      static_cast<std::remove_reference_t<decltype(p.*Member)>>(ParseInt(key, value, Min, Max));
-}
-template <auto Member>
-void NameAlways(const ProduceParams& p, std::string_view key, BenchName& name) {
-  name.Add(key, p.*Member);
-}
-template <auto Member>
-void NameIfChanged(const ProduceParams& p, std::string_view key, BenchName& name) {
-  if (p.*Member != ProduceParams{}.*Member) name.Add(key, p.*Member);
 }
 
 // One row per --produce key, in the order keys appear in names and settings
