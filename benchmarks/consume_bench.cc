@@ -28,7 +28,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -66,6 +65,7 @@ constexpr int kFillBatchBytes = 128 * 1024;
 constexpr auto kReadIdleTimeout = std::chrono::seconds(10);
 
 struct ConsumeParams {
+  static constexpr std::string_view kFlag = "--consume";
   SizeSpec record_bytes;
   PayloadSpec payload;
   int partitions = kPartitions;
@@ -83,12 +83,6 @@ struct ConsumeParams {
 
 constexpr std::string_view kTopicChars =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-
-template <auto Member, long long Min, long long Max>
-void ParseIntAxis(ConsumeParams& p, std::string_view key, std::string_view value) {
-  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
-      ParseSpecInt("--consume", key, value, Min, Max));
-}
 
 // One row per --consume key, in the order keys appear in names (keys beyond the defaults'
 // appear only when set, so default rows keep their names; none maps to client settings).
@@ -109,36 +103,38 @@ const std::vector<ConsumeAxis>& ConsumeAxes() {
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (!p.topic.empty()) n.Add(k, p.topic);
-       }},
+       },
+       nullptr, nullptr},
       {"record_bytes", "value size, fixed or a range (default 100 and 1000)",
        [](ConsumeParams& p, std::string_view, std::string_view v) {
          p.record_bytes = ParseSizeSpec(v);
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          n.Add(k, p.record_bytes.Name());
-       }},
-      {"partitions", "partitions of the topic (default 4)",
-       ParseIntAxis<&ConsumeParams::partitions, 1, 10000>,
-       [](const ConsumeParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); }},
-      {"payload", "a --payload kind (default az)",
+       },
+       nullptr, nullptr},
+      {"partitions", "partitions of the topic (default {})",
+       ParseIntAxis<&ConsumeParams::partitions, 1, 10000>, NameAlways<&ConsumeParams::partitions>,
+       nullptr, AxisValue<&ConsumeParams::partitions>},
+      {"payload", "a --payload kind (default {})",
        [](ConsumeParams& p, std::string_view, std::string_view v) {
          p.payload = ParsePayloadSpec(v);
        },
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (p.payload.Name() != kPayload) n.Add(k, p.payload.Name());
-       }},
-      {"replication", "replication factor of the topic (default 1)",
-       ParseIntAxis<&ConsumeParams::replication, 1, 32>,
-       [](const ConsumeParams& p, std::string_view k, BenchName& n) {
-         if (p.replication != 1) n.Add(k, p.replication);
-       }},
+       },
+       nullptr, AxisValue<&ConsumeParams::payload>},
+      {"replication", "replication factor of the topic (default {})",
+       ParseIntAxis<&ConsumeParams::replication, 1, 32>, NameIfChanged<&ConsumeParams::replication>,
+       nullptr, AxisValue<&ConsumeParams::replication>},
       {"records",
        "records written once, read back every iteration (default 50000 mock, at most 4 MiB; "
        "200000 live)",
        ParseIntAxis<&ConsumeParams::records, 1, 2000000000>,
        [](const ConsumeParams& p, std::string_view k, BenchName& n) {
          if (p.records > 0) n.Add(k, p.records);
-       }},
+       },
+       nullptr, nullptr},
   };
   return axes;
 }
@@ -158,9 +154,9 @@ class ConsumeWork {
  public:
   static StatusOr<std::unique_ptr<ConsumeWork>> Create(const ConsumeParams& p) {
     StatusOr<std::unique_ptr<BenchCluster>> cluster =
-        p.topic.empty()
-            ? BenchCluster::Create(p.run, "consume", TopicLayout{p.partitions, p.replication})
-            : BenchCluster::Create(p.run, ExistingTopic{p.topic});
+        p.topic.empty() ? BenchCluster::Create(p.run, *p.run.state, "consume",
+                                               TopicLayout{p.partitions, p.replication})
+                        : BenchCluster::Create(p.run, ExistingTopic{p.topic});
     if (!cluster) return cluster.status();
     std::unique_ptr<ConsumeWork> work(new ConsumeWork(p, std::move(*cluster)));
     if (p.topic.empty()) {
@@ -168,7 +164,7 @@ class ConsumeWork {
     }
     auto consumer =
         ConsumerDriver::Create(MergeSettings({{"bootstrap.servers", work->cluster_->bootstrap()}},
-                                             work->run_.client_settings, {}),
+                                             work->run_.client_settings, {}, *work->run_.state),
                                work->cluster_->topic(), work->cluster_->layout().partitions);
     if (!consumer) return consumer.status();
     work->consumer_ = std::move(*consumer);
@@ -177,8 +173,9 @@ class ConsumeWork {
 
   Status Verify() {
     if (!fill_error_.ok()) return Status::Error("fill: " + fill_error_.message());
-    std::vector<std::int64_t> ends;
-    if (Status s = cluster_->EndOffsets(&ends); !s) return s;
+    StatusOr<std::vector<std::int64_t>> read_ends = cluster_->EndOffsets();
+    if (!read_ends) return read_ends.status();
+    const std::vector<std::int64_t>& ends = *read_ends;
     if (!filled_) {
       // Someone else's topic: its end offsets are what must come back (from offset 0: a
       // log that starts later fails the read, auto.offset.reset being "error").
@@ -282,7 +279,8 @@ class ConsumeWork {
          {"statistics.interval.ms", "1000"},
          {"message.timeout.ms", "30000"}},
         run_.client_settings,
-        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}});
+        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}},
+        *run_.state);
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
     o.digest_records = true;
@@ -348,7 +346,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     if (!options.record_sizes.empty()) base.record_bytes = options.record_sizes.front();
     if (!options.payloads.empty()) base.payload = options.payloads.front();
     base.seed = options.payload_seed;
-    base.run = ClusterRunOf(options);
+    base.run = ClusterRunOf(options, session.run_state());
     for (const auto& spec : options.consume_specs) {
       for (const ConsumeParams& p :
            ExpandMatrixSpec("--consume", spec, base, ApplyConsumeSetting)) {
@@ -380,7 +378,7 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
     p.record_bytes = size;
     p.payload = payload;
     p.seed = options.payload_seed;
-    p.run = ClusterRunOf(options);
+    p.run = ClusterRunOf(options, session.run_state());
     Register(session, p);
   }
 }

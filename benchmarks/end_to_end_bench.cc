@@ -31,7 +31,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -65,6 +64,7 @@ constexpr std::chrono::seconds kEndOffsetWait{15};
 constexpr std::chrono::milliseconds kReceiveTimeout{30000};
 
 struct EndToEndParams {
+  static constexpr std::string_view kFlag = "--end-to-end";
   std::string_view acks = "1";  // static strings only
   CodecSpec codec{};
   SizeSpec record_bytes{100, 100};
@@ -76,19 +76,13 @@ struct EndToEndParams {
   SendRecordsPlan records{};  // planned at registration (Register)
 };
 
-template <auto Member, long long Min, long long Max>
-void ParseIntAxis(EndToEndParams& p, std::string_view key, std::string_view value) {
-  p.*Member = static_cast<std::remove_reference_t<decltype(p.*Member)>>(
-      ParseSpecInt("--end-to-end", key, value, Min, Max));
-}
-
 // One row per --end-to-end key, in the order keys appear in names (fixtures/matrix_spec.h);
 // keys without settings are taken by the topic or the schedule.
 using EndToEndAxis = AxisRow<EndToEndParams>;
 
 const std::vector<EndToEndAxis>& EndToEndAxes() {
   static const std::vector<EndToEndAxis> axes = {
-      {"acks", "1 or all (acks=0 has no delivered offsets to check receipt against; default 1)",
+      {"acks", "1 or all (acks=0 has no delivered offsets to check receipt against; default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          if (v == "1") {
            p.acks = "1";
@@ -102,8 +96,9 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          }
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.acks); },
-       [](const EndToEndParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); }},
-      {"codec", "a codec librdkafka writes, optionally :LEVEL (default none)",
+       [](const EndToEndParams& p, ClientSettings& s) { s.emplace_back("acks", p.acks); },
+       AxisValue<&EndToEndParams::acks>},
+      {"codec", "a codec librdkafka writes, optionally :LEVEL (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.codec = ParseCodecSpec(v);
          if (Status s = LibrdkafkaCanWrite(p.codec); !s)
@@ -117,24 +112,23 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          s.emplace_back("compression.codec", p.codec.info().librdkafka_name);
          s.emplace_back("compression.level",
                         p.codec.level == 0 ? "-1" : std::to_string(p.codec.level));
-       }},
-      {"record_bytes", "value size, fixed (100) or a range (250-750) (default 100)",
+       },
+       AxisValue<&EndToEndParams::codec>},
+      {"record_bytes", "value size, fixed (100) or a range (250-750) (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.record_bytes = ParseSizeSpec(v);
        },
        [](const EndToEndParams& p, std::string_view k, BenchName& n) {
          n.Add(k, p.record_bytes.Name());
        },
-       nullptr},
-      {"rate", "offered load in records/s, open loop (default 10000)",
-       ParseIntAxis<&EndToEndParams::rate, 1, 100000000>,
-       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.rate); },
-       nullptr},
-      {"partitions", "partitions of the topic (default 2)",
-       ParseIntAxis<&EndToEndParams::partitions, 1, 10000>,
-       [](const EndToEndParams& p, std::string_view k, BenchName& n) { n.Add(k, p.partitions); },
-       nullptr},
-      {"payload", "a --payload kind (default az)",
+       nullptr, AxisValue<&EndToEndParams::record_bytes>},
+      {"rate", "offered load in records/s, open loop (default {})",
+       ParseIntAxis<&EndToEndParams::rate, 1, 100000000>, NameAlways<&EndToEndParams::rate>,
+       nullptr, AxisValue<&EndToEndParams::rate>},
+      {"partitions", "partitions of the topic (default {})",
+       ParseIntAxis<&EndToEndParams::partitions, 1, 10000>, NameAlways<&EndToEndParams::partitions>,
+       nullptr, AxisValue<&EndToEndParams::partitions>},
+      {"payload", "a --payload kind (default {})",
        [](EndToEndParams& p, std::string_view, std::string_view v) {
          p.payload = ParsePayloadSpec(v);
        },
@@ -142,7 +136,7 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          if (p.payload.Name() != PayloadSpec{}.Name()) n.Add(k, p.payload.Name());
          if (p.records.cycles()) n.Add("repeats", "allowed");
        },
-       nullptr},
+       nullptr, AxisValue<&EndToEndParams::payload>},
   };
   return axes;
 }
@@ -184,7 +178,7 @@ class EndToEndWork {
  public:
   static StatusOr<std::unique_ptr<EndToEndWork>> Create(const EndToEndParams& p) {
     StatusOr<std::unique_ptr<BenchCluster>> cluster =
-        BenchCluster::Create(p.run, "end_to_end", TopicLayout{p.partitions, 1});
+        BenchCluster::Create(p.run, *p.run.state, "end_to_end", TopicLayout{p.partitions, 1});
     if (!cluster) return cluster.status();
     std::unique_ptr<EndToEndWork> work(new EndToEndWork(p, std::move(*cluster)));
     const BenchCluster& c = *work->cluster_;
@@ -201,7 +195,7 @@ class EndToEndWork {
     o.settings = MergeSettings({{"bootstrap.servers", c.bootstrap()},
                                 {"statistics.interval.ms", "100"},
                                 {"message.timeout.ms", "30000"}},
-                               p.run.client_settings, BenchmarkSettings(p));
+                               p.run.client_settings, BenchmarkSettings(p), *p.run.state);
     o.topic = c.topic();
     o.rate = static_cast<double>(p.rate);
     o.stamp_send_time = true;
@@ -353,7 +347,7 @@ void Register(BenchSession& session, EndToEndParams p) {
   }
   p.records =
       PlanSendRecords(p.payload, SendShape{batch_size, static_cast<std::size_t>(p.partitions), 1},
-                      p.run.allow_repeats);
+                      p.run.allow_repeats, session.run_state().payload_files());
   if (!p.records.refusal.empty())
     session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
   RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
@@ -370,7 +364,7 @@ void RegisterEndToEndFamily(const Options& options, BenchSession& session) {
                   "(CLOCK_MONOTONIC), no cross-host offset");
   EndToEndParams base;
   base.seed = options.payload_seed;
-  base.run = ClusterRunOf(options);
+  base.run = ClusterRunOf(options, session.run_state());
   if (!options.payloads.empty()) base.payload = options.payloads.front();
   std::vector<std::string_view> specs(kDefaultRows.begin(), kDefaultRows.end());
   if (!options.end_to_end_specs.empty())

@@ -27,10 +27,11 @@ function(kbench_add_library name)
   kbench_target_defaults(${name})
 endfunction()
 
-# kbench_add_benchmark(SOURCE): adds one family source to the single `kbench` executable.
+# kbench_add_benchmark(SOURCE [MORE...]): adds one family's sources to the single `kbench`
+# executable.
 # Sources go straight into the executable, so static family registrars are always linked.
 function(kbench_add_benchmark source)
-  target_sources(kbench PRIVATE ${source})
+  target_sources(kbench PRIVATE ${source} ${ARGN})
 endfunction()
 
 # kbench_add_test(NAME SOURCES ... [DEPS ...] [LABELS ...]): one GoogleTest executable,

@@ -323,18 +323,18 @@ rd_kafka_resp_err_t AdminClient::QueryHighWatermark(const std::string& topic, in
   return answer->err;
 }
 
-Status AdminClient::EndOffsetSum(const std::string& topic, int partitions,
-                                 std::chrono::milliseconds timeout, std::int64_t* sum) {
-  std::vector<std::int64_t> ends;
-  Status s = EndOffsets(topic, partitions, timeout, &ends);
-  if (!s) return s;
-  *sum = 0;
-  for (std::int64_t end : ends) *sum += end;
-  return s;
+StatusOr<std::int64_t> AdminClient::EndOffsetSum(const std::string& topic, int partitions,
+                                                 std::chrono::milliseconds timeout) {
+  StatusOr<std::vector<std::int64_t>> ends = EndOffsets(topic, partitions, timeout);
+  if (!ends) return ends.status();
+  std::int64_t sum = 0;
+  for (std::int64_t end : *ends) sum += end;
+  return sum;
 }
 
-Status AdminClient::EndOffsets(const std::string& topic, int partitions,
-                               std::chrono::milliseconds timeout, std::vector<std::int64_t>* ends) {
+StatusOr<std::vector<std::int64_t>> AdminClient::EndOffsets(const std::string& topic,
+                                                            int partitions,
+                                                            std::chrono::milliseconds timeout) {
   if (abandoned_) {
     return Status::Error("end offsets of " + topic +
                          ": an earlier query never returned (is the broker down?)");
@@ -367,11 +367,10 @@ Status AdminClient::EndOffsets(const std::string& topic, int partitions,
     }
     result.push_back(high);
   }
-  *ends = std::move(result);
-  return Status::Ok();
+  return result;
 }
 
-Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
+StatusOr<int> AdminClient::BrokerCount(std::chrono::milliseconds timeout) {
   const rd_kafka_metadata_t* md = nullptr;
   // Asked in steps of at most a second, so that a wrong password or an untrusted
   // certificate ends the wait at once instead of after the whole timeout.
@@ -399,13 +398,13 @@ Status AdminClient::BrokerCount(std::chrono::milliseconds timeout, int* count) {
     return Status::Error(std::string(rd_kafka_err2str(err)) +
                          (detail.empty() ? "" : " (" + detail + ")"));
   }
-  *count = md->broker_cnt;
+  const int count = md->broker_cnt;
   rd_kafka_metadata_destroy(md);
-  return Status::Ok();
+  return count;
 }
 
-Status AdminClient::PartitionCount(const std::string& topic, std::chrono::milliseconds timeout,
-                                   int* count) {
+StatusOr<int> AdminClient::PartitionCount(const std::string& topic,
+                                          std::chrono::milliseconds timeout) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_.get(), topic.c_str(), nullptr);
   if (!rkt) return Status::Error("topic " + topic + ": " + rd_kafka_err2str(rd_kafka_last_error()));
   const rd_kafka_metadata_t* md = nullptr;
@@ -413,15 +412,14 @@ Status AdminClient::PartitionCount(const std::string& topic, std::chrono::millis
       rd_kafka_metadata(rk_.get(), 0, rkt, &md, static_cast<int>(timeout.count()));
   rd_kafka_topic_destroy(rkt);
   if (err) return Status::Error("metadata of topic " + topic + ": " + rd_kafka_err2str(err));
-  Status s;
   if (md->topic_cnt != 1 || md->topics[0].err) {
     std::string why = md->topic_cnt == 1 ? rd_kafka_err2str(md->topics[0].err) : "no metadata";
-    s = Status::Error("topic " + topic + " cannot be read (" + why + ")");
-  } else {
-    *count = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    return Status::Error("topic " + topic + " cannot be read (" + why + ")");
   }
+  const int count = md->topics[0].partition_cnt;
   rd_kafka_metadata_destroy(md);
-  return s;
+  return count;
 }
 
 }  // namespace kbench

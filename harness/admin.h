@@ -80,16 +80,16 @@ class AdminClient {
   Status DeleteTopic(const std::string& topic, std::chrono::milliseconds timeout);
   // Sum over partitions of the high watermark (end offset). Returns within about twice
   // `timeout` even when librdkafka does not (see admin.cc).
-  Status EndOffsetSum(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
-                      std::int64_t* sum);
+  StatusOr<std::int64_t> EndOffsetSum(const std::string& topic, int partitions,
+                                      std::chrono::milliseconds timeout);
   // The high watermark (end offset) of each partition, indexed by partition.
-  Status EndOffsets(const std::string& topic, int partitions, std::chrono::milliseconds timeout,
-                    std::vector<std::int64_t>* ends);
+  StatusOr<std::vector<std::int64_t>> EndOffsets(const std::string& topic, int partitions,
+                                                 std::chrono::milliseconds timeout);
   // Number of brokers in the cluster metadata. Gives up before `timeout` once a TLS or
   // SASL failure was logged (retrying cannot cure it); the error then names that failure.
-  Status BrokerCount(std::chrono::milliseconds timeout, int* count);
+  StatusOr<int> BrokerCount(std::chrono::milliseconds timeout);
   // Number of partitions of an existing topic (an error naming it when it does not exist).
-  Status PartitionCount(const std::string& topic, std::chrono::milliseconds timeout, int* count);
+  StatusOr<int> PartitionCount(const std::string& topic, std::chrono::milliseconds timeout);
 
   rd_kafka_t* handle() const { return rk_.get(); }
   const LogCapture& log() const { return *log_; }

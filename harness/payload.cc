@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <utility>
 
@@ -318,12 +317,6 @@ std::size_t SendPathDistinctBytes(const SendShape& shape) {
 }
 
 std::uint64_t FileValueBytes(const PayloadSpec& spec) {
-  // Rows of one run ask for the same file again and again (one per codec, acks, ...).
-  static std::mutex mu;
-  static std::map<std::pair<std::string, char>, std::uint64_t> known;
-  std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(spec.file_path, spec.file_delimiter);
-  if (auto it = known.find(key); it != known.end()) return it->second;
   std::ifstream in(spec.file_path, std::ios::binary);
   if (!in) throw UsageError("cannot read payload file '" + spec.file_path + "'");
   std::vector<char> buf(std::size_t{1} << 20);
@@ -333,11 +326,19 @@ std::uint64_t FileValueBytes(const PayloadSpec& spec) {
     bytes += got - static_cast<std::size_t>(
                        std::count(buf.data(), buf.data() + got, spec.file_delimiter));
   }
-  return known[key] = bytes;
+  return bytes;
+}
+
+std::uint64_t FileValueBytesCache::Get(const PayloadSpec& spec) {
+  auto key = std::make_pair(spec.file_path, spec.file_delimiter);
+  if (auto it = known_.find(key); it != known_.end()) return it->second;
+  const std::uint64_t bytes = FileValueBytes(spec);
+  known_.emplace(std::move(key), bytes);
+  return bytes;
 }
 
 SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& shape,
-                                bool allow_repeats) {
+                                bool allow_repeats, FileValueBytesCache& files) {
   SendRecordsPlan plan;
   plan.needed = SendPathDistinctBytes(shape);
   const std::string need =
@@ -346,7 +347,7 @@ SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& sha
       " x producers " + std::to_string(shape.producers) + ", " +
       std::to_string(kMinDistinctSendBytes) + ")) so that no batch sees a record twice";
   if (payload.kind == PayloadKind::kFile) {
-    plan.file_bytes = FileValueBytes(payload);
+    plan.file_bytes = files.Get(payload);
     plan.repeats = plan.file_bytes < plan.needed;
     if (plan.repeats && !allow_repeats) {
       plan.refusal = "payload " + payload.Name() + " holds " + std::to_string(plan.file_bytes) +

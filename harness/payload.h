@@ -2,8 +2,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/bytes.h"
@@ -128,14 +130,24 @@ struct SendRecordsPlan {
   // Records come back sooner, as --allow-repeats allowed: the row's name says so.
   bool cycles() const { return repeats && refusal.empty(); }
 };
-// The plan of a row's records; `allow_repeats` (--allow-repeats) turns a refusal into a row
-// that repeats (its name then says so). File payloads are measured here (FileValueBytes).
-SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& shape,
-                                bool allow_repeats);
-
-// The value bytes of a file payload: its bytes less the delimiters. Read once per path and
-// delimiter (rows of one run share the answer).
+// The value bytes of a file payload: its bytes less the delimiters (reads the whole file).
 std::uint64_t FileValueBytes(const PayloadSpec& spec);
+
+// FileValueBytes per path and delimiter, each file read once: rows of one run ask for the
+// same file again and again (one per codec, acks, ...). Kept by whoever plans the rows, for
+// as long as it plans them (kbench: the run's fixtures/run_state.h).
+class FileValueBytesCache {
+ public:
+  std::uint64_t Get(const PayloadSpec& spec);
+
+ private:
+  std::map<std::pair<std::string, char>, std::uint64_t> known_;
+};
+
+// The plan of a row's records; `allow_repeats` (--allow-repeats) turns a refusal into a row
+// that repeats (its name then says so). File payloads are measured through `files`.
+SendRecordsPlan PlanSendRecords(const PayloadSpec& payload, const SendShape& shape,
+                                bool allow_repeats, FileValueBytesCache& files);
 
 // Deterministic per (spec, sizes, seed): the same inputs give the same bytes on every
 // machine (kbench uses its own PRNG and mapping, not <random>'s distributions, whose

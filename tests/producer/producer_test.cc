@@ -271,7 +271,9 @@ TEST(RdkafkaStats, RequestCountersAbsentWhereTheLibraryIsSilent) {
 
 // A mock cluster for a test; the test fails (an exception in its body) when there is none.
 std::unique_ptr<bench::BenchCluster> MockCluster(bench::TopicLayout layout) {
-  auto made = bench::BenchCluster::Create(bench::ClusterRun{}, "test", layout);
+  // Each test's cluster is a mock of its own: topic numbers need not differ across them.
+  bench::RunState state;
+  auto made = bench::BenchCluster::Create(bench::ClusterRun{}, state, "test", layout);
   if (!made) throw std::runtime_error(made.message());
   return std::move(*made);
 }
@@ -296,9 +298,9 @@ struct MockRun {
     return o;
   }
   std::int64_t EndOffsets() const {
-    std::int64_t sum = -1;
-    EXPECT_TRUE(cluster.EndOffsetSum(&sum).ok());
-    return sum;
+    StatusOr<std::int64_t> sum = cluster.EndOffsetSum();
+    EXPECT_TRUE(sum.ok()) << sum.message();
+    return sum.ok() ? *sum : -1;
   }
 
   std::unique_ptr<bench::BenchCluster> owned_cluster;
@@ -577,13 +579,13 @@ TEST(AdminClientMock, EndOffsetsWithEveryBrokerDownReturnInBoundedTime) {
   auto admin_made = AdminClient::Create(run.cluster.BaseSettings());
   ASSERT_TRUE(admin_made.ok()) << admin_made.message();
   auto admin = std::move(*admin_made);
-  std::int64_t sum = -1;
-  ASSERT_TRUE(admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(5), &sum).ok());
-  EXPECT_EQ(sum, 0);
+  StatusOr<std::int64_t> sum = admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(5));
+  ASSERT_TRUE(sum.ok()) << sum.message();
+  EXPECT_EQ(*sum, 0);
   for (int broker = 1; broker <= 3; ++broker)
     rd_kafka_mock_broker_set_down(run.cluster.mock(), broker);
   const auto start = std::chrono::steady_clock::now();
-  Status s = admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(1), &sum);
+  Status s = admin->EndOffsetSum(run.cluster.topic(), 1, std::chrono::seconds(1)).status();
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("end offset"), std::string::npos) << s.message();
@@ -672,10 +674,9 @@ void ProduceBehindTheBack(const MockRun& run, int partition, std::int64_t n) {
 }
 
 std::vector<std::int64_t> EndOffsetsOf(const MockRun& run) {
-  std::vector<std::int64_t> ends;
-  Status s = run.cluster.EndOffsets(&ends);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return ends;
+  StatusOr<std::vector<std::int64_t>> ends = run.cluster.EndOffsets();
+  EXPECT_TRUE(ends.ok()) << ends.message();
+  return ends.ok() ? *ends : std::vector<std::int64_t>{};
 }
 
 // With acks=0 a round ends when its records were sent, not stored: wait until the mock has

@@ -143,9 +143,10 @@ TEST(SendRecords, DistinctBytesAreTheLargerOfEveryProducersBatchesAndTheFloor) {
 }
 
 TEST(SendRecords, GeneratedSetsHoldAtLeastWhatTheRowNeedsAndNeverRepeat) {
+  FileValueBytesCache files;
   for (const char* kind : {"az", "random", "value_bound:500"}) {
     const PayloadSpec spec = ParsePayloadSpec(kind);
-    const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+    const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false, files);
     EXPECT_FALSE(plan.repeats) << kind;
     EXPECT_TRUE(plan.refusal.empty()) << kind;
     EXPECT_EQ(plan.generate, kMinDistinctSendBytes) << kind;
@@ -161,19 +162,21 @@ TEST(SendRecords, GeneratedSetsHoldAtLeastWhatTheRowNeedsAndNeverRepeat) {
 }
 
 TEST(SendRecords, MoreThanKbenchGeneratesIsRefusedUnlessRepeatsAreAllowed) {
+  FileValueBytesCache files;
   const PayloadSpec az = ParsePayloadSpec("az");
   const SendShape huge{2000000000, 10000, 1};
-  const SendRecordsPlan refused = PlanSendRecords(az, huge, false);
+  const SendRecordsPlan refused = PlanSendRecords(az, huge, false, files);
   EXPECT_TRUE(refused.repeats);
   EXPECT_NE(refused.refusal.find("more than the 4294967296 kbench generates"), std::string::npos)
       << refused.refusal;
-  const SendRecordsPlan allowed = PlanSendRecords(az, huge, true);
+  const SendRecordsPlan allowed = PlanSendRecords(az, huge, true, files);
   EXPECT_TRUE(allowed.repeats);
   EXPECT_TRUE(allowed.refusal.empty());
   EXPECT_EQ(allowed.generate, kMaxDistinctSendBytes);
 }
 
 TEST(SendRecords, AFileSmallerThanNeededIsRefusedNamingBothSizes) {
+  FileValueBytesCache files;
   const std::string small = ::testing::TempDir() + "kbench_send_small.txt";
   {
     std::ofstream out(small, std::ios::binary);
@@ -181,7 +184,8 @@ TEST(SendRecords, AFileSmallerThanNeededIsRefusedNamingBothSizes) {
   }
   PayloadSpec spec = ParsePayloadSpec("file:" + small);
   EXPECT_EQ(FileValueBytes(spec), 23u);
-  const SendRecordsPlan refused = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+  EXPECT_EQ(files.Get(spec), 23u);
+  const SendRecordsPlan refused = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false, files);
   EXPECT_TRUE(refused.repeats);
   EXPECT_EQ(refused.file_bytes, 23u);
   EXPECT_NE(refused.refusal.find("holds 23 bytes of values"), std::string::npos) << refused.refusal;
@@ -189,7 +193,7 @@ TEST(SendRecords, AFileSmallerThanNeededIsRefusedNamingBothSizes) {
       << refused.refusal;
   EXPECT_NE(refused.refusal.find("--allow-repeats"), std::string::npos) << refused.refusal;
   EXPECT_FALSE(refused.cycles());  // refused rows do not run: their names stay plain
-  const SendRecordsPlan allowed = PlanSendRecords(spec, SendShape{1000000, 2, 1}, true);
+  const SendRecordsPlan allowed = PlanSendRecords(spec, SendShape{1000000, 2, 1}, true, files);
   EXPECT_TRUE(allowed.repeats);
   EXPECT_TRUE(allowed.refusal.empty());
   EXPECT_TRUE(allowed.cycles());
@@ -197,10 +201,15 @@ TEST(SendRecords, AFileSmallerThanNeededIsRefusedNamingBothSizes) {
   RecordSet set = PayloadGenerator(spec, SizeSpec{}, 1).GenerateSendRecords(allowed);
   ASSERT_EQ(set.size(), 3u);
   EXPECT_EQ(set.value(2), "third");
+  // The cache reads a file once: what it said before the file grew, it says after.
+  { std::ofstream(small, std::ios::app) << "\nfourth"; }
+  EXPECT_EQ(files.Get(spec), 23u);
+  EXPECT_EQ(FileValueBytes(spec), 29u);
   std::remove(small.c_str());
 }
 
 TEST(SendRecords, AFileLargeEnoughIsSentWholeAndOnce) {
+  FileValueBytesCache files;
   const std::string big = ::testing::TempDir() + "kbench_send_big.txt";
   {
     std::ofstream out(big, std::ios::binary);
@@ -208,7 +217,7 @@ TEST(SendRecords, AFileLargeEnoughIsSentWholeAndOnce) {
     for (std::size_t i = 0; i < kMinDistinctSendBytes / 1023 + 1; ++i) out << line << '\n';
   }
   PayloadSpec spec = ParsePayloadSpec("file:" + big);
-  const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false);
+  const SendRecordsPlan plan = PlanSendRecords(spec, SendShape{1000000, 2, 1}, false, files);
   EXPECT_FALSE(plan.repeats);
   EXPECT_TRUE(plan.refusal.empty());
   RecordSet set = PayloadGenerator(spec, SizeSpec{}, 1).GenerateSendRecords(plan);

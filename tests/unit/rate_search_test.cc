@@ -12,14 +12,15 @@ namespace {
 // A producer that keeps up to `capacity` records/s and falls behind above it.
 RateProbeFn Model(double capacity, int* calls, double noise = 0, unsigned seed = 1) {
   auto rng = std::make_shared<std::mt19937>(seed);
-  return [=](double rate, RateProbe* out) {
+  return [=](double rate) -> StatusOr<RateProbe> {
     ++*calls;
     std::normal_distribution<double> jitter(1.0, noise);
     const double c = noise > 0 ? capacity * jitter(*rng) : capacity;
-    out->sent_rate = std::min(rate, c);
-    out->delivered_rate = std::min(rate, c) * 0.999;
-    out->p99_us = rate < c ? 1000.0 * rate / c : 1e6;
-    return Status::Ok();
+    RateProbe out;
+    out.sent_rate = std::min(rate, c);
+    out.delivered_rate = std::min(rate, c) * 0.999;
+    out.p99_us = rate < c ? 1000.0 * rate / c : 1e6;
+    return out;
   };
 }
 
@@ -144,10 +145,10 @@ TEST(FindMaxRate, OneUnluckyConfirmationWindowIsOutvoted) {
   // The model falls short on its 3rd probe only: the confirmation of 316k.
   int calls = 0;
   RateProbeFn model = Model(320000, &calls);
-  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate, RateProbe* out) {
-    Status s = model(rate, out);
+  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate) {
+    StatusOr<RateProbe> out = model(rate);
     if (calls == 3) out->sent_rate = out->delivered_rate = rate * 0.9;
-    return s;
+    return out;
   });
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.max_rate, 316000);
@@ -162,10 +163,10 @@ TEST(FindMaxRate, TwoFailedConfirmationsMoveTheAnswerDown) {
   // 316k sustains once, then never again: the answer is the grid step below.
   int calls = 0, at_316k = 0;
   RateProbeFn model = Model(320000, &calls);
-  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate, RateProbe* out) {
-    Status s = model(rate, out);
+  RateSearchResult r = FindMaxRate(320000, {}, [&](double rate) {
+    StatusOr<RateProbe> out = model(rate);
     if (rate == 316000 && ++at_316k > 1) out->sent_rate = out->delivered_rate = rate * 0.9;
-    return s;
+    return out;
   });
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.max_rate, 301000);
@@ -181,10 +182,10 @@ TEST(FindMaxRate, CapacityThatFallsAfterTheFirstProbesIsStillConfirmed) {
   int calls = 0, at_348k = 0;
   RateProbeFn fast = Model(520000, &calls);
   RateProbeFn slow = Model(350000, &calls);
-  RateSearchResult r = FindMaxRate(487000, {}, [&](double rate, RateProbe* out) {
-    Status s = calls < 2 ? fast(rate, out) : slow(rate, out);
+  RateSearchResult r = FindMaxRate(487000, {}, [&](double rate) {
+    StatusOr<RateProbe> out = calls < 2 ? fast(rate) : slow(rate);
     if (rate == 348000 && ++at_348k > 1) out->sent_rate = out->delivered_rate = rate * 0.95;
-    return s;
+    return out;
   });
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.max_rate, 332000);
@@ -193,16 +194,17 @@ TEST(FindMaxRate, CapacityThatFallsAfterTheFirstProbesIsStillConfirmed) {
 }
 
 TEST(FindMaxRate, AFailingProbeEndsTheSearchWithItsError) {
-  RateSearchResult r =
-      FindMaxRate(1000, {}, [](double, RateProbe*) { return Status::Error("broker down"); });
+  RateSearchResult r = FindMaxRate(
+      1000, {}, [](double) -> StatusOr<RateProbe> { return Status::Error("broker down"); });
   EXPECT_EQ(r.max_rate, 0);
   EXPECT_NE(r.status.message().find("broker down"), std::string::npos) << r.status.message();
 }
 
 TEST(FindMaxRate, NothingSustainedIsAnErrorNotAZero) {
-  RateSearchResult r = FindMaxRate(1000, {}, [](double, RateProbe* out) {
-    out->sent_rate = out->delivered_rate = 0;
-    return Status::Ok();
+  RateSearchResult r = FindMaxRate(1000, {}, [](double) -> StatusOr<RateProbe> {
+    RateProbe out;
+    out.sent_rate = out.delivered_rate = 0;
+    return out;
   });
   EXPECT_EQ(r.max_rate, 0);
   EXPECT_FALSE(r.status.ok());
