@@ -23,27 +23,11 @@ Environment: KBENCH_BIN (default build/kbench). Clusters start on free ports.
 USAGE
 }
 offline=0
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  --offline) offline=1 ;;
-  "") ;;
-  *) echo "perf_test_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
+[[ ${1:-} != --offline ]] || { offline=1; shift; }
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init perf-test-test "$@"
 FORMAT="$ROOT/scripts/lib/perf_test_format.py"
-WORK="$(mktemp -d /tmp/kbench-perf-test-test.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
-
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok: $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-check() { # check DESCRIPTION COMMAND...
-  local d=$1
-  shift
-  if "$@"; then ok "$d"; else bad "$d"; fi
-}
 
 # The tools' formats, written independently of the formatter's own regexes.
 NUM='[0-9]+(\.[0-9]+)?'
@@ -62,7 +46,7 @@ cat >"$WORK/produce.json" <<'EOF'
   "bytes_per_second": 104857600.0, "avg_us": 12345.0, "max_us": 250999.0,
   "p50_us": 1999.0, "p95_us": 92000.0, "p99_us": 108100.0, "p999_us": 112999.0}]}
 EOF
-out=$(/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/produce.json" 2>&1)
+out=$("$PY" "$FORMAT" kbench-producer "$WORK/produce.json" 2>&1)
 check "final line from kbench JSON has the tool's format" grep -Eq "$FINAL_RE" <<<"$out"
 check "final line numbers (records, MiB/s, avg, max, whole-ms percentiles)" \
   test "$out" = "100000 records sent, 50000.000000 records/sec (100.00 MB/sec), 12.35 ms avg latency, 251.00 ms max latency, 1 ms 50th, 92 ms 95th, 108 ms 99th, 112 ms 99.9th."
@@ -72,7 +56,7 @@ printf '%s\n' "2026-01-01 kbench noise" \
   "Consume/read/x (fill): 10 records sent, 1.0 records/sec (0.00 MB/sec), 1.0 ms avg latency, 1.0 ms max latency." \
   "Produce/send/acks:1/real_time: 100 records sent, 50.0 records/sec (0.10 MB/sec), 1.0 ms avg latency, 2.0 ms max latency. (final)" \
   >"$WORK/produce.err"
-out=$(/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/produce.json" --stderr "$WORK/produce.err" 2>&1)
+out=$("$PY" "$FORMAT" kbench-producer "$WORK/produce.json" --stderr "$WORK/produce.err" 2>&1)
 check "interval lines: label stripped, fill lines dropped, then the final line" \
   test "$(grep -Ec "$WINDOW_RE" <<<"$out") $(wc -l <<<"$out")" = "2 3"
 
@@ -81,13 +65,13 @@ cat >"$WORK/consume.json" <<'EOF'
   "iterations": 2, "real_time": 250.0, "time_unit": "ms", "items_per_second": 400000.0,
   "bytes_per_second": 41943040.0}]}
 EOF
-out=$(/usr/bin/python3 "$FORMAT" kbench-consumer "$WORK/consume.json" --end-ms 1767225600500 2>&1)
+out=$("$PY" "$FORMAT" kbench-consumer "$WORK/consume.json" --end-ms 1767225600500 2>&1)
 check "consumer header is kafka-consumer-perf-test's" test "$(head -1 <<<"$out")" = "$CONSUMER_HEADER"
 check "consumer line columns" grep -Eq "$CONSUMER_RE" <<<"$(tail -1 <<<"$out")"
 check "consumer numbers (20 MiB, 40 MiB/s, 200000 msgs, 0 rebalance, 500 ms fetch)" \
   grep -Eq ', 20\.0000, 40\.0000, 200000, 400000\.0000, 0, 500, 40\.0000, 400000\.0000$' <<<"$out"
 echo '{"benchmarks": [{"name": "Produce/send/x", "run_type": "iteration", "error_occurred": true, "error_message": "boom"}]}' >"$WORK/failed.json"
-/usr/bin/python3 "$FORMAT" kbench-producer "$WORK/failed.json" >/dev/null 2>"$WORK/err"
+"$PY" "$FORMAT" kbench-producer "$WORK/failed.json" >/dev/null 2>"$WORK/err"
 rc=$?
 check "a failed benchmark is an error naming it" eval '[[ $rc -eq 1 ]] && grep -q boom "$WORK/err"'
 
@@ -112,21 +96,21 @@ printf '%s\n' \
   >"$V/kbench.err"
 printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t%s\nkbench\t2\t%s\t%s\nperf-test\t2\t%s\t-\n' \
   "$V/tool.txt" "$WORK/produce.json" "$V/kbench.err" "$WORK/produce.json" "$V/kbench.err" "$V/tool.txt" >"$V/rounds.tsv"
-out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+out=$("$PY" "$FORMAT" vs "$V" --warmup 1000 2>&1)
 check "vs: the tool's steady-state line, not its whole-run line" \
   grep -qxF "kafka-producer-perf-test  100000 records sent, 11000.000000 records/sec (1.05 MB/sec), 2.50 ms avg latency, 20.00 ms max latency, 2 ms 50th, 5 ms 95th, 8 ms 99th, 19 ms 99.9th." <<<"$out"
 check "vs: interval lines of both, warm-up left out, medians compared" \
   grep -qF "perf-test: 4 intervals, median 11000.0 records/sec (10000.0..12000.0), cv 9.1 %; kbench: 4 intervals, median 50000.0 records/sec (49000.0..51000.0), cv 2.0 %; medians x4.55" <<<"$out"
 check "vs: fewer than 3 rounds is no verdict" grep -q "fewer than 3 rounds" <<<"$out"
-check "vs: summary.json has both tools' intervals" /usr/bin/python3 -c \
+check "vs: summary.json has both tools' intervals" "$PY" -c \
   'import json,sys; d=json.load(open(sys.argv[1])); assert d["perf_test"]["intervals"]["n"] == 4 and d["kbench"]["intervals"]["n"] == 4 and d["warmup_records"] == 1000' "$V/summary.json"
 printf 'perf-test\t3\t%s\t-\nkbench\t3\t%s\t-\n' "$V/tool.txt" "$WORK/produce.json" >>"$V/rounds.tsv"
-out=$(/usr/bin/python3 "$FORMAT" vs "$V" --warmup 1000 2>&1)
+out=$("$PY" "$FORMAT" vs "$V" --warmup 1000 2>&1)
 check "vs: three rounds, no 'no verdict' note" eval '! grep -q "fewer than 3 rounds" <<<"$out" && grep -q "^median of 3 rounds" <<<"$out"'
 mkdir -p "$V/cold"
 head -5 "$V/tool.txt" >"$V/cold/tool.txt"  # no steady-state line: the tool had no warm-up
 printf 'perf-test\t1\t%s\t-\nkbench\t1\t%s\t-\n' "$V/cold/tool.txt" "$WORK/produce.json" >"$V/cold/rounds.tsv"
-/usr/bin/python3 "$FORMAT" vs "$V/cold" --warmup 1000 >/dev/null 2>"$WORK/err"
+"$PY" "$FORMAT" vs "$V/cold" --warmup 1000 >/dev/null 2>"$WORK/err"
 rc=$?
 check "vs: a tool output without the steady-state line of its warm-up is an error" \
   eval '[[ $rc -eq 1 ]] && grep -q "no steady-state line although the tool had 1000 warm-up records" "$WORK/err"'
@@ -137,7 +121,7 @@ expect2() { # expect2 DESCRIPTION COMMAND...
   shift
   "$@" >/dev/null 2>"$WORK/usage.err"
   rc=$?
-  if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else bad "exit 2: $d (got $rc)"; fi
+  if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else not_ok "exit 2: $d (got $rc)"; fi
 }
 VS="$ROOT/scripts/vs-perf-test"
 SC="$ROOT/scripts/scenarios/perf-test/run"
@@ -158,14 +142,18 @@ expect2 "perf-test --cases unknown" "$SC" --out "$WORK/x" --cases 1k-1B
 check "--help exits 0" eval '"$VS" --help >/dev/null && "$SC" --help >/dev/null'
 
 if ((offline)); then
-  echo "$passed passed, $failed failed"
-  ((failed == 0))
+  live_test_done
   exit
 fi
 
 # ---------------------------------------------------------------- live: the scenario
-[[ -x $KBENCH_BIN ]] || { bad "no kbench binary at $KBENCH_BIN"; echo "$passed passed, $failed failed"; exit 1; }
+live_need_kbench
+live_need_java
 SOUT="$WORK/scenario"
+VOUT="$WORK/vs"
+# Each run stops its own cluster (checked below); these are for an early exit.
+live_on_exit "$KAFKA" stop --dir "$SOUT/kafka"
+live_on_exit "$KAFKA" stop --dir "$VOUT/kafka"
 # One case, two rounds, with Kafka's tools: the comparison's whole pipeline in under a
 # minute (the three cases without the tools run in tests/scenarios/scenario_test.sh).
 run=("$SC" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
@@ -173,7 +161,7 @@ start=$SECONDS
 "${run[@]}" >"$WORK/scenario.out" 2>"$WORK/scenario.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
-  bad "scenario --tiny --kafka-tools exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
+  not_ok "scenario --tiny --kafka-tools exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
 else
   ok "scenario --tiny --kafka-tools --rounds 2 exits 0 ($((SECONDS - start)) s)"
   C="$SOUT/console.txt"
@@ -199,20 +187,19 @@ else
   check "report.md states machine, versions, differences and the spread" \
     eval 'grep -q "## Machine and versions" "$SOUT/report.md" && grep -q "librdkafka" "$SOUT/report.md" && grep -q "What differs" "$SOUT/report.md" && grep -q loopback "$SOUT/report.md" && grep -q "read the same topic" "$SOUT/report.md" && grep -Eq "^\| 10k-2000B \| kafka-producer-perf-test \| 2 \| [0-9.]+ \([0-9.]+–[0-9.]+\)" "$SOUT/report.md"'
   check "summary.json has the case, both medians and two rounds" \
-    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
+    "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
   check "chart is a PNG" eval '[[ $(head -c 4 "$SOUT/perf-test.png" | od -An -c | tr -d " ") == 211PNG ]]'
-  "$ROOT/scripts/kafka" status --dir "$SOUT/kafka" >/dev/null 2>&1
+  "$KAFKA" status --dir "$SOUT/kafka" >/dev/null 2>&1
   check "the scenario stopped its cluster" test $? -eq 3
 fi
 
 # ---------------------------------------------------------------- live: vs-perf-test
-VOUT="$WORK/vs"
 start=$SECONDS
 "$VS" --num-records 3000 --record-size 100 --rounds 1 --out "$VOUT" \
   >"$WORK/vs.out" 2>"$WORK/vs.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
-  bad "vs-perf-test exits 0 (got $rc): $(tail -5 "$WORK/vs.err")"
+  not_ok "vs-perf-test exits 0 (got $rc): $(tail -5 "$WORK/vs.err")"
 else
   ok "vs-perf-test exits 0 ($((SECONDS - start)) s)"
   check "perf-test line" eval 'sed -n "s/^kafka-producer-perf-test  *//p" "$WORK/vs.out" | grep -Eq "$FINAL_RE"'
@@ -226,9 +213,8 @@ else
   check "the round's raw output kept" \
     eval 'test -s "$VOUT/round-1-perf-test.txt" -a -s "$VOUT/round-1-kbench.json" -a -s "$VOUT/round-1-kbench.err" -a -s "$VOUT/summary.json"'
 
-  "$ROOT/scripts/kafka" status --dir "$VOUT/kafka" >/dev/null 2>&1
+  "$KAFKA" status --dir "$VOUT/kafka" >/dev/null 2>&1
   check "vs-perf-test stopped its cluster" test $? -eq 3
 fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+live_test_done
