@@ -97,8 +97,9 @@ live_start_kafka() {
   local dir=$1 start=$SECONDS err
   shift
   err="$WORK/kafka-start-$(basename "$dir").err"
-  # Only ever stops the cluster of this test's own state dir.
-  live_on_exit "$KAFKA" stop --dir "$dir"
+  # Only ever stops the cluster of this test's own state dir; the test is over, so its
+  # brokers get 1 s to stop before SIGKILL (a graceful shutdown takes several).
+  live_on_exit "$KAFKA" stop --dir "$dir" --timeout 1
   if ! BOOTSTRAP="$("$KAFKA" start --dir "$dir" "$@" 2>"$err")"; then
     tail -n 20 "$err" >&2
     fail "scripts/kafka start --dir $dir $*"
