@@ -115,7 +115,7 @@ ok "acks=all zstd run on $BOOTSTRAP: counters and end offsets"
   echo "$rc $((SECONDS - start))" >"$WORK/dead.rc"
 ) &
 dead_pid=$!
-stop_dead() { pkill -TERM -P "$dead_pid"; } # timeout passes the signal on to kbench
+stop_dead() { [[ -z $dead_pid ]] || pkill -TERM -P "$dead_pid"; } # timeout passes it on to kbench
 live_on_exit stop_dead
 
 # ---------------------------------------------------------------- 3. extra records
@@ -154,6 +154,7 @@ ok "7 records written behind an acks=0 row's back: it fails naming them per part
 
 # ---------------------------------------------------------------- 2. nothing listening (its check)
 wait "$dead_pid" || true
+dead_pid=""
 read -r rc elapsed <"$WORK/dead.rc" || fail "the 127.0.0.1:1 run left no exit status"
 [[ $rc -eq 2 ]] || { cat "$WORK/dead.err" >&2; fail "expected exit 2 for 127.0.0.1:1, got $rc"; }
 ((elapsed <= 30)) || fail "took ${elapsed}s to give up on 127.0.0.1:1 (limit 30 s)"
