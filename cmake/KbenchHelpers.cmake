@@ -54,11 +54,11 @@ endfunction()
 # under CI=true. tests/scripts/unittest_runner.py uses the same code.
 set(KBENCH_SKIP_RETURN_CODE 77)
 
-# kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s] [LOCK resource]): a ctest
+# kbench_add_script_test(NAME COMMAND ... [LABELS ...] [TIMEOUT s] [LOCK resource...]): a ctest
 # entry that runs a script (bash or python) from the source tree; exit KBENCH_SKIP_RETURN_CODE
 # means skipped; tests with the same LOCK never run at once (the Kafka brokers they start).
 function(kbench_add_script_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;LOCK" "COMMAND;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "COMMAND;LABELS;LOCK" ${ARGN})
   add_test(NAME ${name} COMMAND ${ARG_COMMAND} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
@@ -70,6 +70,7 @@ function(kbench_add_script_test name)
     # COST: with ctest -j and no timing history (a fresh clone), the locked tests, which
     # run one after the other and take longest together, start first; the rest fill the
     # other slot.
-    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${ARG_LOCK} COST 1000)
+    # LOCK may name several resources (LOCK kafka bench_commits_cache).
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK "${ARG_LOCK}" COST 1000)
   endif()
 endfunction()

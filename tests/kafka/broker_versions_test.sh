@@ -5,7 +5,8 @@
 # ran and lists broker_version as the expected difference, the exit status is 3 (2 rounds
 # cannot reach alpha: inconclusive), and afterwards no broker is left and its ports are
 # free. Then a Ctrl-C (SIGINT to the whole process group) once side A's cluster is up: exit
-# 130 and both clusters stopped. ~2.5 min (one build of HEAD's kbench, three broker starts).
+# 130 and both clusters stopped. ~2.5 min (three broker starts; HEAD's kbench comes from the
+# build cache the known-regressions scenario also uses, built there at most once per commit).
 # `check && ok ... || not_ok ...` is intended: ok never fails.
 # shellcheck disable=SC2015
 set -euo pipefail
@@ -14,40 +15,32 @@ usage() {
   cat <<'USAGE'
 Usage: tests/kafka/broker_versions_test.sh [--help]
 
-Builds HEAD's kbench (in a throw-away build cache) and starts Kafka 3.9.1 and 4.4.0
-(scripts/kafka, cached jars or Maven Central) on free ports.
+Builds HEAD's kbench (in scripts/bench-commits' build cache under KBENCH_CACHE, unless
+already built there) and starts Kafka 3.9.1 and 4.4.0 (scripts/kafka, cached jars or Maven
+Central) on free ports.
 USAGE
 }
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  "") ;;
-  *) echo "broker_versions_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init broker-versions-test "$@"
+live_need_java
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VERSION_A=3.9.1
 VERSION_B=4.4.0
-WORK="$(mktemp -d /tmp/kbench-broker-versions-test.XXXXXX)"
-# Both invocations build HEAD once, in here; the cache's worktree is removed at the end.
-CACHE="$WORK/builds"
+# HEAD is built once for both invocations, in the cache the known-regressions scenario
+# (tests/scenarios/scenario_test.sh) builds HEAD in too: a full build on 2 cores costs more
+# than the rest of this test, and what is tested here is the brokers, not the build.
+CACHE="${KBENCH_CACHE:-$HOME/.cache/kbench}/bench-commits"
 RUN_PID=""
-cleanup() {
-  [[ -z $RUN_PID ]] || kill -KILL -- "-$RUN_PID" 2>/dev/null || true
+stop_clusters() {
   local dir
   for dir in "$WORK"/*/kafka-a "$WORK"/*/kafka-b; do
-    [[ -d $dir ]] && "$ROOT/scripts/kafka" stop --dir "$dir" >/dev/null 2>&1 || true
+    [[ -d $dir ]] && "$KAFKA" stop --dir "$dir" >/dev/null 2>&1 || true
   done
-  for dir in "$CACHE"/*/; do
-    [[ -d $dir ]] && git -C "$ROOT" worktree remove --force "$dir" >/dev/null 2>&1 || true
-  done
-  git -C "$ROOT" worktree prune >/dev/null 2>&1 || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
+live_on_exit stop_clusters
+stop_run() { [[ -z $RUN_PID ]] || kill -KILL -- "-$RUN_PID"; }
+live_on_exit stop_run
 
 # No broker JVM of DIR's clusters, and no listener on the ports their contexts recorded.
 left_behind() {
@@ -62,16 +55,15 @@ left_behind() {
 
 ROW='Produce/send/acks:1/codec:none/record_bytes:500/threads:1/producers:1/real_time'
 OUT="$WORK/ab"
-t0=$SECONDS
 rc=0
 KBENCH_BOOTSTRAP="" "$ROOT/scripts/bench-commits" HEAD HEAD --kafka-a "$VERSION_A" --kafka-b "$VERSION_B" \
   --runs 2 --build-cache "$CACHE" --out-dir "$OUT" --filter "^$ROW\$" \
   -- --window-seconds=1 --warmup-seconds=0.5 >"$WORK/ab.out" 2>"$WORK/ab.err" || rc=$?
-echo "# the A/B run took $((SECONDS - t0)) s"
+echo "# the A/B run took $((SECONDS - T0)) s"
 ((rc == 3)) && ok "2 rounds: exit 3 (inconclusive, as the contract says)" ||
   not_ok "exit $rc, want 3: $(tail -c 1500 "$WORK/ab.err")"
 
-if /usr/bin/python3 - "$OUT" "$ROW" "$VERSION_A" "$VERSION_B" >"$WORK/ports" 2>"$WORK/check.err" <<'PYEOF'; then
+if "$PY" - "$OUT" "$ROW" "$VERSION_A" "$VERSION_B" >"$WORK/ports" 2>"$WORK/check.err" <<'PYEOF'; then
 import glob, json, os, sys
 out, row, want_a, want_b = sys.argv[1:]
 problems = []
@@ -135,8 +127,8 @@ what=$(left_behind "$OUT" "${ports[@]}")
 [[ -z $what ]] && ((${#ports[@]} == 4)) && ok "both clusters are stopped: no broker JVM, ports ${ports[*]} free" ||
   not_ok "after the run:$what (ports: ${ports[*]:-unknown})"
 st_a=0 st_b=0
-"$ROOT/scripts/kafka" status --dir "$OUT/kafka-a" >/dev/null 2>&1 || st_a=$?
-"$ROOT/scripts/kafka" status --dir "$OUT/kafka-b" >/dev/null 2>&1 || st_b=$?
+"$KAFKA" status --dir "$OUT/kafka-a" >/dev/null 2>&1 || st_a=$?
+"$KAFKA" status --dir "$OUT/kafka-b" >/dev/null 2>&1 || st_b=$?
 ((st_a == 3 && st_b == 3)) && ok "scripts/kafka status: both stopped" || not_ok "scripts/kafka status: $st_a, $st_b (3 = stopped)"
 
 # Ctrl-C reaches the whole foreground process group: here, once side A's cluster is up and
@@ -167,13 +159,12 @@ if grep -q "side A: Kafka $VERSION_A at" "$WORK/int.err"; then
   ((rc == 130)) && ok "Ctrl-C: exit 130" || not_ok "Ctrl-C: exit $rc, want 130: $(tail -c 1000 "$WORK/int.err")"
   what=$(left_behind "$OUT2")
   st_a=0 st_b=0
-  "$ROOT/scripts/kafka" status --dir "$OUT2/kafka-a" >/dev/null 2>&1 || st_a=$?
-  "$ROOT/scripts/kafka" status --dir "$OUT2/kafka-b" >/dev/null 2>&1 || st_b=$?
+  "$KAFKA" status --dir "$OUT2/kafka-a" >/dev/null 2>&1 || st_a=$?
+  "$KAFKA" status --dir "$OUT2/kafka-b" >/dev/null 2>&1 || st_b=$?
   [[ -z $what ]] && ((st_a == 3 && st_b == 3)) &&
     ok "Ctrl-C: both clusters stopped" || not_ok "Ctrl-C:$what status $st_a, $st_b: $(tail -c 1000 "$WORK/int.err")"
 else
   not_ok "side A's cluster never came up: $(tail -c 1000 "$WORK/int.err")"
 fi
 
-echo "$passed passed, $failed failed ($((SECONDS - t0)) s)"
-((failed == 0))
+live_test_done

@@ -18,27 +18,17 @@ Environment:
   KBENCH_KAFKA_VERSION  Kafka release scripts/kafka starts (its default if unset)
 USAGE
 }
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  "") ;;
-  *) echo "disk_full_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init disk-full-test "$@"
+live_need_kbench
+live_need_root "to mount a small tmpfs"
+live_need_java
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
-KAFKA="$ROOT/scripts/kafka"
-PY=/usr/bin/python3
-[[ -x $KBENCH_BIN ]] || { echo "disk_full_test: no kbench binary at $KBENCH_BIN (set KBENCH_BIN)" >&2; exit 2; }
-if ((EUID != 0)); then
-  echo "disk_full_test: needs root to mount a small tmpfs; skipped"
-  exit 77
-fi
-
-WORK="$(mktemp -d /tmp/kbench-disk-full-test.XXXXXX)"
 DISK="$WORK/disk"
 STATE="$DISK/kafka"
-cleanup() {
-  "$KAFKA" stop --dir "$STATE" >/dev/null 2>&1 || true
+# Runs after the broker's stop (registered later, run first).
+unmount_disk() {
   # The broker's JVM may still hold files for a moment after stop returns.
   local tries
   for ((tries = 0; tries < 40; tries++)); do
@@ -46,19 +36,15 @@ cleanup() {
     umount "$DISK" 2>/dev/null && break
     sleep 0.5
   done
-  mountpoint -q "$DISK" && umount -l "$DISK"
-  rm -rf "$WORK"
+  ! mountpoint -q "$DISK" || umount -l "$DISK"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
+live_on_exit unmount_disk
 
 mkdir -p "$DISK"
 # Big enough for the broker's metadata log, its own logs and a second of records; small
 # enough that the row fills it within seconds.
 mount -t tmpfs -o size=96m tmpfs "$DISK" || fail "cannot mount a tmpfs on $DISK"
-BOOTSTRAP="$("$KAFKA" start --dir "$STATE" --port-base auto 2>"$WORK/start.err")" ||
-  { cat "$WORK/start.err" >&2; fail "cannot start Kafka on the tmpfs"; }
+live_start_kafka "$STATE" --port-base auto
 echo "broker at $BOOTSTRAP, log directory on a 96 MiB tmpfs ($(df -h --output=used "$DISK" | tail -1) used)"
 
 # ---------------------------------------------------------------- 1. the disk fills up
@@ -98,7 +84,7 @@ if [[ -z $topic ]]; then
   done
 fi
 [[ -n $topic ]] || fail "cannot find kbench's topic in the broker's log directory"
-pass "disk full: exit 1 after ${elapsed}s naming the undelivered records; $delivered delivered to $topic"
+ok "disk full: exit 1 after ${elapsed}s naming the undelivered records; $delivered delivered to $topic"
 
 # ---------------------------------------------------------------- 2. nothing delivered is lost
 mount -o remount,size=512m "$DISK" || fail "cannot grow the tmpfs"
@@ -110,5 +96,5 @@ mount -o remount,size=512m "$DISK" || fail "cannot grow the tmpfs"
   { cat "$WORK/offsets.err" >&2; fail "GetOffsetShell failed"; }
 end=$(awk -F: '{ sum += $NF } END { print sum + 0 }' "$WORK/offsets.txt")
 ((end >= delivered)) || fail "end offsets sum to $end, fewer than the $delivered records delivered: records lost"
-pass "broker back on its data: end offsets $end >= $delivered delivered (nothing acknowledged was lost)"
-echo "disk_full_test: all checks passed"
+ok "broker back on its data: end offsets $end >= $delivered delivered (nothing acknowledged was lost)"
+live_test_done

@@ -19,41 +19,33 @@
 # shellcheck disable=SC2015
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KBENCH="${KBENCH_BIN:-$ROOT/build/kbench}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/kbench-distributed-test.XXXXXX")"
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init distributed-test "$@"
+live_need_kbench
+live_need_root "for network namespaces"
+live_need_java
+KBENCH="$KBENCH_BIN"
 TDIR="$WORK/trogdor"
 KDIR="$WORK/kafka"
 RUN_PID=""
 touch "$WORK/started"
-
-cleanup() {
-  [[ -n $RUN_PID ]] && kill "$RUN_PID" 2>/dev/null || true
-  # Brokers first: their namespaces belong to scripts/trogdor.
-  "$ROOT/scripts/kafka" stop --dir "$KDIR" >/dev/null 2>&1 || true
-  "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1 || true
-  # A failed agent run keeps its kbench log in a temporary directory: this test's ones go.
+stop_run() { [[ -z $RUN_PID ]] || kill "$RUN_PID"; }
+# A failed agent run keeps its kbench log in a temporary directory: this test's ones go.
+remove_agent_logs() {
   find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'kbench-trogdor-kbench-*' -newer "$WORK/started" \
     -exec rm -rf {} + 2>/dev/null || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
-
-if ((EUID != 0)); then
-  echo "distributed_test: needs root for network namespaces; skipped"
-  exit 77 # ctest's SKIP_RETURN_CODE: reported as skipped, never as passed
-fi
+live_on_exit remove_agent_logs
+# Brokers go first (registered later): their namespaces belong to scripts/trogdor.
+live_on_exit "$ROOT/scripts/trogdor" stop --dir "$TDIR"
 
 RATE=1000
 SPEC="acks=all,replication=3,record_bytes=100,rate=$RATE"
 HOST="$("$ROOT/scripts/trogdor" start --agents 3 --brokers 3 --dir "$TDIR")"
 ok "scripts/trogdor start: 3 agents and 3 broker namespaces behind $HOST"
-BOOTSTRAP="$("$ROOT/scripts/kafka" start --brokers 3 --netns "$TDIR" --dir "$KDIR")"
+live_start_kafka "$KDIR" --brokers 3 --netns "$TDIR"
+live_on_exit stop_run
 ok "3 brokers, each in its own namespace, at $BOOTSTRAP"
 
 run() {
@@ -67,7 +59,7 @@ if run --agents 3 --produce "$SPEC" --out "$WORK/merged.json" 2>"$WORK/run1.err"
 else
   not_ok "distributed run with 3 agents failed:$(sed 's/^/    /' "$WORK/run1.err")"
 fi
-if /usr/bin/python3 - "$WORK/merged.json" "$RATE" <<'PY'; then
+if "$PY" - "$WORK/merged.json" "$RATE" <<'PY'; then
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 rate = float(sys.argv[2])
@@ -141,7 +133,7 @@ fi
 rc=0
 wait "$RUN_PID" || rc=$?
 RUN_PID=""
-if ((rc == 1)) && /usr/bin/python3 - "$WORK/killed.json" <<'PY'; then
+if ((rc == 1)) && "$PY" - "$WORK/killed.json" <<'PY'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 row = d["benchmarks"][0]
@@ -184,7 +176,7 @@ count_ns() {
   echo "$n"
 }
 before="$(count_ns)"
-"$ROOT/scripts/kafka" stop --dir "$KDIR" >/dev/null 2>&1
+"$KAFKA" stop --dir "$KDIR" >/dev/null 2>&1
 "$ROOT/scripts/trogdor" stop --dir "$TDIR" >/dev/null 2>&1
 after="$(count_ns)"
 if ((before == 6 && after == 0)); then
@@ -206,5 +198,4 @@ else
   not_ok "--delay: exit $rc:$(sed 's/^/    /' "$WORK/delay.err")"
 fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+live_test_done

@@ -16,32 +16,21 @@ Usage: tests/kafka/interrupt_test.sh [--help]
 Runs scripts/bench --no-build (build/kbench must exist) with a local one-broker Kafka.
 USAGE
 }
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  "") ;;
-  *) echo "interrupt_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-[[ -x $ROOT/build/kbench ]] || { echo "interrupt_test: build/kbench is missing" >&2; exit 2; }
-WORK="$(mktemp -d /tmp/kbench-interrupt-test.XXXXXX)"
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init interrupt-test "$@"
+KBENCH_BIN="$ROOT/build/kbench" # scripts/bench --no-build runs this one
+live_need_kbench
+live_need_java
 export KBENCH_KAFKA_DIR="$WORK/kafka"
 BENCH_PID=""
-cleanup() {
-  [[ -z $BENCH_PID ]] || kill -KILL "$BENCH_PID" 2>/dev/null || true
-  "$ROOT/scripts/kafka" stop --dir "$KBENCH_KAFKA_DIR" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
+stop_bench() { [[ -z $BENCH_PID ]] || kill -KILL "$BENCH_PID"; }
+live_on_exit "$KAFKA" stop --dir "$KBENCH_KAFKA_DIR"
+live_on_exit stop_bench
 
 FIRST='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
 SECOND='Produce/send/acks:1/codec:none/record_bytes:500/threads:1/producers:1/real_time'
 OUT="$WORK/results"
-t0=$SECONDS
 # Two processes of two rows each, 3 s windows: the signal comes while the second row of
 # the first process runs.
 KBENCH_BOOTSTRAP="" "$ROOT/scripts/bench" --no-build --processes 2 --min-time 0 \
@@ -50,8 +39,8 @@ KBENCH_BOOTSTRAP="" "$ROOT/scripts/bench" --no-build --processes 2 --min-time 0 
 BENCH_PID=$!
 for ((waited = 0; ; waited++)); do
   grep -q "^${FIRST}" "$OUT/console.txt" 2>/dev/null && break
-  kill -0 "$BENCH_PID" 2>/dev/null || { not_ok "scripts/bench ended before the first row finished: $(tail -c 600 "$WORK/bench.err")"; exit 1; }
-  ((waited < 600)) || { not_ok "the first row did not finish within 300 s"; exit 1; }
+  kill -0 "$BENCH_PID" 2>/dev/null || fail "scripts/bench ended before the first row finished: $(tail -c 600 "$WORK/bench.err")"
+  ((waited < 600)) || fail "the first row did not finish within 300 s"
   sleep 0.5
 done
 kill -TERM "$BENCH_PID"
@@ -59,12 +48,12 @@ t_signal=$SECONDS
 rc=0
 wait "$BENCH_PID" || rc=$?
 BENCH_PID=""
-echo "# signal after $((t_signal - t0)) s; scripts/bench ended $((SECONDS - t_signal)) s later"
+echo "# signal after $((t_signal - T0)) s; scripts/bench ended $((SECONDS - t_signal)) s later"
 
 ((rc == 143)) && ok "scripts/bench exits 143 after SIGTERM" || not_ok "scripts/bench exited $rc, want 143: $(tail -c 600 "$WORK/bench.err")"
 ((SECONDS - t_signal <= 60)) && ok "it ended within 60 s of the signal" || not_ok "it took $((SECONDS - t_signal)) s to end"
 [[ ! -e $OUT/processes/p2.json ]] && ok "no further kbench process started" || not_ok "process 2 ran after the signal"
-if /usr/bin/python3 - "$OUT/kbench.json" "$FIRST" "$SECOND" <<'PYEOF'; then ok "kbench.json is valid and keeps the finished row"; else not_ok "kbench.json checks (above)"; fi
+if "$PY" - "$OUT/kbench.json" "$FIRST" "$SECOND" <<'PYEOF'; then ok "kbench.json is valid and keeps the finished row"; else not_ok "kbench.json checks (above)"; fi
 import json, sys
 path, first, second = sys.argv[1:]
 doc = json.load(open(path))
@@ -79,7 +68,7 @@ print(f"  {first}: {f['items_per_second']:.0f} records/s; {second}: "
       f"{s.get('error_message') if s else 'not in the JSON'}")
 PYEOF
 # The untimed cluster warm-up ran both rows before process 1, and none of it is a result.
-if /usr/bin/python3 - "$OUT/warmup/warmup.json" "$OUT/kbench.json" "$FIRST" "$SECOND" <<'PYEOF'; then ok "the cluster warm-up ran both rows apart from the results"; else not_ok "cluster warm-up checks (above)"; fi
+if "$PY" - "$OUT/warmup/warmup.json" "$OUT/kbench.json" "$FIRST" "$SECOND" <<'PYEOF'; then ok "the cluster warm-up ran both rows apart from the results"; else not_ok "cluster warm-up checks (above)"; fi
 import json, sys
 warm_path, run_path, first, second = sys.argv[1:]
 warm = [b["name"] for b in json.load(open(warm_path))["benchmarks"] if b.get("run_type") != "aggregate"]
@@ -101,5 +90,4 @@ rc=0
   ! grep -q 'building\|starting' "$WORK/refused.err" && ok "an unwritable results folder: exit 2 before building or starting" ||
   not_ok "--out /proc/kbench-nope: exit $rc: $(cat "$WORK/refused.err")"
 
-echo "$passed passed, $failed failed ($((SECONDS - t0)) s)"
-((failed == 0))
+live_test_done

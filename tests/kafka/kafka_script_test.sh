@@ -12,28 +12,20 @@
 # `check && ok ... || not_ok ...` is intended: ok never fails.
 # shellcheck disable=SC2015
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init kafka-script-test "$@"
+live_need_java
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KAFKA="$ROOT/scripts/kafka"
 PORT_BASE="${KBENCH_TEST_KAFKA_PORT_BASE:-29092}"
 VERSION="${KBENCH_KAFKA_VERSION:-}"
-
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/kbench-kafka-test.XXXXXX")"
 DIR="$WORK/state"
 LISTENER_PID=""
-
-cleanup() {
-  [[ -n $LISTENER_PID ]] && kill "$LISTENER_PID" 2>/dev/null || true
-  # Only ever stops the cluster of this test's own state dir.
-  "$KAFKA" stop --dir "$DIR" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
+# This test starts and stops its cluster itself (that is what it tests); on exit, only ever
+# the cluster of its own state dir is stopped.
+stop_listener() { [[ -z $LISTENER_PID ]] || kill "$LISTENER_PID"; }
+live_on_exit "$KAFKA" stop --dir "$DIR"
+live_on_exit stop_listener
 
 # expect_exit WANT DESCRIPTION -- COMMAND...; stderr is kept in $WORK/err.
 expect_exit() {
@@ -106,7 +98,7 @@ fi
 # ---------------------------------------------------------------- port in use
 
 # Something else listening on the broker port must be refused before any JVM starts.
-/usr/bin/python3 -c '
+"$PY" -c '
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); time.sleep(60)' "$PORT_BASE" &
@@ -188,5 +180,4 @@ expect_exit 3 "status after stop" -- "$KAFKA" status --dir "$DIR"
 grep -q "$DIR/logs/node-0/server.log" "$WORK/out" && ok "status after stop names the log" || not_ok "status after stop: $(cat "$WORK/out")"
 expect_exit 0 "stop when already stopped" -- "$KAFKA" stop --dir "$DIR"
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+live_test_done

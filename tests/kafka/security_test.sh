@@ -30,42 +30,24 @@ Environment:
   KBENCH_SECURITY_TEST_VERSION  Kafka release of the cluster (default 3.9.1)
 USAGE
 }
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  "") ;;
-  *) echo "security_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init security-test "$@"
+live_need_kbench
+live_need_java
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
 VERSION="${KBENCH_SECURITY_TEST_VERSION:-3.9.1}"
-PY=/usr/bin/python3
-[[ -x $KBENCH_BIN ]] || { echo "security_test: no kbench binary at $KBENCH_BIN (set KBENCH_BIN)" >&2; exit 2; }
-
-WORK="$(mktemp -d /tmp/kbench-security-test.XXXXXX)"
 STATE="$WORK/kafka"
 OUTS="$WORK/outputs" # everything kbench and scripts/bench print or write
 mkdir -p "$OUTS" "$WORK/configs"
-cleanup() {
-  "$ROOT/scripts/kafka" stop --dir "$STATE" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok   - $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL - $*"; }
-
-t0=$SECONDS
-BOOTSTRAP="$("$ROOT/scripts/kafka" start --dir "$STATE" --port-base auto --security sasl_ssl \
-  --version "$VERSION" 2>"$OUTS/kafka-start.err")" ||
-  { cat "$OUTS/kafka-start.err" >&2; echo "FAIL - could not start a sasl_ssl cluster" >&2; exit 1; }
+live_start_kafka "$STATE" --port-base auto --security sasl_ssl --version "$VERSION"
+cp "$WORK/kafka-start-kafka.err" "$OUTS/kafka-start.err" # step 4 searches it for secrets too
 PORT="${BOOTSTRAP##*:}"
-CONFIG="$("$ROOT/scripts/kafka" client-config --dir "$STATE")"
+CONFIG="$("$KAFKA" client-config --dir "$STATE")"
 export KBENCH_BROKER_VERSION="$VERSION"
-echo "# sasl_ssl Kafka $VERSION at $BOOTSTRAP in $((SECONDS - t0)) s; client settings $CONFIG"
-grep -q '^security: *sasl_ssl (SASL_SSL, SCRAM-SHA-512)' <("$ROOT/scripts/kafka" status --dir "$STATE") &&
-  ok "status names the security mode" || not_ok "status: $("$ROOT/scripts/kafka" status --dir "$STATE")"
+echo "# sasl_ssl, client settings $CONFIG"
+grep -q '^security: *sasl_ssl (SASL_SSL, SCRAM-SHA-512)' <("$KAFKA" status --dir "$STATE") &&
+  ok "status names the security mode" || not_ok "status: $("$KAFKA" status --dir "$STATE")"
 
 # Every secret of this cluster: the client's SCRAM password, and the broker's keystore and
 # SCRAM passwords from its configuration. Plus the wrong password the test makes up.
@@ -224,11 +206,10 @@ found="$(leaks "$OUTS")"
 found="$(leaks "$STATE/logs")"
 [[ -z $found ]] && ok "no secret in the cluster's logs" || not_ok "secrets in the cluster's logs:"$'\n'"$found"
 
-"$ROOT/scripts/kafka" stop --dir "$STATE" >/dev/null 2>"$OUTS/kafka-stop.err" || not_ok "stop failed: $(cat "$OUTS/kafka-stop.err")"
+"$KAFKA" stop --dir "$STATE" >/dev/null 2>"$OUTS/kafka-stop.err" || not_ok "stop failed: $(cat "$OUTS/kafka-stop.err")"
 found="$(leaks "$STATE")"
 [[ -z $found ]] && ok "no secret left in the state directory after stop" || not_ok "secrets left after stop:"$'\n'"$found"
 [[ ! -e $STATE/tls && ! -e $STATE/client.properties ]] && ok "stop deleted the certificates and client settings" ||
   not_ok "stop left $(ls "$STATE")"
 
-echo "$passed passed, $failed failed ($((SECONDS - t0)) s)"
-((failed == 0))
+live_test_done

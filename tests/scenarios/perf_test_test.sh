@@ -23,28 +23,11 @@ Environment: KBENCH_BIN (default build/kbench). Clusters start on free ports.
 USAGE
 }
 offline=0
-case "${1:-}" in
-  -h | --help) usage; exit 0 ;;
-  --offline) offline=1 ;;
-  "") ;;
-  *) echo "perf_test_test: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
-esac
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
-PY="$ROOT/scripts/lib/python"
+[[ ${1:-} != --offline ]] || { offline=1; shift; }
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init perf-test-test "$@"
 FORMAT=("$PY" -m kbench.perf_test_format)
-WORK="$(mktemp -d /tmp/kbench-perf-test-test.XXXXXX)"
-trap 'rm -rf "$WORK"' EXIT
-
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "ok: $*"; }
-bad() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-check() { # check DESCRIPTION COMMAND...
-  local d=$1
-  shift
-  if "$@"; then ok "$d"; else bad "$d"; fi
-}
 
 # The tools' formats, written independently of the formatter's own regexes.
 NUM='[0-9]+(\.[0-9]+)?'
@@ -138,7 +121,7 @@ expect2() { # expect2 DESCRIPTION COMMAND...
   shift
   "$@" >/dev/null 2>"$WORK/usage.err"
   rc=$?
-  if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else bad "exit 2: $d (got $rc)"; fi
+  if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else not_ok "exit 2: $d (got $rc)"; fi
 }
 VS="$ROOT/scripts/vs-perf-test"
 SC="$ROOT/scripts/scenarios/perf-test/run"
@@ -159,14 +142,18 @@ expect2 "perf-test --cases unknown" "$SC" --out "$WORK/x" --cases 1k-1B
 check "--help exits 0" eval '"$VS" --help >/dev/null && "$SC" --help >/dev/null'
 
 if ((offline)); then
-  echo "$passed passed, $failed failed"
-  ((failed == 0))
+  live_test_done
   exit
 fi
 
 # ---------------------------------------------------------------- live: the scenario
-[[ -x $KBENCH_BIN ]] || { bad "no kbench binary at $KBENCH_BIN"; echo "$passed passed, $failed failed"; exit 1; }
+live_need_kbench
+live_need_java
 SOUT="$WORK/scenario"
+VOUT="$WORK/vs"
+# Each run stops its own cluster (checked below); these are for an early exit.
+live_on_exit "$KAFKA" stop --dir "$SOUT/kafka"
+live_on_exit "$KAFKA" stop --dir "$VOUT/kafka"
 # One case, two rounds, with Kafka's tools: the comparison's whole pipeline in under a
 # minute (the three cases without the tools run in tests/scenarios/scenario_test.sh).
 run=("$SC" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
@@ -174,7 +161,7 @@ start=$SECONDS
 "${run[@]}" >"$WORK/scenario.out" 2>"$WORK/scenario.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
-  bad "scenario --tiny --kafka-tools exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
+  not_ok "scenario --tiny --kafka-tools exits 0 (got $rc): $(tail -5 "$WORK/scenario.err")"
 else
   ok "scenario --tiny --kafka-tools --rounds 2 exits 0 ($((SECONDS - start)) s)"
   C="$SOUT/console.txt"
@@ -202,18 +189,17 @@ else
   check "summary.json has the case, both medians and two rounds" \
     "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["cases"][0]; assert len(d["cases"]) == 1 and len(c["rounds"]) == 2 and c["tool"] and c["kbench"] and c["tool_consumer"] and c["kbench_consumer"]' "$SOUT/summary.json"
   check "chart is a PNG" eval '[[ $(head -c 4 "$SOUT/perf-test.png" | od -An -c | tr -d " ") == 211PNG ]]'
-  "$ROOT/scripts/kafka" status --dir "$SOUT/kafka" >/dev/null 2>&1
+  "$KAFKA" status --dir "$SOUT/kafka" >/dev/null 2>&1
   check "the scenario stopped its cluster" test $? -eq 3
 fi
 
 # ---------------------------------------------------------------- live: vs-perf-test
-VOUT="$WORK/vs"
 start=$SECONDS
 "$VS" --num-records 3000 --record-size 100 --rounds 1 --out "$VOUT" \
   >"$WORK/vs.out" 2>"$WORK/vs.err"
 rc=$?
 if [[ $rc -ne 0 ]]; then
-  bad "vs-perf-test exits 0 (got $rc): $(tail -5 "$WORK/vs.err")"
+  not_ok "vs-perf-test exits 0 (got $rc): $(tail -5 "$WORK/vs.err")"
 else
   ok "vs-perf-test exits 0 ($((SECONDS - start)) s)"
   check "perf-test line" eval 'sed -n "s/^kafka-producer-perf-test  *//p" "$WORK/vs.out" | grep -Eq "$FINAL_RE"'
@@ -227,9 +213,8 @@ else
   check "the round's raw output kept" \
     eval 'test -s "$VOUT/round-1-perf-test.txt" -a -s "$VOUT/round-1-kbench.json" -a -s "$VOUT/round-1-kbench.err" -a -s "$VOUT/summary.json"'
 
-  "$ROOT/scripts/kafka" status --dir "$VOUT/kafka" >/dev/null 2>&1
+  "$KAFKA" status --dir "$VOUT/kafka" >/dev/null 2>&1
   check "vs-perf-test stopped its cluster" test $? -eq 3
 fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+live_test_done

@@ -4,40 +4,32 @@
 # headings and rows, a PNG), plus scripts/scenario's refusals: an unknown name, a bad
 # scale, and a 3-broker scenario pointed at a 1-broker cluster. About 4 minutes on 2 cores.
 #
-# Usage: tests/scenarios/scenario_test.sh [--help]
-# Env: KBENCH_BIN (default build/kbench), SCENARIO_TEST_KEEP=1 keeps the work directory.
+# Usage: tests/scenarios/scenario_test.sh [--part broker|no-broker] [--help]
+#   --part no-broker  the usage refusals and the scenarios whose --tiny run needs no broker
+#                     (NO_BROKER below); ctest runs it beside the kafka-locked tests
+#   --part broker     the rest, from one shared 1-broker cluster on; without --part, both
+# Env: KBENCH_BIN (default build/kbench), KBENCH_TEST_KEEP=1 (or SCENARIO_TEST_KEEP=1) keeps
+# the work directory.
 set -euo pipefail
 
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
+part=all
+if [[ ${1:-} == --part ]]; then
+  case "${2:-}" in
+    broker | no-broker) part=$2 ;;
+    *) echo "scenario_test: --part needs broker or no-broker, got '${2:-}'" >&2; exit 2 ;;
+  esac
+  shift 2
 fi
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
+live_test_init scenario-test "$@"
+live_need_kbench
+[[ $part == no-broker ]] || live_need_java
+# Scenarios whose --tiny run starts no broker: known-regressions replays its control case
+# on kbench's mock cluster (it builds HEAD's kbench, which needs no broker either).
+NO_BROKER=(known-regressions)
+: "${KBENCH_TEST_KEEP:=${SCENARIO_TEST_KEEP:-0}}"
 SCENARIO="$ROOT/scripts/scenario"
-export KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
-[[ -x $KBENCH_BIN ]] || { echo "scenario_test: $KBENCH_BIN not built" >&2; exit 2; }
-WORK="$(mktemp -d /tmp/kbench-scenario-test.XXXXXX)"
-pass=0 fail=0
-failures=()
-
-cleanup() {
-  "$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
-  if [[ ${SCENARIO_TEST_KEEP:-0} == 1 ]]; then
-    echo "scenario_test: kept $WORK"
-  else
-    rm -rf "$WORK"
-  fi
-}
-trap cleanup EXIT
-
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-ko() { fail=$((fail + 1)); failures+=("$1"); echo "FAIL - $1${2:+: $2}"; }
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then ok "$what"; else ko "$what"; fi
-}
 
 # expect_exit CODE DESCRIPTION PATTERN COMMAND...: exit status and a stderr pattern.
 expect_exit() {
@@ -45,9 +37,9 @@ expect_exit() {
   shift 3
   "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
   if [[ $rc != "$want" ]]; then
-    ko "$what" "exit $rc, want $want; stderr: $(head -c 400 "$WORK/err")"
+    not_ok "$what: exit $rc, want $want; stderr: $(head -c 400 "$WORK/err")"
   elif ! grep -Eq -- "$pattern" "$WORK/err"; then
-    ko "$what" "stderr lacks /$pattern/: $(head -c 400 "$WORK/err")"
+    not_ok "$what: stderr lacks /$pattern/: $(head -c 400 "$WORK/err")"
   else
     ok "$what"
   fi
@@ -60,8 +52,8 @@ check_outputs() {
   shift 2
   local jsons=("$dir"/*.json)
   if [[ ! -e ${jsons[0]} ]]; then
-    ko "$name: JSON written" "no $dir/*.json"
-  elif /usr/bin/python3 - "$dir" <<'EOF'; then ok "$name: JSON is Google Benchmark JSON from a live cluster"; else ko "$name: JSON is Google Benchmark JSON from a live cluster"; fi
+    not_ok "$name: JSON written: no $dir/*.json"
+  elif "$PY" - "$dir" <<'EOF'; then ok "$name: JSON is Google Benchmark JSON from a live cluster"; else not_ok "$name: JSON is Google Benchmark JSON from a live cluster"; fi
 import glob, json, os, sys
 d = sys.argv[1]
 bad = []
@@ -89,13 +81,13 @@ EOF
       check "$name: report.md has /$pat/" grep -Eq -- "$pat" "$dir/report.md"
     done
   else
-    ko "$name: report.md written"
+    not_ok "$name: report.md written"
   fi
   local pngs=("$dir"/*.png)
   if [[ -e ${pngs[0]} ]] && file "${pngs[0]}" | grep -q 'PNG image'; then
     ok "$name: PNG chart written"
   else
-    ko "$name: PNG chart written"
+    not_ok "$name: PNG chart written"
   fi
 }
 
@@ -112,11 +104,12 @@ run_scenario() { # run_scenario NAME [args...]: true if it exits 0
   if ((rc == 0)); then
     ok "$name --tiny exits 0 ($((SECONDS - start)) s)"
   else
-    ko "$name --tiny exits 0" "exit $rc after $((SECONDS - start)) s: $(tail -n 5 "$WORK/$name.err")"
+    not_ok "$name --tiny exits 0: exit $rc after $((SECONDS - start)) s: $(tail -n 5 "$WORK/$name.err")"
   fi
 }
 
 # ---------------------------------------------------------------- usage errors
+if [[ $part != broker ]]; then
 expect_exit 2 "unknown scenario: exit 2, lists the known ones" \
   'unknown scenario .no-such-thing.*producer-sharing.*' "$SCENARIO" no-such-thing
 expect_exit 2 "bad scale: exit 2" "unknown scale 'huge'.*small, full" \
@@ -130,62 +123,66 @@ expect_exit 2 "compression-cost: a corpus smaller than a batch needs: exit 2 bef
   'corpus.txt holds 34475 bytes of values; the send path needs 16777216' \
   "$SCENARIO" compression-cost --corpus /usr/share/common-licenses/GPL-3 --out "$WORK/unused"
 check "--list names every scenario" bash -c "\"$SCENARIO\" --list | grep -qx acks-replication"
-
-# ---------------------------------------------------------------- one shared 1-broker cluster
-if ! BOOT="$("$ROOT/scripts/kafka" start --dir "$WORK/kafka" --brokers 1 --port-base auto 2>"$WORK/kafka.err")"; then
-  ko "start a 1-broker cluster" "$(tail -n 5 "$WORK/kafka.err")"
-  echo "$pass passed, $fail failed"
-  exit 1
 fi
-ok "start a 1-broker cluster at $BOOT"
 
-start=$SECONDS
-expect_exit 2 "acks-replication refuses a 1-broker cluster before running anything" \
-  'needs a cluster of at least 3 brokers.*has 1' \
-  "$SCENARIO" acks-replication --tiny --bootstrap "$BOOT" --out "$WORK/refused"
-check "the refusal ran no benchmark (no raw results, within 30 s)" \
-  bash -c "[[ ! -e '$WORK/refused/single.json' && -z \$(ls '$WORK/refused/raw' 2>/dev/null) ]] && (($SECONDS - $start < 30))"
+if [[ $part != no-broker ]]; then
+  # ---------------------------------------------------------------- one shared 1-broker cluster
+  live_start_kafka "$WORK/kafka" --brokers 1 --port-base auto
+  BOOT=$BOOTSTRAP
+  ok "start a 1-broker cluster at $BOOT"
 
-# producer-sharing on the given cluster (the --bootstrap path)...
-run_scenario producer-sharing --bootstrap "$BOOT"
-check_outputs producer-sharing "$WORK/producer-sharing" "${COMMON[@]}" \
-  '^\| threads \| 1 producer shared by all' '^\| 4 \| [0-9.]+[KM]? \(1 prod\.\)' '^\| 8 \|' \
-  '\*\*Highest median of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
+  start=$SECONDS
+  expect_exit 2 "acks-replication refuses a 1-broker cluster before running anything" \
+    'needs a cluster of at least 3 brokers.*has 1' \
+    "$SCENARIO" acks-replication --tiny --bootstrap "$BOOT" --out "$WORK/refused"
+  check "the refusal ran no benchmark (no raw results, within 30 s)" \
+    bash -c "[[ ! -e '$WORK/refused/single.json' && -z \$(ls '$WORK/refused/raw' 2>/dev/null) ]] && (($SECONDS - $start < 30))"
 
-# compression-format and perf-test on the same cluster too (a broker start is ~15 s of JVM);
-# then it stops, and acks-replication and the rest start their own (the start/stop path).
-run_scenario compression-format --bootstrap "$BOOT"
-check_outputs compression-format "$WORK/compression-format" "${COMMON[@]}" \
-  '^## Cases where A \(librdkafka:system\) beats B \(librdkafka:2.15.1\)' \
-  '^\| 5 \| 500 \| 0 \| 100 \| gzip \| [0-9.]+ \| [0-9.]+ \|' '^\| B \| librdkafka:2.15.1 \| 2.15.1 \|'
-# At the tiny scale few rows reach a verdict; every compared row must still be in the
-# verdict, on its primary metric, and none unjudged.
-check "compression-format: verdict.json from scripts/compare" \
-  /usr/bin/python3 -c "import json,sys; v=json.load(open(sys.argv[1])); n=sum(len(v[k]) for k in ('unchanged','regressions','improvements','inconclusive')); sys.exit(0 if v['alpha']==0.01 and n>0 and not v['unjudged'] and all(r['primary'] for k in ('unchanged','regressions','improvements','inconclusive') for r in v[k]) else 1)" \
-  "$WORK/compression-format/verdict.json"
+  # producer-sharing on the given cluster (the --bootstrap path)...
+  run_scenario producer-sharing --bootstrap "$BOOT"
+  check_outputs producer-sharing "$WORK/producer-sharing" "${COMMON[@]}" \
+    '^\| threads \| 1 producer shared by all' '^\| 4 \| [0-9.]+[KM]? \(1 prod\.\)' '^\| 8 \|' \
+    '\*\*Highest median of this run:\*\*' "threads sharing 1 client: [0-9]" '## The original'
 
-# perf-test's own output format (the tools' lines, not these report headings) is checked
-# line by line in tests/scenarios/perf_test_test.sh; here only that the dispatcher runs it
-# and that its report and chart appear.
-run_scenario perf-test --bootstrap "$BOOT"
-check "perf-test: report.md written" test -s "$WORK/perf-test/report.md"
-check "perf-test: report.md has the final perf-test line" \
-  grep -Eq 'records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\)' "$WORK/perf-test/report.md"
-check "perf-test: PNG chart written" compgen -G "$WORK/perf-test/*.png"
-"$ROOT/scripts/kafka" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
+  # compression-format and perf-test on the same cluster too (a broker start is ~15 s of JVM);
+  # then it stops, and acks-replication and the rest start their own (the start/stop path).
+  run_scenario compression-format --bootstrap "$BOOT"
+  check_outputs compression-format "$WORK/compression-format" "${COMMON[@]}" \
+    '^## Cases where A \(librdkafka:system\) beats B \(librdkafka:2.15.1\)' \
+    '^\| 5 \| 500 \| 0 \| 100 \| gzip \| [0-9.]+ \| [0-9.]+ \|' '^\| B \| librdkafka:2.15.1 \| 2.15.1 \|'
+  # At the tiny scale few rows reach a verdict; every compared row must still be in the
+  # verdict, on its primary metric, and none unjudged.
+  check "compression-format: verdict.json from scripts/compare" \
+    "$PY" -c "import json,sys; v=json.load(open(sys.argv[1])); n=sum(len(v[k]) for k in ('unchanged','regressions','improvements','inconclusive')); sys.exit(0 if v['alpha']==0.01 and n>0 and not v['unjudged'] and all(r['primary'] for k in ('unchanged','regressions','improvements','inconclusive') for r in v[k]) else 1)" \
+    "$WORK/compression-format/verdict.json"
 
-run_scenario acks-replication
-check_outputs acks-replication "$WORK/acks-replication" "${COMMON[@]}" \
-  '^## One producer process, batches of 200' '^## One producer process, batches of 1' \
-  '^## Three concurrent producer processes \(sum\), batches of 200' \
-  '^\| 300 \| NONE \| [0-9.]+ \| [0-9,]+ \|' '^\| 300 \| LEADER \| [0-9.]+ \| [0-9,]+ \|' \
-  '^\| 300 \| ALL \| [0-9.]+ \| [0-9,]+ \|' 'Per Server MB.sec' '\| broker \| Kafka [0-9.]+, 3 broker'
+  # perf-test's own output format (the tools' lines, not these report headings) is checked
+  # line by line in tests/scenarios/perf_test_test.sh; here only that the dispatcher runs it
+  # and that its report and chart appear.
+  run_scenario perf-test --bootstrap "$BOOT"
+  check "perf-test: report.md written" test -s "$WORK/perf-test/report.md"
+  check "perf-test: report.md has the final perf-test line" \
+    grep -Eq 'records sent, [0-9.]+ records/sec \([0-9.]+ MB/sec\)' "$WORK/perf-test/report.md"
+  check "perf-test: PNG chart written" compgen -G "$WORK/perf-test/*.png"
+  "$KAFKA" stop --dir "$WORK/kafka" >/dev/null 2>&1 || true
 
+  run_scenario acks-replication
+  check_outputs acks-replication "$WORK/acks-replication" "${COMMON[@]}" \
+    '^## One producer process, batches of 200' '^## One producer process, batches of 1' \
+    '^## Three concurrent producer processes \(sum\), batches of 200' \
+    '^\| 300 \| NONE \| [0-9.]+ \| [0-9,]+ \|' '^\| 300 \| LEADER \| [0-9.]+ \| [0-9,]+ \|' \
+    '^\| 300 \| ALL \| [0-9.]+ \| [0-9,]+ \|' 'Per Server MB.sec' '\| broker \| Kafka [0-9.]+, 3 broker'
+fi
 
 # A scenario registered without checks of its own above still runs here: its report and
 # chart must appear (adding a scenario is its folder plus its registry line, nothing here).
 for name in $("$SCENARIO" --list); do
   [[ " ${ran[*]} " == *" $name "* ]] && continue
+  if [[ " ${NO_BROKER[*]} " == *" $name "* ]]; then
+    [[ $part != broker ]] || continue
+  else
+    [[ $part != no-broker ]] || continue
+  fi
   run_scenario "$name"
   check "$name: report.md written" test -s "$WORK/$name/report.md"
   check "$name: PNG chart written" compgen -G "$WORK/$name/*.png"
@@ -195,11 +192,9 @@ done
 for d in "$WORK"/*/kafka-*; do
   [[ -d $d ]] || continue
   rc=0
-  "$ROOT/scripts/kafka" status --dir "$d" >/dev/null 2>&1 || rc=$?
+  "$KAFKA" status --dir "$d" >/dev/null 2>&1 || rc=$?
   check "stopped on exit: ${d#"$WORK"/}" test "$rc" = 3
 done
 
 echo
-((fail == 0)) || printf 'failed: %s\n' "${failures[@]}"
-echo "$pass passed, $fail failed"
-((fail == 0))
+live_test_done
