@@ -19,8 +19,8 @@
 #   live_test_done             the test's last command: "N passed, M failed (S s)", the
 #                              failures again; false if any
 #
-# Sets ROOT, KAFKA (scripts/kafka), PY (scripts/lib/python, kbench's one interpreter), WORK (a fresh directory, removed
-# on exit unless KBENCH_TEST_KEEP=1) and T0 (SECONDS at init).
+# Sets ROOT, KAFKA (scripts/kafka), PY (scripts/lib/python, kbench's one interpreter), WORK
+# (a fresh directory, removed on exit unless KBENCH_TEST_KEEP=1) and T0 (SECONDS at init).
 # `check && ok ... || not_ok ...` is intended in the tests: ok never fails.
 # shellcheck shell=bash disable=SC2034  # ROOT, KAFKA, PY, T0, BOOTSTRAP are the tests'
 
