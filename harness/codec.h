@@ -1,10 +1,11 @@
 #pragma once
 
-// Compression codecs. Every fact about a codec is one row of one table, kCodecTable in
+// Compression codecs. Every fact about a codec is one row of one table, CodecTable() in
 // harness/codec_table.cc (CodecInfo below); its library code is one file under
-// harness/codecs/. Families, options, --help, the run context and every skip read the table,
-// so adding a codec touches: its library file, its table row, harness/codecs/CMakeLists.txt,
-// scripts/setup (the Debian package) and tests/benchmark_list.txt.
+// harness/codecs/, built by one kbench_codec() line of harness/codecs/CMakeLists.txt that
+// also names its Debian package (scripts/setup installs it). Families, options, --help, the
+// run context and every skip read the table, so adding a codec touches three files (library
+// file, table row, CMake line), then tests/benchmark_list.txt is regenerated.
 
 #include <cstddef>
 #include <cstdint>
@@ -92,7 +93,7 @@ struct CodecSpec {
   bool reuse_context = true;
 
   const CodecInfo& info() const { return CodecTable()[row]; }
-  // The row's name, used in benchmark names: none, gzip, snappy, snappy_xerial, lz4, zstd.
+  // The row's name, used in benchmark names (codec:NAME).
   std::string Name() const { return std::string(info().name); }
   bool is_none() const { return row == 0; }
   bool operator==(const CodecSpec&) const = default;

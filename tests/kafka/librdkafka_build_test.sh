@@ -21,6 +21,9 @@ KBENCH_BIN="${KBENCH_BIN:-$ROOT/build/kbench}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kbench-lrk-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
+# The scratch cache holds no venv: the scripts keep kbench's (scripts/lib/python reads
+# KBENCH_VENV first).
+export KBENCH_VENV="${KBENCH_VENV:-${KBENCH_CACHE:-$HOME/.cache/kbench}/venv}"
 export KBENCH_CACHE="$WORK/cache"
 unset LD_LIBRARY_PATH
 

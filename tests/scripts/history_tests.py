@@ -315,6 +315,10 @@ def fake_repo(path):
     os.makedirs(os.path.join(path, "benchmarks"))
     shutil.copy(os.path.join(ROOT, "benchmarks", "profiles.conf"),
                 os.path.join(path, "benchmarks"))
+    # scripts/setup reads the codecs' Debian packages there.
+    os.makedirs(os.path.join(path, "harness", "codecs"))
+    shutil.copy(os.path.join(ROOT, "harness", "codecs", "CMakeLists.txt"),
+                os.path.join(path, "harness", "codecs"))
     with open(os.path.join(path, ".gitignore"), "w") as f:
         f.write("/build/\n/results/\n__pycache__/\n")
     git(path, "init", "-q")

@@ -39,6 +39,10 @@ class BenchOutput(unittest.TestCase):
         os.makedirs(os.path.join(tree, "benchmarks"))
         shutil.copy(os.path.join(ROOT, "benchmarks", "profiles.conf"),
                     os.path.join(tree, "benchmarks"))
+        # scripts/setup reads the codecs' Debian packages there.
+        os.makedirs(os.path.join(tree, "harness", "codecs"))
+        shutil.copy(os.path.join(ROOT, "harness", "codecs", "CMakeLists.txt"),
+                    os.path.join(tree, "harness", "codecs"))
         os.makedirs(os.path.join(tree, "build"))
         write_exe(os.path.join(tree, "build", "kbench"), FAKE_KBENCH)
         shim = os.path.join(self.tmp, "bin")

@@ -286,7 +286,8 @@ TEST(Codec, DirectCallsRoundTripWithTheCodecsOwnFraming) {
         << c.name;
     EXPECT_EQ(0, std::memcmp(out.data(), raw.data(), raw.size())) << c.name;
   }
-  EXPECT_EQ(directs, 4);
+  // Not vacuous, whatever rows the table holds: a new codec adds no edit here.
+  EXPECT_GT(directs, 0);
 }
 
 TEST(Codec, LibraryVersionsAreReadAtRunTime) {

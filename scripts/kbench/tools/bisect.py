@@ -156,7 +156,7 @@ def parse_args(argv):
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--instructions", dest="mode", action="store_const", const="instructions",
                       help="callgrind instructions per iteration (the default when every "
-                      "selected benchmark is in Codec, Batch or Format)")
+                      "selected benchmark is of a family that needs no cluster)")
     mode.add_argument("--timing", dest="mode", action="store_const", const="timing",
                       help="time, with interleaved processes (the default otherwise)")
     ap.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
