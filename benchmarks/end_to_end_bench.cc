@@ -40,6 +40,7 @@
 #include "fixtures/family.h"
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
+#include "fixtures/producer_counters.h"
 #include "fixtures/rate_search.h"
 #include "fixtures/run_context.h"
 #include "fixtures/runner.h"
@@ -252,12 +253,7 @@ class EndToEndWork {
     state.SetBytesProcessed(w.value_bytes);
     auto set = [&state](const char* name, double v) { state.counters[name] = counters::Value(v); };
     auto us = [](std::uint64_t v) { return static_cast<double>(v); };
-    set(counters::kP50Us, us(e2e.Percentile(0.50)));
-    set(counters::kP95Us, us(e2e.Percentile(0.95)));
-    set(counters::kP99Us, us(e2e.Percentile(0.99)));
-    set(counters::kP999Us, us(e2e.Percentile(0.999)));
-    set(counters::kMaxUs, us(e2e.max()));
-    set(counters::kAvgUs, e2e.mean());
+    ReportLatency(state, e2e, /*open_loop=*/true);
     set(counters::kDeliveryP50Us, us(w.latency.Percentile(0.50)));
     set(counters::kDeliveryP99Us, us(w.latency.Percentile(0.99)));
     // Short of the target in records sent or delivered within the window (FellShort, as

@@ -94,17 +94,15 @@ def merge_buckets(histograms):
     return out
 
 
-LATENCY_COUNTERS = (("p50_us", 0.50), ("p95_us", 0.95), ("p99_us", 0.99), ("p999_us", 0.999))
-
-
 def latency_counters(h, open_loop):
     """The counters kbench's ReportLatency writes, from a (merged) histogram."""
     prefix = "" if open_loop else "queue_"
     out = {}
-    for name, q in LATENCY_COUNTERS:
-        out[prefix + name] = float(percentile(h["latency_buckets"], h["latency_count"],
-                                              h["latency_max_us"], q))
-    out[prefix + "max_us"] = float(h["latency_max_us"])
+    lat = facts.latency()
+    for q in lat["quantiles"]:
+        out[q["metric" if open_loop else "queue_metric"]] = float(
+            percentile(h["latency_buckets"], h["latency_count"], h["latency_max_us"], q["q"]))
+    out[lat["max"]["metric" if open_loop else "queue_metric"]] = float(h["latency_max_us"])
     out[prefix + "avg_us"] = (h["latency_sum_us"] / h["latency_count"]) if h["latency_count"] else 0.0
     return out
 

@@ -92,6 +92,16 @@ def row_kinds():
     return describe()["row_kinds"]
 
 
+def latency():
+    """The quantiles a latency histogram reports, by open-loop and queueing name, and its
+    max: {"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}."""
+    d = describe()
+    if "latency" not in d:
+        raise FactsUnavailable("the kbench description has no latency section (a kbench older "
+                               "than it): rebuild kbench, or set KBENCH_BIN to a newer one")
+    return d["latency"]
+
+
 def families():
     return describe()["families"]
 

@@ -30,8 +30,10 @@ from kbench import facts
 #   PRIMARY_METRICS        ((kind, marker or None, primary metrics, why), ...) in the order
 #                          they are checked; docs/comparing.md lists them
 #   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
+#   LATENCY_METRICS        the open-loop latency quantiles by rising q, then the maximum
 _TABLE_NAMES = ("METRICS", "METRIC_DIRECTIONS", "OPEN_LOOP_METRICS", "DETERMINISTIC_METRICS",
-                "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS")
+                "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS",
+                "LATENCY_METRICS")
 _tables_cache = None
 
 
@@ -41,6 +43,7 @@ def _tables():
         try:
             ms = facts.metrics()
             kinds = facts.row_kinds()
+            lat = facts.latency()
         except facts.FactsUnavailable as e:
             print("%s: error: %s" % (os.path.basename(sys.argv[0] or "kbench"), e),
                   file=sys.stderr)
@@ -56,6 +59,8 @@ def _tables():
                                       k["why"]) for k in kinds),
             "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
                                    if m["primary_direction"] != m["direction"]},
+            "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
+            + [lat["max"]["metric"]],
         }
     return _tables_cache
 
@@ -111,9 +116,6 @@ STANDARD_KEYS = {
 }
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-
-LATENCY_METRICS = ["p50_us", "p95_us", "p99_us", "p999_us", "max_us"]
-
 
 class BenchmarkJsonError(Exception):
     """Input that is not usable Google Benchmark JSON; message is user-facing."""

@@ -9,6 +9,7 @@ import tempfile
 import unittest
 
 from kbench import distributed as kd
+from kbench import facts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -64,10 +65,12 @@ class MergeTest(unittest.TestCase):
         rows, intervals, errors = kd.merge(self.results, {})
         self.assertEqual(errors, [])
         pooled = histogram([v for s in self.samples for v in s])
-        for name, q in kd.LATENCY_COUNTERS:
+        quantiles = facts.latency()["quantiles"]
+        self.assertIn("p99_us", [q["metric"] for q in quantiles])
+        for q in quantiles:
             want = kd.percentile(pooled["latency_buckets"], pooled["latency_count"],
-                                 pooled["latency_max_us"], q)
-            self.assertEqual(rows[0][name], want, name)
+                                 pooled["latency_max_us"], q["q"])
+            self.assertEqual(rows[0][q["metric"]], want, q["metric"])
         # ... and not the mean of the agents' percentiles (they differ here on purpose).
         mean_p99 = sum(r["benchmarks"][0]["p99_us"] for r in self.results.values()) / 3
         self.assertNotAlmostEqual(rows[0]["p99_us"], mean_p99)

@@ -7,7 +7,8 @@ the description holds:
 - a metric's direction: a metric name mapped to +1, -1 or 0;
 - what decides a row: a kind's primary metrics written out as one list;
 - the codecs' version keys (zlib_version, ...);
-- the secret-setting rule: two or more of its markers in one list.
+- the secret-setting rule: two or more of its markers in one list;
+- a latency quantile written with its q (the histogram's report).
 Each search is first shown to find a planted copy, so that it cannot pass by finding
 nothing."""
 
@@ -53,6 +54,10 @@ def searches():
         if len(prim) > 1:
             out.append(("primary metrics", re.compile(r"[(\[{]\s*%s\s*,?\s*[)\]}]" % (
                 r"""\s*,\s*""".join(r"""["']%s["']""" % re.escape(p) for p in prim)))))
+    # A latency quantile written with its q: ("p99_us", 0.99) or "p99_us": 0.99.
+    quantile_names = _alternation(q[k] for q in d["latency"]["quantiles"]
+                                  for k in ("metric", "queue_metric"))
+    out.append(("latency quantile", re.compile(r"""["']%s["']\s*[,:]\s*0?\.\d""" % quantile_names)))
     markers = _alternation(d["secret_settings"]["markers"])
     out.append(("secret rule", re.compile(r"""["']%s["']\s*,\s*["']%s["']""" % (markers,
                                                                               markers))))
@@ -94,6 +99,7 @@ class OneSourceOfFacts(unittest.TestCase):
         kind = next(k for k in d["row_kinds"] if len(k["primary"]) > 1)
         key = next(c["version_key"] for c in d["codecs"] if c["version_key"])
         marks = d["secret_settings"]["markers"][:2]
+        quantile = d["latency"]["quantiles"][0]
         planted = {
             "cluster families": "re = '^(%s)/'\n" % "|".join(fams),
             "metric direction": 'M = {"%s": (%d, "why")}\n' % (metric["name"],
@@ -101,6 +107,7 @@ class OneSourceOfFacts(unittest.TestCase):
             "primary metrics": "P = (%s)\n" % ", ".join('"%s"' % p for p in kind["primary"]),
             "codec version key": "ctx.get('%s')\n" % key,
             "secret rule": "S = (%s)\n" % ", ".join('"%s"' % m for m in marks),
+            "latency quantile": "Q = ((\"%s\", %s),)\n" % (quantile["metric"], quantile["q"]),
         }
         with tempfile.TemporaryDirectory() as tmp:
             os.makedirs(os.path.join(tmp, "scripts"))
