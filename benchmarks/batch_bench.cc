@@ -292,6 +292,13 @@ void RegisterBatchFamily(const Options& options, BenchSession& session) {
 
 // memcpy: the cost of touching the batches' bytes; crc32c: Kafka's checksum over them.
 constexpr FamilyReference kBatchReferences[] = {{"memcpy", "", ""}, {"crc32c", "", ""}};
-KBENCH_REGISTER_FAMILY(Batch, RegisterBatchFamily, FamilyTarget::kNone, nullptr, kBatchReferences);
+constexpr FamilyAbout kBatchAbout{
+    "build a Kafka batch (v0/v1 message set or v2 record batch, compression, CRC) and "
+    "read it back, per magic × codec × payload × record size × batch size; reference "
+    "rows on the uncompressed v2 batch of the same records: `memcpy` (copying its "
+    "bytes) and `crc32c` (ISA-L's CRC-32C over them, no copy)",
+    "Batch/build/magic:2/codec:lz4/payload:az/record_bytes:100/batch_bytes:65536"};
+KBENCH_REGISTER_FAMILY(Batch, RegisterBatchFamily, FamilyTarget::kNone, kBatchAbout, nullptr,
+                       kBatchReferences);
 
 }  // namespace kbench::bench

@@ -382,6 +382,14 @@ constexpr FamilyReference kCodecReferences[] = {
     {"memcpy", "", ""},
     {"direct_compress", "compress", "kbench / direct"},
     {"direct_decompress", "decompress", "kbench / direct"}};
-KBENCH_REGISTER_FAMILY(Codec, RegisterCodecFamily, FamilyTarget::kNone, nullptr, kCodecReferences);
+constexpr FamilyAbout kCodecAbout{
+    "compress / decompress a working set of distinct batches of record values (at "
+    "least 64 batches and 16 MiB, or a whole file) per codec × level × payload × "
+    "record size × batch size, contexts reused (`*_fresh`: a new context per batch); "
+    "`memcpy` and `direct_*` (bare library calls, no kbench code in the loop) "
+    "reference rows in the same run",
+    "Codec/compress/codec:zstd/level:3/payload:az/record_bytes:100/batch_bytes:65536"};
+KBENCH_REGISTER_FAMILY(Codec, RegisterCodecFamily, FamilyTarget::kNone, kCodecAbout, nullptr,
+                       kCodecReferences);
 
 }  // namespace kbench::bench

@@ -385,6 +385,11 @@ void RegisterConsumeFamily(const Options& options, BenchSession& session) {
 
 }  // namespace
 
-KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily, FamilyTarget::kCluster, ConsumeKeys);
+constexpr FamilyAbout kConsumeAbout{
+    "consumer throughput reading a filled topic back, as kafka-consumer-perf-test "
+    "reports it",
+    "Consume/read/record_bytes:100/partitions:4/real_time"};
+KBENCH_REGISTER_FAMILY(Consume, RegisterConsumeFamily, FamilyTarget::kCluster, kConsumeAbout,
+                       ConsumeKeys);
 
 }  // namespace kbench::bench

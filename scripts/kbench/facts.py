@@ -138,6 +138,13 @@ def _keys_table(family):
     return "\n".join(rows)
 
 
+def _families_table():
+    rows = ["| family | measures | example |", "|---|---|---|"]
+    rows += ["| `%s` | %s | `%s` |" % (f["name"], f["measures"], f["example"])
+             for f in families()]
+    return "\n".join(rows)
+
+
 def _directions_table():
     words = {1: "higher is better", -1: "lower is better", 0: "informational"}
     rows = ["| metric | direction | why |", "|---|---|---|"]
@@ -150,7 +157,7 @@ def generated_blocks():
     """{doc path relative to the project: [(marker name, generated text)]}."""
     keys = [("%s-keys" % f["keys_flag"].lstrip("-"), _keys_table(f))
             for f in families() if f["keys_flag"]]
-    return {"docs/families.md": keys,
+    return {"docs/families.md": [("families", _families_table())] + keys,
             "docs/counters.md": [("metric-directions", _directions_table())]}
 
 
@@ -180,8 +187,8 @@ def _cli(argv):
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
                                          "codec-version-keys", "json", "docs"),
-                    help="docs: regenerate the generated blocks of docs/ (the row keys of "
-                         "docs/families.md, the metric directions of docs/counters.md)")
+                    help="docs: regenerate the generated blocks of docs/ (the family table "
+                         "and row keys of docs/families.md, the metric directions of docs/counters.md)")
     args = ap.parse_args(argv)
     try:
         if args.question == "docs":

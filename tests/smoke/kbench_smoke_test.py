@@ -78,6 +78,10 @@ class SmokeTest(unittest.TestCase):
             own = [n for k, n in self.first.items()
                    if k.startswith(family + "/") and not is_reference(n, description)]
             self.assertTrue(own, f"{family} registers only reference rows")
+        for f in description["families"]:
+            # The family table of docs/families.md is generated from these two.
+            self.assertTrue(f["measures"], f["name"])
+            self.assertIn(f["example"], self.names, f"{f['name']}'s example is not a row")
         for key in ("Produce/send", "Produce/bare_producev", "Produce/max_rate", "Codec/compress",
                     "Codec/memcpy", "Codec/direct_compress", "Batch/build", "Batch/memcpy",
                     "Batch/crc32c", "EndToEnd/latency"):
