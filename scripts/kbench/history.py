@@ -1,36 +1,23 @@
 """kbench's results history: a database of runs, change points over commits, a static
 dashboard. Run through scripts/history (see its --help).
 
-Database: SQLite through Python's own sqlite3 module. Why not DuckDB: SQLite is in the
-standard library (every kbench Python, Debian's included, opens the file; no 30 MB wheel
-in the venv), its transactions make an add all-or-nothing even when the process dies
-half-way (rollback journal), and the history is small for a database: 200 runs of 400
-benchmarks are a few hundred thousand rows. The reads are per series, by index, not the
-column scans that DuckDB is built for.
-
-Tables (schema version in `meta`):
-  series     one per comparable context: machine (host, CPU model, CPUs), target, build
-             type, client (librdkafka) and broker versions. Runs of different series are
-             never mixed in one series of points.
-  runs       one per JSON file added: its content digest (adding it again is a no-op),
-             commit, commit time, dirty flag, the whole context, the source path.
-  benchmarks names; metrics names.
-  samples    every repetition of every benchmark and counter, per kbench process.
-  errors     repetitions that failed their checks (error_occurred).
-  extras     per-repetition interval samples and rate curves (kbench_intervals,
-             kbench_rate_curves) as JSON text.
-  points     per run, benchmark and judged metric: the median over the run's processes of
-             each process's median (the sample unit of scripts/compare), their min and
-             max, and the process values; computed at add time so that changes and the
-             report read one row per run.
+Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (no 30 MB
+wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
+when the process dies half-way, and the reads are per series, by index, not column scans.
+Tables (schema version in PRAGMA user_version): series (one per comparable context:
+SERIES_KEYS; runs of different series are never mixed), runs (one per JSON file added,
+keyed by its content digest), benchmarks, metrics, samples (every repetition of every
+benchmark and counter, per kbench process), errors (repetitions that failed), extras
+(interval samples and rate curves as JSON) and points: per run, benchmark and judged
+metric, the median over the run's processes of each process's median (scripts/compare's
+sample unit), their min, max and values, computed at add time.
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench.compare.compare_metric: trimmed t on logs and Hodges-Lehmann shift with its
-interval) on up to WINDOW runs either side, and kept only as a regression or improvement.
-The newest commit gets its own check (E-Divisive cannot split off a last, single point):
-its run against a t prediction interval from the runs since the last change point,
-corrected over all series by Benjamini-Hochberg.
+test (kbench.compare.compare_metric) on up to WINDOW runs either side, and kept only as a
+regression or improvement. The newest commit gets its own check (E-Divisive cannot split
+off a last, single point): its run against a t prediction interval from the runs since the
+last change point, corrected over all series by Benjamini-Hochberg.
 """
 
 import hashlib
@@ -49,6 +36,7 @@ from datetime import datetime, timezone
 import kbench
 from kbench import compare as kc
 from kbench import results as kr
+from kbench.tools.plot import fmt_rate
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.
@@ -120,22 +108,16 @@ def connect(path, create=True):
     return db
 
 
-def _id(db, cache, table, name, extra=None):
-    key = name
-    if key in cache:
-        return cache[key]
-    row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
-    if row:
-        cache[key] = row[0]
-    else:
-        cols, vals = ["name"], [name]
-        if extra:
-            cols += list(extra)
-            vals += list(extra.values())
-        cur = db.execute("INSERT INTO %s (%s) VALUES (%s)" % (
-            table, ", ".join(cols), ", ".join("?" * len(cols))), vals)
-        cache[key] = cur.lastrowid
-    return cache[key]
+def _id(db, cache, table, name):
+    """The id of a benchmark or metric name, made on first use (a benchmark with its family)."""
+    if name not in cache:
+        row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
+        if table == "benchmarks":
+            insert = ("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
+        else:
+            insert = ("INSERT INTO metrics (name) VALUES (?)", (name,))
+        cache[name] = row[0] if row else db.execute(*insert).lastrowid
+    return cache[name]
 
 
 # ---------------------------------------------------------------- add
@@ -189,15 +171,11 @@ def commit_info(repo, sha, ctx, commit_time=None):
     """(commit time as Unix seconds, its source, subject)."""
     if commit_time is not None:
         return commit_time, "option", None
-    if sha != "unknown" and repo:
-        try:
-            out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=%ct%n%s", sha],
-                                 capture_output=True, text=True, timeout=30)
-            if out.returncode == 0 and out.stdout.strip():
-                t, _, subject = out.stdout.partition("\n")
-                return int(t), "git", subject.strip()
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            pass
+    out = _git_show(repo, "%ct%n%s", sha) if sha != "unknown" else None
+    if out:
+        t, _, subject = out.partition("\n")
+        if t.isdigit():
+            return int(t), "git", subject.strip()
     date = ctx.get("date")
     if date:
         try:
@@ -205,6 +183,18 @@ def commit_info(repo, sha, ctx, commit_time=None):
         except ValueError:
             pass
     return int(time.time()), "added", None
+
+
+def _git_show(repo, fmt, rev):
+    """git show -s --format=FMT REV in repo: its output, None when git cannot say."""
+    if not repo:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=" + fmt, rev],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
 def parse_time(text):
@@ -220,17 +210,8 @@ def parse_time(text):
     return int(t.timestamp())
 
 
-def check_runs(paths):
-    """[(path, data, digest)] of every run, or HistoryError for the first bad one."""
-    checked = []
-    for p in paths:
-        data, digest = check_run(resolve_run(p))
-        checked.append((p, data, digest))
-    return checked
-
-
 def add_runs(db, checked, repo=None, commit_time=None, log=print):
-    """Adds checked runs (check_runs) in one transaction: every file was checked before
+    """Adds checked runs ([(path, data, digest)]) in one transaction: every file was checked before
     anything is written, so a bad file leaves the database untouched. Returns (added,
     already present)."""
     crash_after = int(os.environ.get("KBENCH_HISTORY_TEST_CRASH", "0") or 0)  # tests only
@@ -280,7 +261,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
             if not kr.is_iteration(b):
                 continue
             name = b["name"]
-            bid = _id(db, bcache, "benchmarks", name, {"family": name.split("/")[0]})
+            bid = _id(db, bcache, "benchmarks", name)
             if b.get("error_occurred"):
                 errors.append((run_id, bid, pidx, str(b.get("error_message", "error"))))
                 continue
@@ -297,7 +278,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     extras = []
     for kind, top in (("intervals", kr.INTERVALS_KEY), ("rate_curve", kr.RATE_CURVES_KEY)):
         for name, reps in (data.get(top) or {}).items():
-            bid = _id(db, bcache, "benchmarks", name, {"family": name.split("/")[0]})
+            bid = _id(db, bcache, "benchmarks", name)
             for rep in reps:
                 pid = rep.get(kr.PROCESS_KEY, ids[0] if ids else 0)
                 extras.append((run_id, bid, kind, ids.index(pid) if pid in ids else 0,
@@ -323,20 +304,14 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
 
 # ---------------------------------------------------------------- series
 
-def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False,
-                series_id=None):
+def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
     """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
     commit order (commit time, then the order runs were added)."""
-    where = ["1 = 1"]
+    where = ["1 = 1"] if include_dirty else ["r.dirty = 0"]
     args = []
-    if not include_dirty:
-        where.append("r.dirty = 0")
     if since is not None:
         where.append("r.commit_time >= ?")
         args.append(since)
-    if series_id is not None:
-        where.append("r.series_id = ?")
-        args.append(series_id)
     q = ("SELECT r.series_id, b.name, m.name, p.direction, r.id, r.commit_sha, "
          "r.commit_time, r.commit_subject, p.median, p.lo, p.hi, p.process_values "
          "FROM points p JOIN runs r ON r.id = p.run_id JOIN benchmarks b ON b.id = "
@@ -371,11 +346,9 @@ def resolve_since(db, text, repo):
                      (text + "%",)).fetchone()
     if row and row[0] is not None:
         return row[0]
-    if repo:
-        out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=%ct", text],
-                             capture_output=True, text=True)
-        if out.returncode == 0 and out.stdout.strip().isdigit():
-            return int(out.stdout.strip())
+    out = _git_show(repo, "%ct", text)
+    if out and out.isdigit():
+        return int(out)
     raise HistoryError("--since %r is neither a date nor a commit in the history" % text)
 
 
@@ -458,15 +431,12 @@ def newest_check(name, metric, direction, before, new, alpha):
 
 
 def _change(runs, cp, row, how):
-    return {"index": cp, "how": how, "before_commit": runs[cp - 1]["commit"],
-            "before_time": runs[cp - 1]["time"],
-            "after_commit": runs[cp]["commit"], "time": runs[cp]["time"],
-            "subject": runs[cp]["subject"], "verdict": row["verdict"],
-            "change_pct": row["change_pct"], "ci_low_pct": row["ci_low_pct"],
-            "ci_high_pct": row["ci_high_pct"], "ci_level": row["ci_level"],
-            "p_value": row["p_value"], "n_before": row["n_base"], "n_after": row["n_new"],
-            "before_median": row["base_median"], "after_median": row["new_median"],
-            "reason": row["reason"]}
+    before, after = runs[cp - 1], runs[cp]
+    return {"index": cp, "how": how, "before_commit": before["commit"], "before_time": before["time"],
+            "after_commit": after["commit"], "time": after["time"], "subject": after["subject"],
+            **{k: row[k] for k in ("verdict", "change_pct", "ci_low_pct", "ci_high_pct", "ci_level", "p_value")},
+            "n_before": row["n_base"], "n_after": row["n_new"], "before_median": row["base_median"],
+            "after_median": row["new_median"], "reason": row["reason"]}
 
 
 def benjamini_hochberg(pvalues, q):
@@ -609,14 +579,6 @@ window.addEventListener('load',function(){setTimeout(function(){
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 628, 150, 52, 8, 18, 18
 
 
-def _fmt_axis(v):
-    a = abs(v)
-    for scale, p in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if a >= scale:
-            return "%.3g%s" % (v / scale, p)
-    return "%.3g" % v
-
-
 def _g(v):
     """A number for the hover data: 5 significant digits are plenty and keep pages small."""
     return float("%.5g" % v)
@@ -648,7 +610,7 @@ def chart_svg(i, runs, changes, commit_index):
     for v in (lo + 0.05 * (hi - lo) / 1.1, (lo + hi) / 2, hi - 0.05 * (hi - lo) / 1.1):
         parts.append('<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>'
                      '<text class="axis" x="2" y="%.1f">%s</text>'
-                     % (PAD_L, W - PAD_R, y(v), y(v), y(v) + 3, _fmt_axis(v)))
+                     % (PAD_L, W - PAD_R, y(v), y(v), y(v) + 3, fmt_rate(v)))
     if n > 1:
         parts.append('<polygon class="band" points="%s %s"/>' % (top, bottom))
         parts.append('<polyline class="med" points="%s"/>' % med)
@@ -700,7 +662,7 @@ def family_slug(family):
     return "family-" + re.sub(r"[^A-Za-z0-9_-]", "_", family) + ".html"
 
 
-def write_report(db, out_dir, series, changes, labels, newest):
+def write_report(db, out_dir, series, changes, labels):
     os.makedirs(out_dir, exist_ok=True)
     by_key = {}
     for key, ch in changes:
@@ -867,7 +829,7 @@ def main(argv=None):
             ct = parse_time(args.commit_time) if args.commit_time else None
             t0 = time.monotonic()
             # Check first, then open: a refused file leaves no new database behind either.
-            checked = check_runs(args.runs)
+            checked = [(p,) + check_run(resolve_run(p)) for p in args.runs]
             db = connect(args.db)
             added, present = add_runs(db, checked, args.repo, ct,
                                       log=lambda m: print(m, file=sys.stderr))
@@ -900,7 +862,7 @@ def main(argv=None):
         labels = series_labels(db)
         if args.cmd == "report":
             t0 = time.monotonic()
-            pages = write_report(db, args.out, series, changes, labels, newest)
+            pages = write_report(db, args.out, series, changes, labels)
             print("history: report of %d series in %d page(s) written to %s in %.1f s"
                   % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
                      time.monotonic() - t0), file=sys.stderr)
