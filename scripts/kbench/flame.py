@@ -338,8 +338,8 @@ def fold_offcpu(lines, sites=None):
     When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
     outside the C library and kernel (the code that chose to wait) and the call it waits in.
     """
-    stacks = {}
-    pending = {}  # tid -> (time, comm, state, frames)
+    stacks = Counter()
+    pending = {}  # tid -> (time, comm, state, frames, site)
     cur = None
 
     def close_sample():
@@ -361,11 +361,7 @@ def fold_offcpu(lines, sites=None):
 
     for raw in lines:
         line = raw.rstrip("\n")
-        if not line.strip():
-            close_sample()
-            cur = None
-            continue
-        if line[0] not in " \t":
+        if not line.strip() or line[0] not in " \t":  # a sample ends
             close_sample()
             cur = None
             m = _HDR.match(line)
@@ -387,7 +383,7 @@ def fold_offcpu(lines, sites=None):
                     if us > 0:
                         label = _STATE.get(state, "[state %s]" % state)
                         key = ";".join([pcomm, label] + frames[::-1])
-                        stacks[key] = stacks.get(key, 0) + us
+                        stacks[key] += us
                         if site is not None and state not in ("R", "R+"):
                             sites[site] = sites.get(site, 0) + us
             continue
@@ -529,27 +525,23 @@ def main(argv):
     ap = ArgumentParser(prog="kbench.flame", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    f = sub.add_parser("fold", help="perf script output -> folded stacks")
-    f.add_argument("input")
-    f = sub.add_parser("fold-callgrind", help="callgrind.out (--separate-callers) -> folded stacks")
-    f.add_argument("input")
-    f = sub.add_parser("offcpu", help="perf script of sched_switch + switch events -> off-CPU folded (us)")
-    f.add_argument("input")
-    f.add_argument("--table", help="also write the per-thread off-CPU table here")
-    s = sub.add_parser("svg", help="folded stacks -> flame graph SVG")
-    s.add_argument("input")
-    s.add_argument("--title", default="Flame graph")
-    m = sub.add_parser("summary", help="folded stacks -> top functions and named share")
-    m.add_argument("input")
+
+    def command(name, help, *positional):
+        p = sub.add_parser(name, help=help)
+        for arg in positional:
+            p.add_argument(arg)
+        return p
+    command("fold", "perf script output -> folded stacks", "input")
+    command("fold-callgrind", "callgrind.out (--separate-callers) -> folded stacks", "input")
+    command("offcpu", "perf script of sched_switch + switch events -> off-CPU folded (us)", "input").add_argument(
+        "--table", help="also write the per-thread off-CPU table here")
+    command("svg", "folded stacks -> flame graph SVG", "input").add_argument("--title", default="Flame graph")
+    m = command("summary", "folded stacks -> top functions and named share", "input")
     m.add_argument("--unit", default="samples")
     m.add_argument("--no-thread-root", action="store_true", help="the first frame is not a thread name")
-    r = sub.add_parser("roles", help="folded stacks -> per-thread-role folded stacks and SVGs")
-    r.add_argument("input")
-    r.add_argument("out_dir")
-    r.add_argument("--title", default="kbench")
-    d = sub.add_parser("diff", help="A.folded B.folded -> differential SVG and table")
-    d.add_argument("a")
-    d.add_argument("b")
+    command("roles", "folded stacks -> per-thread-role folded stacks and SVGs", "input", "out_dir").add_argument(
+        "--title", default="kbench")
+    d = command("diff", "A.folded B.folded -> differential SVG and table", "a", "b")
     d.add_argument("--svg", required=True)
     d.add_argument("--table", required=True)
     d.add_argument("--json")
