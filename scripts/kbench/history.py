@@ -330,10 +330,6 @@ def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=Fa
     return out
 
 
-def series_labels(db):
-    return {sid: label for sid, label in db.execute("SELECT id, label FROM series")}
-
-
 def resolve_since(db, text, repo):
     """--since: a date/time, Unix seconds, or a commit (its commit time)."""
     if text is None:
@@ -439,16 +435,6 @@ def _change(runs, cp, row, how):
             "after_median": row["new_median"], "reason": row["reason"]}
 
 
-def benjamini_hochberg(pvalues, q):
-    """Indices of the p-values that the Benjamini-Hochberg procedure rejects at FDR q
-    (statsmodels' multipletests, which scripts/compare uses for Holm's step too)."""
-    if not pvalues:
-        return set()
-    from statsmodels.stats.multitest import multipletests
-    reject = multipletests(pvalues, alpha=q, method="fdr_bh")[0]
-    return {i for i, r in enumerate(reject) if r}
-
-
 def _series_changes(item, kw):
     key, s = item
     return [(key, ch) for ch in find_changes(key[1], key[2], s["direction"], s["runs"], **kw)]
@@ -472,11 +458,13 @@ def all_changes(series, **kw):
     # The newest commit is tested once per series: with hundreds of series, some would
     # pass alpha by chance every time. Its steps are kept when they pass the
     # Benjamini-Hochberg procedure over all series at alpha, and reach the threshold.
+    # (statsmodels' multipletests, which scripts/compare uses for Holm's step too.)
     cands = [c for part in parts for c in part if c[1]["how"] == "newest"]
-    keep = benjamini_hochberg([c[1]["p_value"] for c in cands], kw.get("alpha", 0.01))
-    for i, (key, ch) in enumerate(cands):
-        if i in keep and abs(ch["change_pct"]) >= kw.get("threshold", 2.0):
-            changes.append((key, ch))
+    if cands:
+        from statsmodels.stats.multitest import multipletests
+        keep = multipletests([ch["p_value"] for _, ch in cands], alpha=kw.get("alpha", 0.01), method="fdr_bh")[0]
+        changes += [(key, ch) for (key, ch), k in zip(cands, keep)
+                    if k and abs(ch["change_pct"]) >= kw.get("threshold", 2.0)]
     return changes, newest
 
 
@@ -522,6 +510,10 @@ def fmt_change(m):
 
 def short(sha):
     return sha[:12]
+
+
+def day(t, fmt="%Y-%m-%d"):
+    return datetime.fromtimestamp(t, timezone.utc).strftime(fmt)
 
 
 # ---------------------------------------------------------------- the dashboard
@@ -634,8 +626,7 @@ def chart_svg(i, runs, changes, commit_index):
     for r in runs:
         if r["commit"] not in commit_index:
             commit_index[r["commit"]] = (len(commit_index), [
-                short(r["commit"]), datetime.fromtimestamp(r["time"], timezone.utc)
-                .strftime("%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
+                short(r["commit"]), day(r["time"], "%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
         hover.append([commit_index[r["commit"]][0], _g(r["median"]), _g(r["lo"]), _g(r["hi"]),
                       round(y(r["median"])), len(r["processes"])])
     return "".join(parts), hover
@@ -735,27 +726,23 @@ def write_report(db, out_dir, series, changes, labels):
                 for m in g["members"])
             body.append('<tr><td data-commit="%s">%s..%s<br>%s<br><small>%s</small></td>'
                         '<td>%s</td><td>%s</td></tr>' % (
-                            g["after_commit"], short(g["before_commit"]),
-                            short(g["after_commit"]),
-                            datetime.fromtimestamp(g["time"], timezone.utc).strftime("%Y-%m-%d"),
+                            g["after_commit"], short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
                             html.escape((g["subject"] or "")[:80]),
                             html.escape(labels.get(g["series"], "")), rows))
         body.append("</table>")
     with open(os.path.join(out_dir, "index.html"), "w", encoding="utf-8") as f:
         f.write(_page("kbench history", "".join(body)))
-    with open(os.path.join(out_dir, "changes.json"), "w", encoding="utf-8") as f:
-        f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
+    write_changes(os.path.join(out_dir, "changes.json"), groups, labels)
     return pages
 
 
-def _json_safe(groups, labels):
-    out = []
-    for g in groups:
-        g = dict(g, series_label=labels.get(g["series"], ""))
-        g["members"] = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                         for k, v in m.items()} for m in g["members"]]
-        out.append(g)
-    return out
+def write_changes(path, groups, labels):
+    """changes.json: the groups with their series' labels; no NaN or infinity (not JSON)."""
+    out = [dict(g, series_label=labels.get(g["series"], ""),
+                members=[{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                          for k, v in m.items()} for m in g["members"]]) for g in groups]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(kc.dumps(out) + "\n")
 
 
 # ---------------------------------------------------------------- command line
@@ -859,7 +846,7 @@ def main(argv=None):
                                             if (flt or since or args.metric) else ""), 3)
         changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold,
                                       cp_pvalue=args.alpha)
-        labels = series_labels(db)
+        labels = dict(db.execute("SELECT id, label FROM series"))
         if args.cmd == "report":
             t0 = time.monotonic()
             pages = write_report(db, args.out, series, changes, labels)
@@ -876,9 +863,8 @@ def print_changes(series, changes, newest, labels, args):
     groups = group_changes(changes)
     judged = sum(1 for s in series.values() if judgeable(s["runs"]))
     for g in groups:
-        print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]),
-                                  datetime.fromtimestamp(g["time"], timezone.utc)
-                                  .strftime("%Y-%m-%d"), (g["subject"] or "")[:70]))
+        print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
+                                  (g["subject"] or "")[:70]))
         print("  series: %s" % labels.get(g["series"], g["series"]))
         for m in g["members"]:
             print("  %-11s %-26s %-16s %s%s" % (
@@ -893,8 +879,7 @@ def print_changes(series, changes, newest, labels, args):
               len(changes), len(groups), len(series), judged, len(newest_regressions)))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
+        write_changes(args.json, groups, labels)
     if newest_regressions:
         return 1
     if judged == 0:

@@ -79,12 +79,11 @@ def info(message):
     print("bisect: " + message, file=sys.stderr, flush=True)
 
 
-def git(repo, *args, check=True):
+def git(repo, *args):
+    """Its output, stripped; None when git fails."""
     proc = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        return None
-    return proc.stdout.strip()
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 def minutes(seconds):
