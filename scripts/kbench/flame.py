@@ -48,31 +48,33 @@ def _parse_frame(line):
     return sym, dso, parts[0]
 
 
-def fold_perf_script(lines):
-    """Collapse `perf script` samples into {stack: samples}.
+def _samples(lines):
+    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first).
 
     A sample is a header line (`comm pid [cpu] time: period event:`) followed by
     one frame per line, leaf first (`addr symbol+off (dso)`), then a blank line.
     """
-    stacks = Counter()
-    comm = None
-    frames = []
+    header, frames = None, []
     for raw in itertools.chain(lines, [""]):  # the last sample ends at the end
         line = raw.rstrip("\n")
-        if (not line.strip() or line[0] not in " \t") and comm is not None:
-            stacks[";".join([comm] + frames[::-1])] += 1
-            comm = None
-        if not line.strip():
-            continue
-        if line[0] not in " \t":
-            # The command name may contain spaces; the pid/tid field follows it.
-            m = re.match(r"^(.*?)\s+\d+(/\d+)?\s", line)
-            comm = (m.group(1) if m else line.split()[0]).strip().replace(";", ":")
-            frames = []
-            continue
-        frame = _parse_frame(line)
-        if frame is not None:
-            frames.append(frame[0].replace(";", ":"))
+        if not line.strip() or line[0] not in " \t":
+            if header is not None:
+                yield header, frames
+            header, frames = line if line.strip() else None, []
+        elif header is not None:
+            frame = _parse_frame(line)
+            if frame is not None:
+                frames.append(frame)
+
+
+def fold_perf_script(lines):
+    """Collapse `perf script` samples into {stack: samples}."""
+    stacks = Counter()
+    for header, frames in _samples(lines):
+        # The command name may contain spaces; the pid/tid field follows it.
+        m = re.match(r"^(.*?)\s+\d+(/\d+)?\s", header)
+        comm = (m.group(1) if m else header.split()[0]).strip().replace(";", ":")
+        stacks[";".join([comm] + [f[0].replace(";", ":") for f in reversed(frames)])] += 1
     return stacks
 
 
@@ -340,17 +342,27 @@ def fold_offcpu(lines, sites=None):
     """
     stacks = Counter()
     pending = {}  # tid -> (time, comm, state, frames, site)
-    cur = None
-
-    def close_sample():
-        if cur is not None:
-            tid, t, comm, state, frames, dsos, addrs = cur
+    for header, sample in _samples(lines):
+        m = _HDR.match(header)
+        if not m:
+            continue
+        comm, pid, tid, t, rest = m.groups()
+        tid = tid or pid
+        comm = comm.strip().replace(";", ":")
+        t = float(t)
+        if "sched:sched_switch:" in rest:
+            sm = re.search(r"prev_state=(\S+)", rest)
+            state = sm.group(1) if sm else "?"
+            # flame graph tools mark kernel frames with _[k]
+            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
+                      for sym, dso, _ in sample]
+            dsos = [dso for _, dso, _ in sample]
             site = None
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.
             for i in range(len(dsos) - 1, -1, -1):
                 if dsos[i] == "inlined":
-                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and addrs[i + 1] == addrs[i] else "?"
+                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and sample[i + 1][2] == sample[i][2] else "?"
             if sites is not None:
                 waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
                 caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
@@ -358,46 +370,16 @@ def fold_offcpu(lines, sites=None):
                 site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
                                    else wait)
             pending[tid] = (t, comm, state, frames, site)
-
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip() or line[0] not in " \t":  # a sample ends
-            close_sample()
-            cur = None
-            m = _HDR.match(line)
-            if not m:
-                continue
-            comm, pid, tid, t, rest = m.groups()
-            tid = tid or pid
-            comm = comm.strip().replace(";", ":")
-            t = float(t)
-            if "sched:sched_switch:" in rest:
-                sm = re.search(r"prev_state=(\S+)", rest)
-                state = sm.group(1) if sm else "?"
-                cur = (tid, t, comm, state, [], [], [])
-            elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
-                p = pending.pop(tid, None)
-                if p is not None:
-                    t0, pcomm, state, frames, site = p
-                    us = int(round((t - t0) * 1e6))
-                    if us > 0:
-                        label = _STATE.get(state, "[state %s]" % state)
-                        key = ";".join([pcomm, label] + frames[::-1])
-                        stacks[key] += us
-                        if site is not None and state not in ("R", "R+"):
-                            sites[site] = sites.get(site, 0) + us
-            continue
-        if cur is None:
-            continue
-        frame = _parse_frame(line)
-        if frame is None:
-            continue
-        sym, dso, address = frame
-        if dso.startswith("[kernel"):
-            sym += "_[k]"  # flame graph tools' mark for kernel frames
-        cur[4].append(sym.replace(";", ":"))
-        cur[5].append(dso)
-        cur[6].append(address)
+        elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
+            p = pending.pop(tid, None)
+            if p is not None:
+                t0, pcomm, state, frames, site = p
+                us = int(round((t - t0) * 1e6))
+                if us > 0:
+                    label = _STATE.get(state, "[state %s]" % state)
+                    stacks[";".join([pcomm, label] + frames[::-1])] += us
+                    if site is not None and state not in ("R", "R+"):
+                        sites[site] = sites.get(site, 0) + us
     return stacks
 
 
