@@ -363,10 +363,7 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
     """Change points of one series. Each change: its index (first run after the step), the
     commits around it, compare's row (shift %, interval, p, verdict)."""
     # Runs of one commit are one position: a step happens between commits.
-    commits = []
-    for i, r in enumerate(runs):
-        if not commits or commits[-1]["commit"] != r["commit"]:
-            commits.append({"commit": r["commit"], "first": i})
+    firsts = [i for i, r in enumerate(runs) if i == 0 or runs[i - 1]["commit"] != r["commit"]]
     changes = []
     values = [r["median"] for r in runs]
     if len(runs) >= MIN_POINTS and len(set(values)) > 1:
@@ -383,8 +380,8 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
     # The newest commit: its run median(s) against the runs since the last step.
-    last = commits[-1]["first"] if commits else 0
-    if len(commits) >= 2 and not any(c["index"] == last for c in changes):
+    last = firsts[-1] if firsts else 0
+    if len(firsts) >= 2 and not any(c["index"] == last for c in changes):
         start = max([c["index"] for c in changes] + [0])
         before = values[max(start, last - WINDOW):last]
         row = newest_check(name, metric, direction, before, values[last:], alpha)
@@ -414,10 +411,9 @@ def newest_check(name, metric, direction, before, new, alpha):
         p = 0.0 if x != mean else 1.0
         half = 0.0
     else:
-        t = (x - mean) / (sd * math.sqrt(1.0 + 1.0 / len(before)))
-        p = float(2.0 * stats.t.sf(abs(t), len(before) - 1))
-        half = float(stats.t.ppf(1.0 - alpha, len(before) - 1)) * sd * math.sqrt(
-            1.0 + 1.0 / len(before)) / abs(ref) * 100.0
+        k = math.sqrt(1.0 + 1.0 / len(before))  # the spread of one new run around the mean
+        p = float(2.0 * stats.t.sf(abs((x - mean) / (sd * k)), len(before) - 1))
+        half = float(stats.t.ppf(1.0 - alpha, len(before) - 1)) * sd * k / abs(ref) * 100.0
     return {"verdict": "regression" if change * direction < 0 else "improvement",
             "change_pct": change, "ci_low_pct": change - half, "ci_high_pct": change + half,
             "ci_level": 1.0 - 2.0 * alpha, "p_value": p, "n_base": len(before),
