@@ -22,6 +22,7 @@ last change point, corrected over all series by Benjamini-Hochberg.
 
 import hashlib
 import html
+import itertools
 import json
 import math
 import os
@@ -636,13 +637,14 @@ def primary_metric(metrics):
     return sorted(metrics)[0]
 
 
-def _page(title, body, data=None):
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
-            "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
-            "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
-            "<script>%s</script></body></html>"
-            % (html.escape(title), CSS, body,
-               json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
+def _write_page(path, title, body, data=None):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
+                "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
+                "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
+                "<script>%s</script></body></html>"
+                % (html.escape(title), CSS, body,
+                   json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
 
 
 def family_slug(family):
@@ -668,11 +670,9 @@ def write_report(db, out_dir, series, changes, labels):
                 'each run (line) and the spread of its processes (band); dashed lines mark '
                 'change points (red regression, green improvement). Hover for the numbers.'
                 '</p>' % html.escape(family)]
-        for sid in sorted({s for s, _ in fams[family]}):
+        for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
             body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
-            for (s, name), metrics in sorted(fams[family].items()):
-                if s != sid:
-                    continue
+            for (_, name), metrics in charts:
                 metric = primary_metric(metrics)
                 key = (sid, name, metric)
                 runs = series[key]["runs"]
@@ -691,9 +691,8 @@ def write_report(db, out_dir, series, changes, labels):
                                 html.escape(name, quote=True), html.escape(name),
                                 html.escape(metric), len(runs), svg, notes))
         path = os.path.join(out_dir, family_slug(family))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_page("kbench: " + family, "".join(body), {
-                "charts": data, "commits": [c for _, c in sorted(commit_index.values())]}))
+        _write_page(path, "kbench: " + family, "".join(body), {
+            "charts": data, "commits": [c for _, c in sorted(commit_index.values())]})
         pages.append((family, sum(1 for _ in fams[family]), path))
     groups = group_changes(changes)
     runs_n, commits_n = db.execute(
@@ -726,8 +725,7 @@ def write_report(db, out_dir, series, changes, labels):
                             html.escape((g["subject"] or "")[:80]),
                             html.escape(labels.get(g["series"], "")), rows))
         body.append("</table>")
-    with open(os.path.join(out_dir, "index.html"), "w", encoding="utf-8") as f:
-        f.write(_page("kbench history", "".join(body)))
+    _write_page(os.path.join(out_dir, "index.html"), "kbench history", "".join(body))
     write_changes(os.path.join(out_dir, "changes.json"), groups, labels)
     return pages
 
