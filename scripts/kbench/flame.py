@@ -170,8 +170,6 @@ def fold_callgrind(lines):
     """
     # Compressed names, "(id) name" once and "(id)" after, have one table per kind.
     tables = {"fn": {}, "fl": {}, "ob": {}}
-    kind_of = {"fn": "fn", "cfn": "fn", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl",
-               "cfl": "fl", "ob": "ob", "cob": "ob"}
     stacks = Counter()
     npos = 1
     fn = None
@@ -206,7 +204,7 @@ def fold_callgrind(lines):
             fn = ";".join(f.replace(";", ":") for f in reversed(chain))
             skip_next = False
         elif key in ("cfn", "cfi", "cfl", "cob", "fl", "fi", "fe"):
-            name_of(value, kind_of[key])  # defines compressed names used later
+            name_of(value, {"cfn": "fn", "cob": "ob"}.get(key, "fl"))  # defines names used later
         elif key == "calls":
             skip_next = True  # the next cost line is the call's inclusive cost
         elif line[0].isdigit() or line[0] in "+-*":
