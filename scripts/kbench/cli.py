@@ -8,15 +8,16 @@ the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/c
     cli.check_out_file(args.out, "--out")         # before the work: can the result file be
     cli.check_out_dir(args.site, "--site")        # written, the results folder be made? else exit 2
     cli.dry_run_exit()                            # KBENCH_DRY_RUN=1: arguments checked, exit 0
+    doc = cli.read_json(path, status=1)           # or "cannot read PATH: why", exit 1
 """
 
 import argparse
+import json
 import os
 import sys
 import tempfile
 
 USAGE = 2  # bad usage, bad input or a missing prerequisite
-
 
 
 def _default_prog():
@@ -39,6 +40,15 @@ _named = False
 def die(message, status=USAGE, name=None):
     print("%s: error: %s" % (name or prog, message), file=sys.stderr)
     sys.exit(status)
+
+
+def read_json(path, status=USAGE, what=""):
+    """The JSON document at PATH; one that cannot be read or parsed ends the program."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        die("cannot read %s%s: %s" % (what, path, e), status=status)
 
 
 def usage_error(parser, message):

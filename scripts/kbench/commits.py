@@ -9,12 +9,11 @@ no JSON).
     python -m kbench.commits regressed VERDICT       # up to 5 regressed rows, largest change first
 """
 
-import json
 import re
 import sys
 
 from kbench import compare
-from kbench.cli import ArgumentParser, die
+from kbench.cli import ArgumentParser, read_json
 
 
 def look_pairs(alpha, looks):
@@ -62,11 +61,7 @@ def main(argv):
     elif args.cmd == "over-budget":
         return 0 if args.spent + args.next > args.budget_min * 60 else 1
     else:
-        try:
-            with open(args.verdict, encoding="utf-8") as f:
-                verdict = json.load(f)
-        except (OSError, ValueError) as e:
-            die("cannot read %s: %s" % (args.verdict, e), status=1)
+        verdict = read_json(args.verdict, status=1)
         if args.cmd == "open-rows":
             print(len(verdict.get("inconclusive", [])))
         else:

@@ -181,8 +181,8 @@ def render_docs(root=ROOT):
 
 
 def _cli(argv):
-    import argparse
-    ap = argparse.ArgumentParser(
+    from kbench.cli import ArgumentParser, die
+    ap = ArgumentParser(
         prog="kbench.facts",
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
@@ -207,8 +207,7 @@ def _cli(argv):
         else:
             print(json.dumps(describe(), indent=2))
     except FactsUnavailable as e:
-        print("kbench.facts: error: %s" % e, file=sys.stderr)
-        return 2
+        die(str(e))
     return 0
 
 

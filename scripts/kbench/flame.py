@@ -17,15 +17,18 @@ output also feeds other flame graph tools and speedscope.
 
 import argparse
 import html
+import itertools
 import json
 import os
 import re
 import sys
 import zlib
+from collections import Counter
 
 from kbench.cli import ArgumentParser, die
 
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+_HEX = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
 
 
 def _parse_frame(line):
@@ -45,53 +48,47 @@ def _parse_frame(line):
     return sym, dso, parts[0]
 
 
-def fold_perf_script(lines):
-    """Collapse `perf script` samples into {stack: samples}.
+def _samples(lines):
+    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first).
 
     A sample is a header line (`comm pid [cpu] time: period event:`) followed by
     one frame per line, leaf first (`addr symbol+off (dso)`), then a blank line.
     """
-    stacks = {}
-    comm = None
-    frames = []
-
-    def flush():
-        if comm is not None:
-            key = ";".join([comm] + frames[::-1])
-            stacks[key] = stacks.get(key, 0) + 1
-
-    for raw in lines:
+    header, frames = None, []
+    for raw in itertools.chain(lines, [""]):  # the last sample ends at the end
         line = raw.rstrip("\n")
-        if not line.strip():
-            flush()
-            comm, frames = None, []
-            continue
-        if line[0] not in " \t":
-            flush()
-            # The command name may contain spaces; the pid/tid field follows it.
-            m = re.match(r"^(.*?)\s+\d+(/\d+)?\s", line)
-            comm = (m.group(1) if m else line.split()[0]).strip().replace(";", ":")
-            frames = []
-            continue
-        frame = _parse_frame(line)
-        if frame is not None:
-            frames.append(frame[0].replace(";", ":"))
-    flush()
+        if not line.strip() or line[0] not in " \t":
+            if header is not None:
+                yield header, frames
+            header, frames = line if line.strip() else None, []
+        elif header is not None:
+            frame = _parse_frame(line)
+            if frame is not None:
+                frames.append(frame)
+
+
+def fold_perf_script(lines):
+    """Collapse `perf script` samples into {stack: samples}."""
+    stacks = Counter()
+    for header, frames in _samples(lines):
+        # The command name may contain spaces; the pid/tid field follows it.
+        m = re.match(r"^(.*?)\s+\d+(/\d+)?\s", header)
+        comm = (m.group(1) if m else header.split()[0]).strip().replace(";", ":")
+        stacks[";".join([comm] + [f[0].replace(";", ":") for f in reversed(frames)])] += 1
     return stacks
 
 
 def read_folded(lines):
-    stacks = {}
+    stacks = Counter()
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line:
             continue
         stack, _, count = line.rpartition(" ")
         try:
-            c = int(count)
+            stacks[stack] += int(count)
         except ValueError:
             raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80])) from None
-        stacks[stack] = stacks.get(stack, 0) + c
     return stacks
 
 
@@ -113,19 +110,14 @@ def _color(name):
     return "rgb(%d,%d,%d)" % (205 + h % 50, 80 + (h >> 8) % 130, 40 + (h >> 16) % 50)
 
 
-def render_svg(stacks, title="Flame graph", width=1200, frame_h=16, min_px=0.3):
-    root = _tree(stacks)
-    total = root["value"]
-    depth = [0]
+def _render(tree, title, note, describe, stroke="", width=1200, frame_h=16, min_px=0.3):
+    """A flame graph of tree; describe(node, path, depth) gives a frame's (hover text, fill)."""
+    def depth(node):
+        return 1 + max((depth(c) for c in node["children"].values()), default=0)
 
-    def max_depth(node, d):
-        depth[0] = max(depth[0], d)
-        for c in node["children"].values():
-            max_depth(c, d + 1)
-    max_depth(root, 0)
     pad_top, pad_bottom = 40, 10
-    height = pad_top + (depth[0] + 1) * frame_h + pad_bottom
-    scale = (width - 20) / float(total) if total else 0
+    height = pad_top + depth(tree) * frame_h + pad_bottom
+    px = (width - 20) / float(tree["value"]) if tree["value"] else 0
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'viewBox="0 0 %d %d" font-family="monospace" font-size="11">'
@@ -133,34 +125,40 @@ def render_svg(stacks, title="Flame graph", width=1200, frame_h=16, min_px=0.3):
            '<rect width="100%" height="100%" fill="#f8f8f8"/>',
            '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>'
            % (width // 2, html.escape(title)),
-           '<text x="10" y="36" font-size="10" fill="#555">%d samples; width = share of samples, '
-           'bottom = outermost frame; hover for details</text>' % total]
+           '<text x="10" y="36" font-size="10" fill="#555">%s</text>' % note]
 
-    def draw(node, x, d):
-        w = node["value"] * scale
+    def draw(node, x, d, path):
+        w = node["value"] * px
         if w < min_px:
             return
         y = height - pad_bottom - (d + 1) * frame_h
-        pct = 100.0 * node["value"] / total if total else 0
-        name = html.escape(node["name"])
-        out.append('<g><title>%s (%d samples, %.2f%%)</title>'
-                   '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" rx="1"/>'
-                   % (name, node["value"], pct, x, y, max(w - 0.5, 0.1), frame_h - 1,
-                      _color(node["name"]) if d else "rgb(180,180,180)"))
+        tip, fill = describe(node, path, d)
+        out.append('<g><title>%s (%s)</title><rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s"%s rx="1"/>'
+                   % (html.escape(node["name"]), tip, x, y, max(w - 0.5, 0.1), frame_h - 1, fill, stroke))
         chars = int((w - 6) / 6.6)
         if chars >= 3:
             label = node["name"] if len(node["name"]) <= chars else node["name"][:chars - 2] + ".."
-            out.append('<text x="%.2f" y="%d">%s</text>' % (x + 3, y + frame_h - 4,
-                                                           html.escape(label)))
+            out.append('<text x="%.2f" y="%d">%s</text>' % (x + 3, y + frame_h - 4, html.escape(label)))
         out.append("</g>")
-        cx = x
         for c in sorted(node["children"].values(), key=lambda c: c["name"]):
-            draw(c, cx, d + 1)
-            cx += c["value"] * scale
+            draw(c, x, d + 1, path + (c["name"],))
+            x += c["value"] * px
 
-    draw(root, 10.0, 0)
+    draw(tree, 10.0, 0, ())
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def render_svg(stacks, title="Flame graph"):
+    tree = _tree(stacks)
+    total = tree["value"]
+
+    def describe(node, _path, d):
+        pct = 100.0 * node["value"] / total if total else 0
+        return ("%d samples, %.2f%%" % (node["value"], pct),
+                _color(node["name"]) if d else "rgb(180,180,180)")
+    return _render(tree, title, "%d samples; width = share of samples, bottom = outermost frame; "
+                   "hover for details" % total, describe)
 
 
 # --- callgrind ------------------------------------------------------------------------------
@@ -172,9 +170,7 @@ def fold_callgrind(lines):
     """
     # Compressed names, "(id) name" once and "(id)" after, have one table per kind.
     tables = {"fn": {}, "fl": {}, "ob": {}}
-    kind_of = {"fn": "fn", "cfn": "fn", "fl": "fl", "fi": "fl", "fe": "fl", "cfi": "fl",
-               "cfl": "fl", "ob": "ob", "cob": "ob"}
-    stacks = {}
+    stacks = Counter()
     npos = 1
     fn = None
     ob = ""
@@ -196,53 +192,37 @@ def fold_callgrind(lines):
         line = raw.rstrip("\n")
         if not line or line[0] == "#":
             continue
+        key, _, value = line.partition("=")
         if line.startswith("positions:"):
             npos = len(line.split()[1:]) or 1
-            continue
-        if line.startswith("ob="):
-            ob = name_of(line[3:], "ob")
-            continue
-        if line.startswith("fn="):
-            chain = name_of(line[3:]).split("'")
+        elif key == "ob":
+            ob = name_of(value, "ob")
+        elif key == "fn":
+            chain = name_of(value).split("'")
             if _HEX.match(chain[0]) and ob:
                 chain[0] = "[%s]" % ob.rsplit("/", 1)[-1]  # as perf names an unknown symbol
             fn = ";".join(f.replace(";", ":") for f in reversed(chain))
             skip_next = False
-            continue
-        if line.startswith(("cfn=", "cfi=", "cfl=", "cob=")):
-            key, value = line.split("=", 1)
-            name_of(value, kind_of[key])  # defines compressed names used later
-            continue
-        if line.startswith("calls="):
+        elif key in ("cfn", "cfi", "cfl", "cob", "fl", "fi", "fe"):
+            name_of(value, {"cfn": "fn", "cob": "ob"}.get(key, "fl"))  # defines names used later
+        elif key == "calls":
             skip_next = True  # the next cost line is the call's inclusive cost
-            continue
-        c = line[0]
-        if c.isdigit() or c in "+-*":
+        elif line[0].isdigit() or line[0] in "+-*":
             if skip_next:
                 skip_next = False
                 continue
-            if fn is None:
-                continue
             parts = line.split()
-            if len(parts) > npos:
+            if fn is not None and len(parts) > npos:
                 try:
                     cost = int(parts[npos])
                 except ValueError:
                     continue
                 if cost:
-                    stacks[fn] = stacks.get(fn, 0) + cost
-            continue
-        if "=" in line.split(":", 1)[0]:
-            key, value = line.split("=", 1)
-            if key in ("fl", "fi", "fe"):
-                name_of(value, kind_of[key])
+                    stacks[fn] += cost
     return stacks
 
 
 # --- summaries ------------------------------------------------------------------------------
-
-_HEX = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
-
 
 def is_named(frame):
     """False for frames a profiler could not name: `[libfoo.so]`, `[unknown]`, bare hex."""
@@ -250,21 +230,17 @@ def is_named(frame):
 
 
 def self_costs(stacks):
-    out = {}
+    out = Counter()
     for stack, count in stacks.items():
-        leaf = stack.rsplit(";", 1)[-1]
-        out[leaf] = out.get(leaf, 0) + count
+        out[stack.rsplit(";", 1)[-1]] += count
     return out
 
 
 def inclusive_costs(stacks, skip_root=False):
-    out = {}
+    out = Counter()
     for stack, count in stacks.items():
-        frames = stack.split(";")
-        if skip_root:
-            frames = frames[1:]
-        for f in set(frames):
-            out[f] = out.get(f, 0) + count
+        for f in set(stack.split(";")[1 if skip_root else 0:]):
+            out[f] += count
     return out
 
 
@@ -276,30 +252,18 @@ def named_fraction(stacks):
 
 def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
     total = sum(stacks.values())
-    out = []
     if not total:
         return "no samples\n"
-    frac = named_fraction(stacks)
-    unnamed = {}
-    for s, c in stacks.items():
-        leaf = s.rsplit(";", 1)[-1]
-        if not is_named(leaf):
-            unnamed[leaf] = unnamed.get(leaf, 0) + c
-    out.append("%d %s; %.2f%% in named functions (leaf frame has a symbol)" % (total, unit, 100 * frac))
+    unnamed = Counter({k: c for k, c in self_costs(stacks).items() if not is_named(k)})
+    out = ["%d %s; %.2f%% in named functions (leaf frame has a symbol)"
+           % (total, unit, 100 * named_fraction(stacks))]
     if unnamed:
-        worst = sorted(unnamed.items(), key=lambda kv: -kv[1])[:5]
-        out.append("unnamed leaves: " + ", ".join("%s %.2f%%" % (k, 100.0 * v / total) for k, v in worst))
-    out.append("")
-    out.append("top functions by self %s:" % unit)
-    out.append("%8s %14s  %s" % ("self%", unit, "function"))
-    for name, c in sorted(self_costs(stacks).items(), key=lambda kv: -kv[1])[:top]:
-        out.append("%7.2f%% %14d  %s" % (100.0 * c / total, c, name))
-    out.append("")
-    out.append("top functions by inclusive %s:" % unit)
-    out.append("%8s %14s  %s" % ("incl%", unit, "function"))
-    incl = inclusive_costs(stacks, skip_root=root_is_thread)
-    for name, c in sorted(incl.items(), key=lambda kv: -kv[1])[:top]:
-        out.append("%7.2f%% %14d  %s" % (100.0 * c / total, c, name))
+        out.append("unnamed leaves: " + ", ".join("%s %.2f%%" % (k, 100.0 * v / total)
+                                                  for k, v in unnamed.most_common(5)))
+    for what, costs in (("self", self_costs(stacks)),
+                        ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
+        out += ["", "top functions by %s %s:" % (what, unit), "%8s %14s  %s" % (what[:4] + "%", unit, "function")]
+        out += ["%7.2f%% %14d  %s" % (100.0 * c / total, c, name) for name, c in costs.most_common(top)]
     return "\n".join(out) + "\n"
 
 
@@ -317,38 +281,31 @@ ROLES = (
 
 
 def thread_role(comm):
-    for role, rx in ROLES:
-        if rx.match(comm):
-            return role
-    return "application"
+    return next((role for role, rx in ROLES if rx.match(comm)), "application")
 
 
 def split_roles(stacks):
     out = {}
     for stack, count in stacks.items():
-        role = thread_role(stack.split(";", 1)[0])
-        d = out.setdefault(role, {})
-        d[stack] = d.get(stack, 0) + count
+        d = out.setdefault(thread_role(stack.split(";", 1)[0]), Counter())
+        d[stack] += count
     return out
 
 
 def roles_table(stacks):
     total = sum(stacks.values())
-    by_role = split_roles(stacks)
-    threads = {}
+    threads = Counter()
     for stack, count in stacks.items():
-        comm = stack.split(";", 1)[0]
-        threads[comm] = threads.get(comm, 0) + count
+        threads[stack.split(";", 1)[0]] += count
     out = ["%-20s %10s %8s  %s" % ("role", "samples", "share", "top self function")]
-    for role, st in sorted(by_role.items(), key=lambda kv: -sum(kv[1].values())):
+    for role, st in sorted(split_roles(stacks).items(), key=lambda kv: -sum(kv[1].values())):
         n = sum(st.values())
-        top = sorted(self_costs(st).items(), key=lambda kv: -kv[1])[:1]
+        top = self_costs(st).most_common(1)
         out.append("%-20s %10d %7.2f%%  %s" % (role, n, 100.0 * n / total,
                                                "%s (%.1f%% of role)" % (top[0][0], 100.0 * top[0][1] / n)
                                                if top else ""))
-    out.append("")
-    out.append("%-28s %-18s %10s %8s" % ("thread (comm)", "role", "samples", "share"))
-    for comm, n in sorted(threads.items(), key=lambda kv: -kv[1]):
+    out += ["", "%-28s %-18s %10s %8s" % ("thread (comm)", "role", "samples", "share")]
+    for comm, n in threads.most_common():
         out.append("%-28s %-18s %10d %7.2f%%" % (comm, thread_role(comm), n, 100.0 * n / total))
     return "\n".join(out) + "\n"
 
@@ -356,13 +313,10 @@ def roles_table(stacks):
 # --- off-CPU --------------------------------------------------------------------------------
 
 _HDR = re.compile(r"^(.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+(.*)$")
-_STATE = {"R": "[runnable: preempted, waiting for a CPU]", "R+": "[runnable: preempted, waiting for a CPU]",
-          "S": "[sleeping: futex, poll, timer...]", "D": "[uninterruptible: disk or kernel lock]"}
-
-
+_RUNNABLE = "[runnable: preempted, waiting for a CPU]"
+_STATE = {"R": _RUNNABLE, "R+": _RUNNABLE, "S": "[sleeping: futex, poll, timer...]",
+          "D": "[uninterruptible: disk or kernel lock]"}
 _SYSTEM_DSO = re.compile(r"(^\[kernel|^\[vdso|/libc\.so|/libpthread|/ld-linux|/libstdc\+\+\.so)")
-
-
 _LIBC_NAMES = re.compile(r"^(_|lll_|futex|poll|select|epoll|nanosleep|clock_nanosleep|usleep|sleep|"
                          r"pthread_|cnd_|thrd_|mtx_|sem_|malloc|free|calloc|realloc|mmap|munmap|"
                          r"mprotect|read|write|recv|send|start_thread|clone)")
@@ -384,21 +338,29 @@ def fold_offcpu(lines, sites=None):
     When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
     outside the C library and kernel (the code that chose to wait) and the call it waits in.
     """
-    stacks = {}
-    pending = {}  # tid -> (time, comm, state, frames)
-    cur = None
-
-    def close_sample():
-        if cur is not None:
-            tid, t, comm, state, frames, dsos, addrs = cur
+    stacks = Counter()
+    pending = {}  # tid -> (time, comm, state, frames, site)
+    for header, sample in _samples(lines):
+        m = _HDR.match(header)
+        if not m:
+            continue
+        comm, pid, tid, t, rest = m.groups()
+        tid = tid or pid
+        comm = comm.strip().replace(";", ":")
+        t = float(t)
+        if "sched:sched_switch:" in rest:
+            sm = re.search(r"prev_state=(\S+)", rest)
+            state = sm.group(1) if sm else "?"
+            # flame graph tools mark kernel frames with _[k]
+            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
+                      for sym, dso, _ in sample]
+            dsos = [dso for _, dso, _ in sample]
             site = None
-            # perf prints inlined frames before the function holding them, with "(inlined)"
-            # for a DSO: they belong to the DSO of the next real frame.
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.
             for i in range(len(dsos) - 1, -1, -1):
                 if dsos[i] == "inlined":
-                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and addrs[i + 1] == addrs[i] else "?"
+                    dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and sample[i + 1][2] == sample[i][2] else "?"
             if sites is not None:
                 waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
                 caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
@@ -406,50 +368,16 @@ def fold_offcpu(lines, sites=None):
                 site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
                                    else wait)
             pending[tid] = (t, comm, state, frames, site)
-
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip():
-            close_sample()
-            cur = None
-            continue
-        if line[0] not in " \t":
-            close_sample()
-            cur = None
-            m = _HDR.match(line)
-            if not m:
-                continue
-            comm, pid, tid, t, rest = m.groups()
-            tid = tid or pid
-            comm = comm.strip().replace(";", ":")
-            t = float(t)
-            if "sched:sched_switch:" in rest:
-                sm = re.search(r"prev_state=(\S+)", rest)
-                state = sm.group(1) if sm else "?"
-                cur = (tid, t, comm, state, [], [], [])
-            elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
-                p = pending.pop(tid, None)
-                if p is not None:
-                    t0, pcomm, state, frames, site = p
-                    us = int(round((t - t0) * 1e6))
-                    if us > 0:
-                        label = _STATE.get(state, "[state %s]" % state)
-                        key = ";".join([pcomm, label] + frames[::-1])
-                        stacks[key] = stacks.get(key, 0) + us
-                        if site is not None and state not in ("R", "R+"):
-                            sites[site] = sites.get(site, 0) + us
-            continue
-        if cur is None:
-            continue
-        frame = _parse_frame(line)
-        if frame is None:
-            continue
-        sym, dso, address = frame
-        if dso.startswith("[kernel"):
-            sym += "_[k]"  # flame graph tools' mark for kernel frames
-        cur[4].append(sym.replace(";", ":"))
-        cur[5].append(dso)
-        cur[6].append(address)
+        elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
+            p = pending.pop(tid, None)
+            if p is not None:
+                t0, pcomm, state, frames, site = p
+                us = int(round((t - t0) * 1e6))
+                if us > 0:
+                    label = _STATE.get(state, "[state %s]" % state)
+                    stacks[";".join([pcomm, label] + frames[::-1])] += us
+                    if site is not None and state not in ("R", "R+"):
+                        sites[site] = sites.get(site, 0) + us
     return stacks
 
 
@@ -472,19 +400,19 @@ def offcpu_table(stacks, top=20, sites=None):
     if sites is not None:
         out.append("where threads wait (blocked time by wait site: the innermost frame outside "
                    "the C library and kernel > the call it waits in):")
-        waits = sites
+        waits = Counter(sites)
     else:
         out.append("where threads wait (blocked time by the innermost three user-space frames, "
                    "caller > ... > callee):")
-        waits = {}
+        waits = Counter()
         for stack, us in stacks.items():
             frames = stack.split(";")
             if not frames[1].startswith(("[sleeping", "[uninterruptible")):
                 continue
             user = [f for f in frames[2:] if not f.endswith("_[k]")]
             key = "%s: %s" % (thread_role(frames[0]), " > ".join(user[-3:]) if user else frames[-1])
-            waits[key] = waits.get(key, 0) + us
-    for k, us in sorted(waits.items(), key=lambda kv: -kv[1])[:top]:
+            waits[key] += us
+    for k, us in waits.most_common(top):
         out.append("%10.1f ms %6.2f%%  %s" % (us / 1e3, 100.0 * us / total if total else 0, k))
     return "\n".join(out) + "\n"
 
@@ -514,12 +442,11 @@ def diff_profiles(a, b, normalize):
 
 def diff_table(rows, ta, tb, unit, normalize, top=30):
     out = ["A total %d %s, B total %d %s (%+.3f%%); %s" % (
-        ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
-        "B scaled to A's total (shares compared)" if normalize else "raw counts compared")]
-    out.append("ranked by |change of self cost|; d fn% = change relative to the function's A cost")
-    out.append("")
-    out.append("%4s %14s %14s %8s %8s %9s %10s  %s" % ("rank", "A self", "B self", "A share", "B share",
-                                                     "d total%", "d fn%", "function"))
+               ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
+               "B scaled to A's total (shares compared)" if normalize else "raw counts compared"),
+           "ranked by |change of self cost|; d fn% = change relative to the function's A cost", "",
+           "%4s %14s %14s %8s %8s %9s %10s  %s" % ("rank", "A self", "B self", "A share", "B share",
+                                                 "d total%", "d fn%", "function")]
     for i, r in enumerate(rows[:top], 1):
         dfn = "new" if r["delta_pct_of_function"] == float("inf") else "%+.2f%%" % r["delta_pct_of_function"]
         out.append("%4d %14d %14d %7.3f%% %7.3f%% %+8.3f%% %10s  %s" % (
@@ -528,15 +455,15 @@ def diff_table(rows, ta, tb, unit, normalize, top=30):
     return "\n".join(out) + "\n"
 
 
-def render_diff_svg(a, b, title, normalize, width=1200, frame_h=16, min_px=0.3):
+def render_diff_svg(a, b, title, normalize):
     """B's flame graph (widths: B), each frame coloured by the change of its inclusive cost
     from A: red grew, blue shrank, white unchanged; intensity relative to the largest change."""
     ta, tb = sum(a.values()), sum(b.values())
     scale = (ta / tb) if (normalize and tb) else 1.0
     ta_tree, tb_tree = _tree(a), _tree(b)
 
-    def lookup(tree, path):
-        node = tree
+    def lookup(path):
+        node = ta_tree
         for f in path:
             node = node["children"].get(f)
             if node is None:
@@ -547,69 +474,21 @@ def render_diff_svg(a, b, title, normalize, width=1200, frame_h=16, min_px=0.3):
 
     def walk(node, path):
         for name, c in node["children"].items():
-            p = path + (name,)
-            deltas[p] = c["value"] * scale - lookup(ta_tree, p)
-            walk(c, p)
+            deltas[path + (name,)] = c["value"] * scale - lookup(path + (name,))
+            walk(c, path + (name,))
     walk(tb_tree, ())
     maxabs = max([abs(v) for v in deltas.values()] + [1e-12])
 
-    def color(path):
-        d = deltas.get(path, 0.0)
-        x = min(abs(d) / maxabs, 1.0)
-        v = int(round(255 - 200 * x))
-        return "rgb(255,%d,%d)" % (v, v) if d > 0 else ("rgb(%d,%d,255)" % (v, v) if d < 0 else "rgb(250,250,250)")
-
-    depth = [0]
-
-    def max_depth(node, d):
-        depth[0] = max(depth[0], d)
-        for c in node["children"].values():
-            max_depth(c, d + 1)
-    max_depth(tb_tree, 0)
-    total = tb_tree["value"]
-    pad_top, pad_bottom = 40, 10
-    height = pad_top + (depth[0] + 1) * frame_h + pad_bottom
-    px = (width - 20) / float(total) if total else 0
-    out = ['<?xml version="1.0" encoding="UTF-8"?>',
-           '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
-           'viewBox="0 0 %d %d" font-family="monospace" font-size="11">' % (width, height, width, height),
-           '<rect width="100%" height="100%" fill="#f8f8f8"/>',
-           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>' % (width // 2, html.escape(title)),
-           '<text x="10" y="36" font-size="10" fill="#555">widths: B (%d); colour: change from A '
-           '(red grew, blue shrank); hover for details</text>' % total]
-
-    def draw(node, x, d, path):
-        w = node["value"] * px
-        if w < min_px:
-            return
-        y = height - pad_bottom - (d + 1) * frame_h
-        name = html.escape(node["name"])
+    def describe(node, path, d):
         delta = deltas.get(path, 0.0)
-        base = lookup(ta_tree, path) if path else ta_tree["value"]
-        rel = ("%+.2f%%" % (100.0 * delta / base)) if base else "new"
-        out.append('<g><title>%s (B %d, A %d, change %s)</title>'
-                   '<rect x="%.2f" y="%d" width="%.2f" height="%d" fill="%s" stroke="#ccc" stroke-width="0.3" rx="1"/>'
-                   % (name, node["value"], base, rel, x, y, max(w - 0.5, 0.1), frame_h - 1,
-                      color(path) if d else "rgb(200,200,200)"))
-        chars = int((w - 6) / 6.6)
-        if chars >= 3:
-            label = node["name"] if len(node["name"]) <= chars else node["name"][:chars - 2] + ".."
-            out.append('<text x="%.2f" y="%d">%s</text>' % (x + 3, y + frame_h - 4, html.escape(label)))
-        out.append("</g>")
-        cx = x
-        for c in sorted(node["children"].values(), key=lambda c: c["name"]):
-            draw(c, cx, d + 1, path + (c["name"],))
-            cx += c["value"] * px
-
-    draw(tb_tree, 10.0, 0, ())
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
-def write_stacks(path, stacks):
-    with open(path, "w") as f:
-        for k in sorted(stacks):
-            f.write("%s %d\n" % (k, stacks[k]))
+        v = int(round(255 - 200 * min(abs(delta) / maxabs, 1.0)))
+        color = "rgb(255,%d,%d)" % (v, v) if delta > 0 else ("rgb(%d,%d,255)" % (v, v) if delta < 0
+                                                              else "rgb(250,250,250)")
+        base = lookup(path)
+        return ("B %d, A %d, change %s" % (node["value"], base, ("%+.2f%%" % (100.0 * delta / base)) if base
+                                           else "new"), color if d else "rgb(200,200,200)")
+    return _render(tb_tree, title, "widths: B (%d); colour: change from A (red grew, blue shrank); hover "
+                   "for details" % tb_tree["value"], describe, stroke=' stroke="#ccc" stroke-width="0.3"')
 
 
 def _read_folded_file(path):
@@ -617,31 +496,32 @@ def _read_folded_file(path):
         return read_folded(fh)
 
 
+def _write(path, text):
+    with open(path, "w") as out:
+        out.write(text)
+
+
 def main(argv):
     ap = ArgumentParser(prog="kbench.flame", description=__doc__,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    f = sub.add_parser("fold", help="perf script output -> folded stacks")
-    f.add_argument("input")
-    f = sub.add_parser("fold-callgrind", help="callgrind.out (--separate-callers) -> folded stacks")
-    f.add_argument("input")
-    f = sub.add_parser("offcpu", help="perf script of sched_switch + switch events -> off-CPU folded (us)")
-    f.add_argument("input")
-    f.add_argument("--table", help="also write the per-thread off-CPU table here")
-    s = sub.add_parser("svg", help="folded stacks -> flame graph SVG")
-    s.add_argument("input")
-    s.add_argument("--title", default="Flame graph")
-    m = sub.add_parser("summary", help="folded stacks -> top functions and named share")
-    m.add_argument("input")
+
+    def command(name, help, *positional):
+        p = sub.add_parser(name, help=help)
+        for arg in positional:
+            p.add_argument(arg)
+        return p
+    command("fold", "perf script output -> folded stacks", "input")
+    command("fold-callgrind", "callgrind.out (--separate-callers) -> folded stacks", "input")
+    command("offcpu", "perf script of sched_switch + switch events -> off-CPU folded (us)", "input").add_argument(
+        "--table", help="also write the per-thread off-CPU table here")
+    command("svg", "folded stacks -> flame graph SVG", "input").add_argument("--title", default="Flame graph")
+    m = command("summary", "folded stacks -> top functions and named share", "input")
     m.add_argument("--unit", default="samples")
     m.add_argument("--no-thread-root", action="store_true", help="the first frame is not a thread name")
-    r = sub.add_parser("roles", help="folded stacks -> per-thread-role folded stacks and SVGs")
-    r.add_argument("input")
-    r.add_argument("out_dir")
-    r.add_argument("--title", default="kbench")
-    d = sub.add_parser("diff", help="A.folded B.folded -> differential SVG and table")
-    d.add_argument("a")
-    d.add_argument("b")
+    command("roles", "folded stacks -> per-thread-role folded stacks and SVGs", "input", "out_dir").add_argument(
+        "--title", default="kbench")
+    d = command("diff", "A.folded B.folded -> differential SVG and table", "a", "b")
     d.add_argument("--svg", required=True)
     d.add_argument("--table", required=True)
     d.add_argument("--json")
@@ -651,46 +531,36 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         if args.cmd in ("fold", "fold-callgrind", "offcpu"):
+            sites = {}
             with open(args.input, encoding="utf-8", errors="replace") as fh:
-                sites = {}
-                if args.cmd == "offcpu":
-                    stacks = fold_offcpu(fh, sites)
-                else:
-                    stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind}[args.cmd](fh)
-            for k in sorted(stacks):
-                sys.stdout.write("%s %d\n" % (k, stacks[k]))
+                stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind,
+                          "offcpu": lambda lines: fold_offcpu(lines, sites)}[args.cmd](fh)
+            sys.stdout.write(folded_text(stacks))
             if args.cmd == "offcpu" and args.table:
-                with open(args.table, "w") as out:
-                    out.write(offcpu_table(stacks, sites=sites))
-        elif args.cmd == "svg":
+                _write(args.table, offcpu_table(stacks, sites=sites))
+        elif args.cmd in ("svg", "summary", "roles"):
             stacks = _read_folded_file(args.input)
-            if not stacks:
+            if not stacks and args.cmd != "summary":
                 die("%s has no samples" % args.input)
-            sys.stdout.write(render_svg(stacks, args.title))
-        elif args.cmd == "summary":
-            stacks = _read_folded_file(args.input)
-            sys.stdout.write(summary_text(stacks, unit=args.unit, root_is_thread=not args.no_thread_root))
-        elif args.cmd == "roles":
-            stacks = _read_folded_file(args.input)
-            if not stacks:
-                die("%s has no samples" % args.input)
-            os.makedirs(args.out_dir, exist_ok=True)
-            for role, st in split_roles(stacks).items():
-                write_stacks(os.path.join(args.out_dir, "%s.folded" % role), st)
-                with open(os.path.join(args.out_dir, "%s.svg" % role), "w") as out:
-                    out.write(render_svg(st, "%s: %s threads" % (args.title, role)))
-            with open(os.path.join(args.out_dir, "roles.txt"), "w") as out:
-                out.write(roles_table(stacks))
-            sys.stdout.write(roles_table(stacks))
+            if args.cmd == "svg":
+                sys.stdout.write(render_svg(stacks, args.title))
+            elif args.cmd == "summary":
+                sys.stdout.write(summary_text(stacks, unit=args.unit, root_is_thread=not args.no_thread_root))
+            else:
+                os.makedirs(args.out_dir, exist_ok=True)
+                for role, st in split_roles(stacks).items():
+                    _write(os.path.join(args.out_dir, "%s.folded" % role), folded_text(st))
+                    _write(os.path.join(args.out_dir, "%s.svg" % role),
+                           render_svg(st, "%s: %s threads" % (args.title, role)))
+                _write(os.path.join(args.out_dir, "roles.txt"), roles_table(stacks))
+                sys.stdout.write(roles_table(stacks))
         else:
             a, b = _read_folded_file(args.a), _read_folded_file(args.b)
             if not a or not b:
                 die("a side has no samples: %s" % (args.a if not a else args.b))
             rows, ta, tb = diff_profiles(a, b, normalize=not args.raw)
-            with open(args.table, "w") as out:
-                out.write(diff_table(rows, ta, tb, args.unit, not args.raw))
-            with open(args.svg, "w") as out:
-                out.write(render_diff_svg(a, b, args.title, normalize=not args.raw))
+            _write(args.table, diff_table(rows, ta, tb, args.unit, not args.raw))
+            _write(args.svg, render_diff_svg(a, b, args.title, normalize=not args.raw))
             if args.json:
                 with open(args.json, "w") as out:
                     json.dump({"a_total": ta, "b_total": tb, "normalized": not args.raw,
@@ -702,6 +572,10 @@ def main(argv):
     except (OSError, ValueError) as e:
         die(e)
     return 0
+
+
+def folded_text(stacks):
+    return "".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks))
 
 
 if __name__ == "__main__":

@@ -1,40 +1,28 @@
 """kbench's results history: a database of runs, change points over commits, a static
 dashboard. Run through scripts/history (see its --help).
 
-Database: SQLite through Python's own sqlite3 module. Why not DuckDB: SQLite is in the
-standard library (every kbench Python, Debian's included, opens the file; no 30 MB wheel
-in the venv), its transactions make an add all-or-nothing even when the process dies
-half-way (rollback journal), and the history is small for a database: 200 runs of 400
-benchmarks are a few hundred thousand rows. The reads are per series, by index, not the
-column scans that DuckDB is built for.
-
-Tables (schema version in `meta`):
-  series     one per comparable context: machine (host, CPU model, CPUs), target, build
-             type, client (librdkafka) and broker versions. Runs of different series are
-             never mixed in one series of points.
-  runs       one per JSON file added: its content digest (adding it again is a no-op),
-             commit, commit time, dirty flag, the whole context, the source path.
-  benchmarks names; metrics names.
-  samples    every repetition of every benchmark and counter, per kbench process.
-  errors     repetitions that failed their checks (error_occurred).
-  extras     per-repetition interval samples and rate curves (kbench_intervals,
-             kbench_rate_curves) as JSON text.
-  points     per run, benchmark and judged metric: the median over the run's processes of
-             each process's median (the sample unit of scripts/compare), their min and
-             max, and the process values; computed at add time so that changes and the
-             report read one row per run.
+Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (no 30 MB
+wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
+when the process dies half-way, and the reads are per series, by index, not column scans.
+Tables (schema version in PRAGMA user_version): series (one per comparable context:
+SERIES_KEYS; runs of different series are never mixed), runs (one per JSON file added,
+keyed by its content digest), benchmarks, metrics, samples (every repetition of every
+benchmark and counter, per kbench process), errors (repetitions that failed), extras
+(interval samples and rate curves as JSON) and points: per run, benchmark and judged
+metric, the median over the run's processes of each process's median (scripts/compare's
+sample unit), their min, max and values, computed at add time.
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench.compare.compare_metric: trimmed t on logs and Hodges-Lehmann shift with its
-interval) on up to WINDOW runs either side, and kept only as a regression or improvement.
-The newest commit gets its own check (E-Divisive cannot split off a last, single point):
-its run against a t prediction interval from the runs since the last change point,
-corrected over all series by Benjamini-Hochberg.
+test (kbench.compare.compare_metric) on up to WINDOW runs either side, and kept only as a
+regression or improvement. The newest commit gets its own check (E-Divisive cannot split
+off a last, single point): its run against a t prediction interval from the runs since the
+last change point, corrected over all series by Benjamini-Hochberg.
 """
 
 import hashlib
 import html
+import itertools
 import json
 import math
 import os
@@ -49,6 +37,7 @@ from datetime import datetime, timezone
 import kbench
 from kbench import compare as kc
 from kbench import results as kr
+from kbench.tools.plot import fmt_rate
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.
@@ -120,22 +109,16 @@ def connect(path, create=True):
     return db
 
 
-def _id(db, cache, table, name, extra=None):
-    key = name
-    if key in cache:
-        return cache[key]
-    row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
-    if row:
-        cache[key] = row[0]
-    else:
-        cols, vals = ["name"], [name]
-        if extra:
-            cols += list(extra)
-            vals += list(extra.values())
-        cur = db.execute("INSERT INTO %s (%s) VALUES (%s)" % (
-            table, ", ".join(cols), ", ".join("?" * len(cols))), vals)
-        cache[key] = cur.lastrowid
-    return cache[key]
+def _id(db, cache, table, name):
+    """The id of a benchmark or metric name, made on first use (a benchmark with its family)."""
+    if name not in cache:
+        row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
+        if table == "benchmarks":
+            insert = ("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
+        else:
+            insert = ("INSERT INTO metrics (name) VALUES (?)", (name,))
+        cache[name] = row[0] if row else db.execute(*insert).lastrowid
+    return cache[name]
 
 
 # ---------------------------------------------------------------- add
@@ -189,15 +172,11 @@ def commit_info(repo, sha, ctx, commit_time=None):
     """(commit time as Unix seconds, its source, subject)."""
     if commit_time is not None:
         return commit_time, "option", None
-    if sha != "unknown" and repo:
-        try:
-            out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=%ct%n%s", sha],
-                                 capture_output=True, text=True, timeout=30)
-            if out.returncode == 0 and out.stdout.strip():
-                t, _, subject = out.stdout.partition("\n")
-                return int(t), "git", subject.strip()
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            pass
+    out = _git_show(repo, "%ct%n%s", sha) if sha != "unknown" else None
+    if out:
+        t, _, subject = out.partition("\n")
+        if t.isdigit():
+            return int(t), "git", subject.strip()
     date = ctx.get("date")
     if date:
         try:
@@ -205,6 +184,18 @@ def commit_info(repo, sha, ctx, commit_time=None):
         except ValueError:
             pass
     return int(time.time()), "added", None
+
+
+def _git_show(repo, fmt, rev):
+    """git show -s --format=FMT REV in repo: its output, None when git cannot say."""
+    if not repo:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=" + fmt, rev],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
 def parse_time(text):
@@ -220,17 +211,8 @@ def parse_time(text):
     return int(t.timestamp())
 
 
-def check_runs(paths):
-    """[(path, data, digest)] of every run, or HistoryError for the first bad one."""
-    checked = []
-    for p in paths:
-        data, digest = check_run(resolve_run(p))
-        checked.append((p, data, digest))
-    return checked
-
-
 def add_runs(db, checked, repo=None, commit_time=None, log=print):
-    """Adds checked runs (check_runs) in one transaction: every file was checked before
+    """Adds checked runs ([(path, data, digest)]) in one transaction: every file was checked before
     anything is written, so a bad file leaves the database untouched. Returns (added,
     already present)."""
     crash_after = int(os.environ.get("KBENCH_HISTORY_TEST_CRASH", "0") or 0)  # tests only
@@ -280,7 +262,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
             if not kr.is_iteration(b):
                 continue
             name = b["name"]
-            bid = _id(db, bcache, "benchmarks", name, {"family": name.split("/")[0]})
+            bid = _id(db, bcache, "benchmarks", name)
             if b.get("error_occurred"):
                 errors.append((run_id, bid, pidx, str(b.get("error_message", "error"))))
                 continue
@@ -297,7 +279,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     extras = []
     for kind, top in (("intervals", kr.INTERVALS_KEY), ("rate_curve", kr.RATE_CURVES_KEY)):
         for name, reps in (data.get(top) or {}).items():
-            bid = _id(db, bcache, "benchmarks", name, {"family": name.split("/")[0]})
+            bid = _id(db, bcache, "benchmarks", name)
             for rep in reps:
                 pid = rep.get(kr.PROCESS_KEY, ids[0] if ids else 0)
                 extras.append((run_id, bid, kind, ids.index(pid) if pid in ids else 0,
@@ -323,20 +305,14 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
 
 # ---------------------------------------------------------------- series
 
-def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False,
-                series_id=None):
+def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
     """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
     commit order (commit time, then the order runs were added)."""
-    where = ["1 = 1"]
+    where = ["1 = 1"] if include_dirty else ["r.dirty = 0"]
     args = []
-    if not include_dirty:
-        where.append("r.dirty = 0")
     if since is not None:
         where.append("r.commit_time >= ?")
         args.append(since)
-    if series_id is not None:
-        where.append("r.series_id = ?")
-        args.append(series_id)
     q = ("SELECT r.series_id, b.name, m.name, p.direction, r.id, r.commit_sha, "
          "r.commit_time, r.commit_subject, p.median, p.lo, p.hi, p.process_values "
          "FROM points p JOIN runs r ON r.id = p.run_id JOIN benchmarks b ON b.id = "
@@ -355,10 +331,6 @@ def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=Fa
     return out
 
 
-def series_labels(db):
-    return {sid: label for sid, label in db.execute("SELECT id, label FROM series")}
-
-
 def resolve_since(db, text, repo):
     """--since: a date/time, Unix seconds, or a commit (its commit time)."""
     if text is None:
@@ -371,11 +343,9 @@ def resolve_since(db, text, repo):
                      (text + "%",)).fetchone()
     if row and row[0] is not None:
         return row[0]
-    if repo:
-        out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=%ct", text],
-                             capture_output=True, text=True)
-        if out.returncode == 0 and out.stdout.strip().isdigit():
-            return int(out.stdout.strip())
+    out = _git_show(repo, "%ct", text)
+    if out and out.isdigit():
+        return int(out)
     raise HistoryError("--since %r is neither a date nor a commit in the history" % text)
 
 
@@ -394,10 +364,7 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
     """Change points of one series. Each change: its index (first run after the step), the
     commits around it, compare's row (shift %, interval, p, verdict)."""
     # Runs of one commit are one position: a step happens between commits.
-    commits = []
-    for i, r in enumerate(runs):
-        if not commits or commits[-1]["commit"] != r["commit"]:
-            commits.append({"commit": r["commit"], "first": i})
+    firsts = [i for i, r in enumerate(runs) if i == 0 or runs[i - 1]["commit"] != r["commit"]]
     changes = []
     values = [r["median"] for r in runs]
     if len(runs) >= MIN_POINTS and len(set(values)) > 1:
@@ -414,8 +381,8 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
     # The newest commit: its run median(s) against the runs since the last step.
-    last = commits[-1]["first"] if commits else 0
-    if len(commits) >= 2 and not any(c["index"] == last for c in changes):
+    last = firsts[-1] if firsts else 0
+    if len(firsts) >= 2 and not any(c["index"] == last for c in changes):
         start = max([c["index"] for c in changes] + [0])
         before = values[max(start, last - WINDOW):last]
         row = newest_check(name, metric, direction, before, values[last:], alpha)
@@ -445,10 +412,9 @@ def newest_check(name, metric, direction, before, new, alpha):
         p = 0.0 if x != mean else 1.0
         half = 0.0
     else:
-        t = (x - mean) / (sd * math.sqrt(1.0 + 1.0 / len(before)))
-        p = float(2.0 * stats.t.sf(abs(t), len(before) - 1))
-        half = float(stats.t.ppf(1.0 - alpha, len(before) - 1)) * sd * math.sqrt(
-            1.0 + 1.0 / len(before)) / abs(ref) * 100.0
+        k = math.sqrt(1.0 + 1.0 / len(before))  # the spread of one new run around the mean
+        p = float(2.0 * stats.t.sf(abs((x - mean) / (sd * k)), len(before) - 1))
+        half = float(stats.t.ppf(1.0 - alpha, len(before) - 1)) * sd * k / abs(ref) * 100.0
     return {"verdict": "regression" if change * direction < 0 else "improvement",
             "change_pct": change, "ci_low_pct": change - half, "ci_high_pct": change + half,
             "ci_level": 1.0 - 2.0 * alpha, "p_value": p, "n_base": len(before),
@@ -458,25 +424,12 @@ def newest_check(name, metric, direction, before, new, alpha):
 
 
 def _change(runs, cp, row, how):
-    return {"index": cp, "how": how, "before_commit": runs[cp - 1]["commit"],
-            "before_time": runs[cp - 1]["time"],
-            "after_commit": runs[cp]["commit"], "time": runs[cp]["time"],
-            "subject": runs[cp]["subject"], "verdict": row["verdict"],
-            "change_pct": row["change_pct"], "ci_low_pct": row["ci_low_pct"],
-            "ci_high_pct": row["ci_high_pct"], "ci_level": row["ci_level"],
-            "p_value": row["p_value"], "n_before": row["n_base"], "n_after": row["n_new"],
-            "before_median": row["base_median"], "after_median": row["new_median"],
-            "reason": row["reason"]}
-
-
-def benjamini_hochberg(pvalues, q):
-    """Indices of the p-values that the Benjamini-Hochberg procedure rejects at FDR q
-    (statsmodels' multipletests, which scripts/compare uses for Holm's step too)."""
-    if not pvalues:
-        return set()
-    from statsmodels.stats.multitest import multipletests
-    reject = multipletests(pvalues, alpha=q, method="fdr_bh")[0]
-    return {i for i, r in enumerate(reject) if r}
+    before, after = runs[cp - 1], runs[cp]
+    return {"index": cp, "how": how, "before_commit": before["commit"], "before_time": before["time"],
+            "after_commit": after["commit"], "time": after["time"], "subject": after["subject"],
+            **{k: row[k] for k in ("verdict", "change_pct", "ci_low_pct", "ci_high_pct", "ci_level", "p_value")},
+            "n_before": row["n_base"], "n_after": row["n_new"], "before_median": row["base_median"],
+            "after_median": row["new_median"], "reason": row["reason"]}
 
 
 def _series_changes(item, kw):
@@ -502,11 +455,13 @@ def all_changes(series, **kw):
     # The newest commit is tested once per series: with hundreds of series, some would
     # pass alpha by chance every time. Its steps are kept when they pass the
     # Benjamini-Hochberg procedure over all series at alpha, and reach the threshold.
+    # (statsmodels' multipletests, which scripts/compare uses for Holm's step too.)
     cands = [c for part in parts for c in part if c[1]["how"] == "newest"]
-    keep = benjamini_hochberg([c[1]["p_value"] for c in cands], kw.get("alpha", 0.01))
-    for i, (key, ch) in enumerate(cands):
-        if i in keep and abs(ch["change_pct"]) >= kw.get("threshold", 2.0):
-            changes.append((key, ch))
+    if cands:
+        from statsmodels.stats.multitest import multipletests
+        keep = multipletests([ch["p_value"] for _, ch in cands], alpha=kw.get("alpha", 0.01), method="fdr_bh")[0]
+        changes += [(key, ch) for (key, ch), k in zip(cands, keep)
+                    if k and abs(ch["change_pct"]) >= kw.get("threshold", 2.0)]
     return changes, newest
 
 
@@ -552,6 +507,10 @@ def fmt_change(m):
 
 def short(sha):
     return sha[:12]
+
+
+def day(t, fmt="%Y-%m-%d"):
+    return datetime.fromtimestamp(t, timezone.utc).strftime(fmt)
 
 
 # ---------------------------------------------------------------- the dashboard
@@ -609,14 +568,6 @@ window.addEventListener('load',function(){setTimeout(function(){
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 628, 150, 52, 8, 18, 18
 
 
-def _fmt_axis(v):
-    a = abs(v)
-    for scale, p in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if a >= scale:
-            return "%.3g%s" % (v / scale, p)
-    return "%.3g" % v
-
-
 def _g(v):
     """A number for the hover data: 5 significant digits are plenty and keep pages small."""
     return float("%.5g" % v)
@@ -648,7 +599,7 @@ def chart_svg(i, runs, changes, commit_index):
     for v in (lo + 0.05 * (hi - lo) / 1.1, (lo + hi) / 2, hi - 0.05 * (hi - lo) / 1.1):
         parts.append('<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>'
                      '<text class="axis" x="2" y="%.1f">%s</text>'
-                     % (PAD_L, W - PAD_R, y(v), y(v), y(v) + 3, _fmt_axis(v)))
+                     % (PAD_L, W - PAD_R, y(v), y(v), y(v) + 3, fmt_rate(v)))
     if n > 1:
         parts.append('<polygon class="band" points="%s %s"/>' % (top, bottom))
         parts.append('<polyline class="med" points="%s"/>' % med)
@@ -672,8 +623,7 @@ def chart_svg(i, runs, changes, commit_index):
     for r in runs:
         if r["commit"] not in commit_index:
             commit_index[r["commit"]] = (len(commit_index), [
-                short(r["commit"]), datetime.fromtimestamp(r["time"], timezone.utc)
-                .strftime("%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
+                short(r["commit"]), day(r["time"], "%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
         hover.append([commit_index[r["commit"]][0], _g(r["median"]), _g(r["lo"]), _g(r["hi"]),
                       round(y(r["median"])), len(r["processes"])])
     return "".join(parts), hover
@@ -687,20 +637,21 @@ def primary_metric(metrics):
     return sorted(metrics)[0]
 
 
-def _page(title, body, data=None):
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
-            "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
-            "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
-            "<script>%s</script></body></html>"
-            % (html.escape(title), CSS, body,
-               json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
+def _write_page(path, title, body, data=None):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
+                "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
+                "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
+                "<script>%s</script></body></html>"
+                % (html.escape(title), CSS, body,
+                   json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
 
 
 def family_slug(family):
     return "family-" + re.sub(r"[^A-Za-z0-9_-]", "_", family) + ".html"
 
 
-def write_report(db, out_dir, series, changes, labels, newest):
+def write_report(db, out_dir, series, changes, labels):
     os.makedirs(out_dir, exist_ok=True)
     by_key = {}
     for key, ch in changes:
@@ -719,11 +670,9 @@ def write_report(db, out_dir, series, changes, labels, newest):
                 'each run (line) and the spread of its processes (band); dashed lines mark '
                 'change points (red regression, green improvement). Hover for the numbers.'
                 '</p>' % html.escape(family)]
-        for sid in sorted({s for s, _ in fams[family]}):
+        for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
             body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
-            for (s, name), metrics in sorted(fams[family].items()):
-                if s != sid:
-                    continue
+            for (_, name), metrics in charts:
                 metric = primary_metric(metrics)
                 key = (sid, name, metric)
                 runs = series[key]["runs"]
@@ -742,9 +691,8 @@ def write_report(db, out_dir, series, changes, labels, newest):
                                 html.escape(name, quote=True), html.escape(name),
                                 html.escape(metric), len(runs), svg, notes))
         path = os.path.join(out_dir, family_slug(family))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_page("kbench: " + family, "".join(body), {
-                "charts": data, "commits": [c for _, c in sorted(commit_index.values())]}))
+        _write_page(path, "kbench: " + family, "".join(body), {
+            "charts": data, "commits": [c for _, c in sorted(commit_index.values())]})
         pages.append((family, sum(1 for _ in fams[family]), path))
     groups = group_changes(changes)
     runs_n, commits_n = db.execute(
@@ -773,27 +721,22 @@ def write_report(db, out_dir, series, changes, labels, newest):
                 for m in g["members"])
             body.append('<tr><td data-commit="%s">%s..%s<br>%s<br><small>%s</small></td>'
                         '<td>%s</td><td>%s</td></tr>' % (
-                            g["after_commit"], short(g["before_commit"]),
-                            short(g["after_commit"]),
-                            datetime.fromtimestamp(g["time"], timezone.utc).strftime("%Y-%m-%d"),
+                            g["after_commit"], short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
                             html.escape((g["subject"] or "")[:80]),
                             html.escape(labels.get(g["series"], "")), rows))
         body.append("</table>")
-    with open(os.path.join(out_dir, "index.html"), "w", encoding="utf-8") as f:
-        f.write(_page("kbench history", "".join(body)))
-    with open(os.path.join(out_dir, "changes.json"), "w", encoding="utf-8") as f:
-        f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
+    _write_page(os.path.join(out_dir, "index.html"), "kbench history", "".join(body))
+    write_changes(os.path.join(out_dir, "changes.json"), groups, labels)
     return pages
 
 
-def _json_safe(groups, labels):
-    out = []
-    for g in groups:
-        g = dict(g, series_label=labels.get(g["series"], ""))
-        g["members"] = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                         for k, v in m.items()} for m in g["members"]]
-        out.append(g)
-    return out
+def write_changes(path, groups, labels):
+    """changes.json: the groups with their series' labels; no NaN or infinity (not JSON)."""
+    out = [dict(g, series_label=labels.get(g["series"], ""),
+                members=[{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                          for k, v in m.items()} for m in g["members"]]) for g in groups]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(kc.dumps(out) + "\n")
 
 
 # ---------------------------------------------------------------- command line
@@ -867,7 +810,7 @@ def main(argv=None):
             ct = parse_time(args.commit_time) if args.commit_time else None
             t0 = time.monotonic()
             # Check first, then open: a refused file leaves no new database behind either.
-            checked = check_runs(args.runs)
+            checked = [(p,) + check_run(resolve_run(p)) for p in args.runs]
             db = connect(args.db)
             added, present = add_runs(db, checked, args.repo, ct,
                                       log=lambda m: print(m, file=sys.stderr))
@@ -897,10 +840,10 @@ def main(argv=None):
                                             if (flt or since or args.metric) else ""), 3)
         changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold,
                                       cp_pvalue=args.alpha)
-        labels = series_labels(db)
+        labels = dict(db.execute("SELECT id, label FROM series"))
         if args.cmd == "report":
             t0 = time.monotonic()
-            pages = write_report(db, args.out, series, changes, labels, newest)
+            pages = write_report(db, args.out, series, changes, labels)
             print("history: report of %d series in %d page(s) written to %s in %.1f s"
                   % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
                      time.monotonic() - t0), file=sys.stderr)
@@ -914,9 +857,8 @@ def print_changes(series, changes, newest, labels, args):
     groups = group_changes(changes)
     judged = sum(1 for s in series.values() if judgeable(s["runs"]))
     for g in groups:
-        print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]),
-                                  datetime.fromtimestamp(g["time"], timezone.utc)
-                                  .strftime("%Y-%m-%d"), (g["subject"] or "")[:70]))
+        print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
+                                  (g["subject"] or "")[:70]))
         print("  series: %s" % labels.get(g["series"], g["series"]))
         for m in g["members"]:
             print("  %-11s %-26s %-16s %s%s" % (
@@ -931,8 +873,7 @@ def print_changes(series, changes, newest, labels, args):
               len(changes), len(groups), len(series), judged, len(newest_regressions)))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(kc.dumps(_json_safe(groups, labels)) + "\n")
+        write_changes(args.json, groups, labels)
     if newest_regressions:
         return 1
     if judged == 0:

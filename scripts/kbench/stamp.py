@@ -14,7 +14,10 @@ import os
 import sys
 import time
 
-from kbench.cli import ArgumentParser, die
+from kbench.cli import ArgumentParser, die, read_json
+
+KINDS = {"": str, "int": int, "bool": lambda v: v == "true", "words": str.split,
+         "csv": lambda v: v.split(",") if v else None}
 
 
 def typed(pair):
@@ -22,17 +25,9 @@ def typed(pair):
     if not sep:
         die("'%s' is not KEY=VALUE" % pair)
     name, _, kind = key.partition(":")
-    if kind == "":
-        return name, value
-    if kind == "int":
-        return name, int(value)
-    if kind == "bool":
-        return name, value == "true"
-    if kind == "words":
-        return name, value.split()
-    if kind == "csv":
-        return name, value.split(",") if value else None
-    die("unknown type '%s' in '%s'" % (kind, pair))
+    if kind not in KINDS:
+        die("unknown type '%s' in '%s'" % (kind, pair))
+    return name, KINDS[kind](value)
 
 
 def write(path, pairs):
@@ -73,11 +68,7 @@ def main(argv):
     if args.cmd == "write":
         write(args.path, args.pairs)
         return 0
-    try:
-        with open(args.path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        die("cannot read %s: %s" % (args.path, e), status=1)
+    doc = read_json(args.path, status=1)
     if args.cmd == "get":
         print(doc.get(args.key, ""))
     else:

@@ -79,17 +79,26 @@ def info(message):
     print("bisect: " + message, file=sys.stderr, flush=True)
 
 
-def git(repo, *args, check=True):
+def git(repo, *args):
+    """Its output, stripped; None when git fails."""
     proc = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
                           stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        return None
-    return proc.stdout.strip()
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 def minutes(seconds):
     seconds = int(round(seconds))
     return "%d min %02d s" % (seconds // 60, seconds % 60) if seconds >= 60 else "%d s" % seconds
+
+
+def verdict_rows(path, kinds=("regressions", "improvements", "unchanged", "inconclusive")):
+    """The rows of a scripts/compare verdict; none when it cannot be read."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        return [r for k in kinds for r in doc.get(k, []) if isinstance(r, dict)]
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
 
 
 class Stopped(Exception):
@@ -206,12 +215,11 @@ def parse_args(argv):
         die("--runs must be a positive integer")
     if args.retries < 0:
         die("--retries must be 0 or more")
-    if args.threshold is not None and not re.match(r"^[0-9]*\.?[0-9]+$", args.threshold):
-        die("--threshold must be a number of percent")
-    if args.alpha is not None and not re.match(r"^0?\.[0-9]+$", args.alpha):
-        die("--alpha must be a level between 0 and 1")
-    if args.budget is not None and not re.match(r"^[0-9]+(\.[0-9]+)?$", args.budget):
-        die("--budget must be a positive number of minutes")
+    for opt, pattern, what in (("threshold", r"[0-9]*\.?[0-9]+", "a number of percent"),
+                               ("alpha", r"0?\.[0-9]+", "a level between 0 and 1"),
+                               ("budget", r"[0-9]+(\.[0-9]+)?", "a positive number of minutes")):
+        if getattr(args, opt) is not None and not re.match("^%s$" % pattern, getattr(args, opt)):
+            die("--%s must be %s" % (opt, what))
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
         die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
             "OLD and NEW)")
@@ -352,12 +360,7 @@ class Bisect:
     def changed_rows(verdict_path):
         """{(name, metric): change_pct} of the rows that showed the change (the first step,
         NEW against OLD: its regressions, sides already turned for --improvement)."""
-        try:
-            with open(verdict_path) as f:
-                rows = json.load(f).get("regressions", [])
-        except (OSError, ValueError, AttributeError):
-            return {}
-        return {(r["name"], r["metric"]): r["change_pct"] for r in rows
+        return {(r["name"], r["metric"]): r["change_pct"] for r in verdict_rows(verdict_path, ("regressions",))
                 if r.get("change_pct") is not None and r["change_pct"] > -100}
 
     def place(self, verdict_path):
@@ -371,14 +374,7 @@ class Bisect:
         straddles +-5 % yet stops far short of NEW answers it."""
         if not self.signature:
             return None
-        try:
-            with open(verdict_path) as f:
-                doc = json.load(f)
-        except (OSError, ValueError):
-            return None
-        rows = {(r.get("name"), r.get("metric")): r
-                for k in ("regressions", "improvements", "unchanged", "inconclusive")
-                for r in doc.get(k, []) if isinstance(r, dict)}
+        rows = {(r.get("name"), r.get("metric")): r for r in verdict_rows(verdict_path)}
         sides = set()
         for key, new_pct in self.signature.items():
             r = rows.get(key)
@@ -417,13 +413,7 @@ class Bisect:
 
     def largest_change(self, path):
         """The largest change of the step, as the candidate against OLD."""
-        try:
-            with open(path) as f:
-                doc = json.load(f)
-            rows = [r for k in ("regressions", "improvements", "unchanged", "inconclusive")
-                    for r in doc.get(k, []) if r.get("change_pct") is not None]
-        except (OSError, ValueError, AttributeError):
-            return "-"
+        rows = [r for r in verdict_rows(path) if r.get("change_pct") is not None]
         if not rows:
             return "-"
         r = max(rows, key=lambda r: abs(r["change_pct"]))
@@ -501,23 +491,19 @@ class Bisect:
 
     def write_summary(self, found, suspects):
         walk = self.walk
-        lines = ["%-5s %-12s %-13s %-5s %-9s %-30s %s" % (
-            "step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
-            "subject")]
-        for s in self.steps:
-            lines.append("%-5s %-12s %-13s %-5s %-9s %-30s %s" % (
-                s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""),
-                s["exit"], minutes(s["seconds"]), s["change"], s["subject"]))
+        row = "%-5s %-12s %-13s %-5s %-9s %-30s %s"
+        lines = [row % ("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)", "subject")]
+        lines += [row % (s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""), s["exit"],
+                         minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
         word = "fixing" if self.args.improvement else "bad"
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
                          "change that can tell lie nearer that end (steps.json: placed_by)")
-        lines.append("")
-        lines.append("%s: OLD %s, NEW %s, %d candidate(s), filter '%s', %d step(s), %s"
+        lines += ["", "%s: OLD %s, NEW %s, %d candidate(s), filter '%s', %d step(s), %s"
                      % ("improvement" if self.args.improvement else "regression",
                         walk.candidates[0]["label"], walk.candidates[-1]["label"],
                         len(walk.candidates) - 1, self.args.filter, len(self.steps),
-                        minutes(time.time() - self.started)))
+                        minutes(time.time() - self.started))]
         if found is not None:
             lines.append("first %s %s: %s %s" % (word, walk.kind, walk.candidates[found]["id"],
                                                 walk.candidates[found]["subject"]))

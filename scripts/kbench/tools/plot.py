@@ -16,7 +16,7 @@ import re
 import sys
 
 from kbench import results as kr
-from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, usage_error
+from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, read_json, usage_error
 
 MAX_SERIES = 8      # lines per latency chart before splitting into more files
 MAX_PANELS = 12     # subplots per throughput figure
@@ -78,15 +78,12 @@ class Plotter:
     def produce_throughput(self, rows, prefix):
         groups = {}
         for name, m in rows:
-            fam, var, params, extra = kr.parse_name(name)
-            if fam != "Produce" or "threads" not in params or "producers" not in params:
+            fam, var, params, _ = kr.parse_name(name)
+            if fam != "Produce" or "threads" not in params or "producers" not in params \
+                    or "items_per_second" not in m:
                 continue
-            if "items_per_second" not in m:
-                continue
-            rest = tuple((k, v) for k, v in params.items() if k not in ("threads", "producers"))
-            key = (var,) + rest
-            groups.setdefault(key, {})[(params["threads"], params["producers"])] = \
-                m["items_per_second"]
+            key = (var,) + tuple((k, v) for k, v in params.items() if k not in ("threads", "producers"))
+            groups.setdefault(key, {})[(params["threads"], params["producers"])] = m["items_per_second"]
         if not groups:
             return
         keys = list(groups)
@@ -105,15 +102,12 @@ class Plotter:
                     xs = [i + (j - (len(producers) - 1) / 2) * width
                           for i, t in enumerate(threads) if (t, p) in cells]
                     ys = [cells[(t, p)] for t in threads if (t, p) in cells]
-                    bars = ax.bar(xs, ys, width, label="%s producer%s" % (p, "" if p == "1" else "s"))
+                    ax.bar(xs, ys, width, label="%s producer%s" % (p, "" if p == "1" else "s"))
                     for x, y in zip(xs, ys):
                         ax.annotate(fmt_rate(y), (x, y), ha="center", va="bottom", fontsize=7,
                                     xytext=(0, 2), textcoords="offset points")
-                    del bars
-                ax.set_xticks(range(len(threads)))
-                ax.set_xticklabels(threads)
-                ax.set_xlabel("application threads")
-                ax.set_ylabel("records/s")
+                ax.set_xticks(range(len(threads)), threads)
+                ax.set(xlabel="application threads", ylabel="records/s")
                 ax.yaxis.set_major_formatter(self._rate_formatter())
                 ax.set_title(" ".join("%s:%s" % kv for kv in key[1:]) or key[0] or "Produce",
                              fontsize=9)
@@ -138,12 +132,9 @@ class Plotter:
                 xs = [i for i, k in enumerate(kr.LATENCY_METRICS) if k in m]
                 ys = [m[k] / 1000.0 for k in kr.LATENCY_METRICS if k in m]
                 ax.plot(xs, ys, marker="o", label=label)
-            ax.set_xticks(range(len(pct_names)))
-            ax.set_xticklabels(pct_names)
-            ax.set_yscale("log")
-            ax.set_xlabel("percentile")
-            ax.set_ylabel("latency (ms, log scale)")
-            ax.set_title("Latency percentiles (median of repetitions)")
+            ax.set_xticks(range(len(pct_names)), pct_names)
+            ax.set(yscale="log", xlabel="percentile", ylabel="latency (ms, log scale)",
+                   title="Latency percentiles (median of repetitions)")
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
             self.save(fig, "%slatency%s.png" % (prefix, _part(start, MAX_SERIES, sel)))
@@ -179,10 +170,9 @@ class Plotter:
                 ax.axvline(best, linestyle="--", color="gray")
                 ax.annotate("max_rate %s/s" % fmt_rate(best), (best, 1), xycoords=("data", "axes fraction"),
                             xytext=(3, -12), textcoords="offset points", fontsize=8)
-            ax.set_yscale("log")
-            ax.set_xlabel("offered rate (records/s)")
+            ax.set(yscale="log", xlabel="offered rate (records/s)",
+                   ylabel="latency from intended send time (ms, log scale)")
             ax.xaxis.set_major_formatter(self._rate_formatter())
-            ax.set_ylabel("latency from intended send time (ms, log scale)")
             ax.set_title(short_labels([name])[0], fontsize=9)
             ax.grid(alpha=0.3, which="both")
             ax.legend(fontsize=7, loc="upper left")
@@ -192,10 +182,9 @@ class Plotter:
     def codecs(self, rows, prefix):
         comp, decomp = {}, {}
         for name, m in rows:
-            fam, var, params, extra = kr.parse_name(name)
-            if fam != "Codec" or var not in ("compress", "decompress") or "codec" not in params:
-                continue
-            if "bytes_per_second" not in m:
+            fam, var, params, _ = kr.parse_name(name)
+            if fam != "Codec" or var not in ("compress", "decompress") or "codec" not in params \
+                    or "bytes_per_second" not in m:
                 continue
             # Points of one chart share everything but codec and level.
             setting = tuple((k, v) for k, v in params.items() if k not in ("codec", "level"))
@@ -204,9 +193,7 @@ class Plotter:
         settings = list(comp) + [s for s in decomp if s not in comp]
         for idx, setting in enumerate(settings):
             c = comp.get(setting, {})
-            d = decomp.get(setting, {})
-            panels = [("compress", c), ("decompress", d)]
-            panels = [(t, pts) for t, pts in panels if pts]
+            panels = [(t, pts) for t, pts in (("compress", c), ("decompress", decomp.get(setting, {}))) if pts]
             fig, axes = self.plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5),
                                           squeeze=False)
             drew = False
@@ -220,10 +207,8 @@ class Plotter:
                     ax.annotate(label, (ratio, speed), fontsize=8, xytext=(4, 3),
                                 textcoords="offset points")
                     drew = True
-                ax.set_yscale("log")
-                ax.set_xlabel("ratio (compressed / uncompressed, lower is better)")
-                ax.set_ylabel("%s speed (MB/s of uncompressed data, log)" % title)
-                ax.set_title(title)
+                ax.set(yscale="log", xlabel="ratio (compressed / uncompressed, lower is better)",
+                       ylabel="%s speed (MB/s of uncompressed data, log)" % title, title=title)
                 ax.grid(alpha=0.3, which="both")
             fig.suptitle("Codec speed vs ratio  " + " ".join("%s:%s" % kv for kv in setting))
             if drew:
@@ -280,8 +265,7 @@ class Plotter:
             ax.axvline(0, color="black", linewidth=0.8)
             for t in (threshold, -threshold):
                 ax.axvline(t, color="#555", linestyle=":", linewidth=0.8)
-            ax.set_yticks(ys)
-            ax.set_yticklabels(labels, fontsize=7)
+            ax.set_yticks(ys, labels, fontsize=7)
             ax.set_xlim(-cap * 1.45, cap * 1.45)
             ax.set_xlabel("change of median, new vs base (%%)   dotted: ±%g %% threshold" % threshold)
             ax.set_title("A/B comparison (* = p < %g; red regression, green improvement, "
@@ -335,12 +319,7 @@ def main():
             die(str(e))
     verdict = None
     if args.verdict:
-        import json
-        try:
-            with open(args.verdict, encoding="utf-8") as f:
-                verdict = json.load(f)
-        except (OSError, ValueError) as e:
-            die("cannot read verdict %s: %s" % (args.verdict, e))
+        verdict = read_json(args.verdict, what="verdict ")
         if not isinstance(verdict, dict) or "regressions" not in verdict:
             die("%s is not a scripts/compare verdict (no \"regressions\")" % args.verdict)
 

@@ -2,18 +2,12 @@
 
 A Trogdor agent starts this program, writes one line {"id": TASK, "workload": {...}} on
 its stdin and reads JSON lines from its stdout: {"status": ...} replaces the task's
-status (what the coordinator serves), {"error": "..."} fails the task (the agent then
-stops the process: SIGTERM, SIGKILL after the grace period), {"log": "..."} is logged.
-
-The workload (scripts/kbench/distributed.py WORKLOAD_KEYS) names the kbench binary,
-the bootstrap address, a --produce or --consume spec, the window, non-secret settings and
-optionally a client config file on this host (where secrets belong: Trogdor logs the
-workload). This program runs kbench, which sends its first record at the common start
-time (--start-at, after its own set-up; Consume rows start then), streams its
-progress lines as statuses, and ends with the status
-    {"state": "done", "exit_code": N, "result": <kbench's JSON, with latency buckets>}
-and, when kbench failed, an error line. The JSON and kbench's log stay in out_dir when
-the workload names one, or when kbench failed (in a temporary directory then).
+status, {"error": "..."} fails the task (the agent then stops the process), {"log": "..."}
+is logged. The workload (kbench.distributed.WORKLOAD_KEYS) says how to run kbench; client
+secrets stay in a config file on this host (Trogdor logs the workload). kbench's progress
+lines become statuses; the last is {"state": "done", "exit_code": N, "result": <kbench's
+JSON>}, plus an error line when kbench failed. The JSON and log stay in the workload's
+out_dir, or when kbench failed in a temporary directory.
 Exit status: kbench's, 2 for a workload that cannot run, 1 when interrupted.
 """
 
