@@ -129,7 +129,7 @@ def metric_direction(metric):
     # Conventions for counters added later without updating the table above.
     if metric.startswith("queue_"):
         return 0
-    if metric.endswith("_us") or metric.endswith("_ns") or metric.endswith("_ms"):
+    if metric.endswith(("_us", "_ns", "_ms")):
         return -1
     if metric.endswith("_per_second"):
         return +1
@@ -201,8 +201,7 @@ def is_number(v):
 
 def uses_real_time(name):
     """Google Benchmark appends /real_time or /manual_time to such names."""
-    return name.endswith("/real_time") or name.endswith("/manual_time") \
-        or "/real_time/" in name or "/manual_time/" in name
+    return any(name.endswith("/" + t) or "/%s/" % t in name for t in ("real_time", "manual_time"))
 
 
 def time_metric(name):
@@ -260,16 +259,14 @@ def group_runs(data):
     """
     groups = {}
     for b in data["benchmarks"]:
+        name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)
+        g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
         if is_iteration(b):
-            name = b["name"]
-            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
             if b.get("error_occurred"):
                 g["errors"].append(str(b.get("error_message", "error")))
             else:
                 g["runs"].append(entry_metrics(b))
         else:
-            name = b.get("run_name") or _strip_aggregate_suffix(b)
-            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
             agg = b.get("aggregate_name")
             if agg:
                 g["aggregates"][agg] = entry_metrics(b)
@@ -289,11 +286,7 @@ def median_metrics(group):
     runs = group["runs"]
     if not runs:
         return dict(group["aggregates"].get("median") or group["aggregates"].get("mean") or {})
-    keys = []
-    for r in runs:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
+    keys = dict.fromkeys(k for r in runs for k in r)
     return {k: statistics.median([r[k] for r in runs if k in r]) for k in keys}
 
 
@@ -304,10 +297,7 @@ def parse_name(name):
     /real_time suffix Google Benchmark appends).
     """
     parts = name.split("/")
-    family = parts[0]
-    variant = None
-    params = {}
-    extra = []
+    family, variant, params, extra = parts[0], None, {}, []
     for i, p in enumerate(parts[1:]):
         if ":" in p:
             k, v = p.split(":", 1)
@@ -325,15 +315,10 @@ def processes(data):
     A file written by one kbench process is one process; a merged file
     (merge_runs) tags each entry with PROCESS_KEY.
     """
-    order = []
     per = {}
     for b in data["benchmarks"]:
-        pid = b.get(PROCESS_KEY, 0)
-        if pid not in per:
-            order.append(pid)
-            per[pid] = []
-        per[pid].append(b)
-    return [(pid, per[pid]) for pid in order]
+        per.setdefault(b.get(PROCESS_KEY, 0), []).append(b)
+    return list(per.items())
 
 
 def merge_runs(datas, sources=None):
@@ -348,24 +333,16 @@ def merge_runs(datas, sources=None):
     """
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
-    order = []
     per_name = {}
     next_pid = 0
     for data in datas:
         for _, entries in processes(data):
             for b in entries:
-                if not is_iteration(b):
-                    continue
-                if b["name"] not in per_name:
-                    order.append(b["name"])
-                    per_name[b["name"]] = []
-                e = dict(b)
-                e[PROCESS_KEY] = next_pid
-                per_name[b["name"]].append(e)
+                if is_iteration(b):
+                    per_name.setdefault(b["name"], []).append(dict(b, **{PROCESS_KEY: next_pid}))
             next_pid += 1
     benches = []
-    for name in order:
-        entries = per_name[name]
+    for entries in per_name.values():
         for i, e in enumerate(entries):
             e["run_type"] = "iteration"
             e["repetition_index"] = i
@@ -399,8 +376,7 @@ def _merge_per_run_samples(datas, key):
             for rep in reps:
                 # A file written by one process has no process key: its only process.
                 pid = rep.get(PROCESS_KEY, ids[0])
-                r = dict(rep)
-                r[PROCESS_KEY] = next_pid + (ids.index(pid) if pid in ids else 0)
+                r = dict(rep, **{PROCESS_KEY: next_pid + (ids.index(pid) if pid in ids else 0)})
                 merged.setdefault(name, []).append(r)
         next_pid += len(ids)
     return merged
@@ -458,19 +434,17 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
     Measured as (Ir(2N) - Ir(N)) / N so that process start-up, payload
     generation and Google Benchmark's own bookkeeping cancel out.
     """
-    per_iter = (ir_2n - ir_n) / float(iterations)
     e = {
         "name": name, "run_name": name, "run_type": "iteration",
         "repetitions": 1, "repetition_index": 0, "threads": 1,
         "iterations": iterations,
-        "instructions": per_iter,
+        "instructions": (ir_2n - ir_n) / float(iterations),
         "instructions_total_n": ir_n, "instructions_total_2n": ir_2n,
         "time_unit": "ns",
     }
-    if context_entry:
-        for key in ("family_index", "per_family_instance_index"):
-            if key in context_entry:
-                e[key] = context_entry[key]
+    for key in ("family_index", "per_family_instance_index"):
+        if key in (context_entry or {}):
+            e[key] = context_entry[key]
     return e
 
 
