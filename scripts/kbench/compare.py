@@ -716,10 +716,9 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
-    # Secondary rows are a family of their own (Holm over them, no moderation: they are
-    # different quantities, whose variances have nothing in common), so that one that moved
-    # is reported as a regression or improvement without deciding the exit code, and an
-    # unadjusted p among dozens of secondaries does not cry wolf.
+    # Secondary rows are a family of their own (Holm, no moderation: different quantities
+    # whose variances have nothing in common): one that moved is reported without deciding
+    # the exit code, and an unadjusted p among dozens of secondaries does not cry wolf.
     adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
                   moderate=False, label="secondary")
     for row in result["rows"]:
@@ -732,13 +731,12 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
 
 def machine_drift(result, share=0.8, min_rows=5):
     """Did (nearly) every benchmark move the same way between two runs that were not
-    interleaved? A change of the machine's speed between the runs (a neighbour's load, a
-    throttled vCPU) moves every timed row alike; a code change rarely moves every family at
-    once: two runs of one build half an hour apart on a 2-core VM were seen to differ by
-    +12 to +28 % in CPU time on every Codec and Batch row.
+    interleaved? A change of the machine's speed (a neighbour's load, a throttled vCPU)
+    moves every timed row alike, a code change rarely (two runs of one build half an hour
+    apart on a 2-core VM differed by +12 to +28 % on every Codec and Batch row).
     Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
     of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
-    the threshold. Paired rounds cancel such drift, so paired results are never flagged."""
+    the threshold. Paired rounds cancel such drift: never flagged."""
     if result["paired"]:
         return None
     worse = []
@@ -773,11 +771,10 @@ def machine_drift_line(drift):
 
 def judged_metrics(name, all_runs):
     """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
-    given its repetitions' metrics: time first, then counters in the order the benchmark
-    reports them. A windowed row (window_seconds) times a fixed-length window: its real
-    time is the window's length, so its throughput counters are what is judged, not its
-    time; likewise a maximum-rate search (max_rate), whose time is its search's.
-    Informational and unknown metrics, and latency of an unthrottled row, are left out."""
+    given its repetitions' metrics: time first, then counters in the benchmark's order.
+    Rows with an UNTIMED_ROW_COUNTERS counter (a fixed-length window, a maximum-rate search)
+    are judged on their counters, not their time. Informational and unknown metrics, and
+    latency of an unthrottled row, are left out."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
     ordered = (([] if untimed else [kr.time_metric(name)])
@@ -925,8 +922,7 @@ def metric_threshold(metric, threshold, b, n):
 
 def moderate_family(rows):
     """Re-test the rows that have a location_stat with variances moderated across them
-    (family_prior). The prior comes from the family's rows alone, counted before any
-    data is seen, so it is the same for every row and needs no correction of its own."""
+    (family_prior). The prior is the same for every row and needs no correction of its own."""
     stats_rows = [r for r in rows if r.get("_stat")]
     if len(stats_rows) < MIN_MODERATED_ROWS:
         return
@@ -943,14 +939,11 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
     """Family-wise control over the deciding rows: Holm's step-down adjustment of their
     p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
 
-    Holm, not Benjamini-Hochberg: the gate's question is "did anything regress?", and a
-    false alarm anywhere in a whole-profile run costs a bisection, so the error to bound is
-    the chance of any false regression (family-wise), not the share of false ones among
-    those flagged (BH's false discovery rate, which lets the number of false alarms grow
-    with the number of true ones). Holm bounds it under any dependence between rows, and
-    rows of one run are dependent (they share the machine's drift); it is uniformly more
-    powerful than Bonferroni. The intervals ("unchanged") stay at the per-row level: a
-    verdict of unchanged is not an alarm."""
+    Holm, not Benjamini-Hochberg: the gate asks "did anything regress?", and any false alarm
+    costs a bisection, so the error to bound is the chance of any false regression, not
+    the share of false ones among those flagged. Holm bounds it under any dependence between
+    rows (rows of one run share the machine's drift). The intervals ("unchanged") stay at
+    the per-row level: a verdict of unchanged is not an alarm."""
     tested = [r for r in rows if r.get("p_value") is not None]
     for r in rows:
         r["p_adjusted"] = None
@@ -1047,10 +1040,9 @@ def fmt_value(v, unit):
         return "-"
     if unit in ("ns", "us"):
         ns = v * (1e3 if unit == "us" else 1.0)
-        for scale, u in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
-            if abs(ns) >= scale:
-                return "%.4g %s" % (ns / scale, u)
-        return "%.4g ns" % ns
+        scale, u = next((s for s in ((1e9, "s"), (1e6, "ms"), (1e3, "us")) if abs(ns) >= s[0]),
+                        (1.0, "ns"))
+        return "%.4g %s" % (ns / scale, u)
     if unit in ("items/s", "B/s", "req/s", "Ir") and abs(v) >= 1e3:
         for scale, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
             if abs(v) >= scale:
@@ -1064,22 +1056,18 @@ def fmt_spread(cv):
     return "" if cv is None else " ±%.1f%%" % cv
 
 
+def _signed(v, fmt):
+    return ("+inf" if v > 0 else "-inf") if math.isinf(v) else fmt % v
+
+
 def fmt_change(c):
-    if c is None:
-        return "-"
-    if math.isinf(c):
-        return "+inf%" if c > 0 else "-inf%"
-    return "%+.2f%%" % c
+    return "-" if c is None else _signed(c, "%+.2f") + "%"
 
 
 def fmt_interval(lo, hi):
     if lo is None or hi is None:
         return ""
-    def one(v):
-        if math.isinf(v):
-            return "+inf" if v > 0 else "-inf"
-        return "%+.1f" % v
-    return " [%s, %s]" % (one(lo), one(hi))
+    return " [%s, %s]" % (_signed(lo, "%+.1f"), _signed(hi, "%+.1f"))
 
 
 def fmt_p(p):
@@ -1156,9 +1144,8 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
             _change_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
 
     def shown(r):  # primary rows that are not unchanged, secondary rows that moved
-        if r.get("primary", True):
-            return r["verdict"] != "unchanged"
-        return r["verdict"] in ("regression", "improvement")
+        return r["verdict"] in (("regression", "improvement", "inconclusive")
+                                if r.get("primary", True) else ("regression", "improvement"))
     judged = [r for r in rows if shown(r)]
     same = [r for r in rows if not shown(r)]
     if judged:
@@ -1167,15 +1154,12 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
         out += ["<details><summary>%d unchanged or secondary</summary>" % len(same), "",
                 header]
         out += [line(r) for r in same] + ["", "</details>", ""]
-    for e in result["errored"]:
-        out.append("- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]),
-                                                   _md(e["message"])))
-    for u in result.get("unjudged", []):
-        out.append("- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"])))
-    for name in result["only_in_base"]:
-        out.append("- only in base: `%s`" % _md(name))
-    for name in result["only_in_new"]:
-        out.append("- only in new: `%s`" % _md(name))
+    out += ["- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]), _md(e["message"]))
+            for e in result["errored"]]
+    out += ["- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"]))
+            for u in result.get("unjudged", [])]
+    out += ["- only in %s: `%s`" % (side, _md(name)) for side in ("base", "new")
+            for name in result["only_in_" + side]]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -233,10 +233,9 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    counters = set()
-    for e in entries.values():
-        counters |= {k for k, v in e.items() if k not in STANDARD and isinstance(v, (int, float))
-                     and not isinstance(v, bool) and k not in ("items_per_second", "bytes_per_second")}
+    counters = {k for e in entries.values() for k, v in e.items()
+                if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
+                and k not in ("items_per_second", "bytes_per_second")}
     for key in sorted(counters - RECOMPUTED):
         values = {a: e[key] for a, e in entries.items() if key in e}
         if key in SUMMED:
