@@ -451,11 +451,8 @@ def _log_values(vals):
 # ---------------------------------------------------------------- samples
 
 class Side:
-    """One side of a comparison: the processes of one or more files.
-
-    groups: name -> {"processes": [[metrics of each repetition], ...],
-                     "errors": [message, ...]}
-    """
+    """One side of a comparison: the processes of one or more files. groups: name ->
+    {"processes": [[metrics of each repetition], ...], "errors": [...], "process_ids": [...]}"""
 
     def __init__(self, label, datas):
         self.label = label
@@ -795,12 +792,9 @@ LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    """Rows of one benchmark: (row or None, metric, deciding, why unjudged).
-
-    Deciding metrics are the row's primary ones (kbench.results.PRIMARY_METRICS), or the
-    --metric names when given; the others are secondary. A deciding metric that yields no
-    row (absent on a side, no pair in common) comes back as (None, metric, True, reason) so
-    that the benchmark counts as not judged instead of silently dropping out."""
+    """Rows of one benchmark: (row or None, metric, deciding, why unjudged). Deciding are the
+    primary metrics, or the --metric names. A deciding metric that yields no row comes back
+    as (None, metric, True, reason): the benchmark counts as not judged, not dropped."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
     plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
@@ -969,9 +963,7 @@ def exit_code(result, accept_inconclusive=False):
     if result["regressions"]:
         return 1
     if (result["errored"] or result["only_in_base"] or result["only_in_new"]
-            or result.get("unjudged")):
-        return 3
-    if result["inconclusive"] and not accept_inconclusive:
+            or result.get("unjudged") or (result["inconclusive"] and not accept_inconclusive)):
         return 3
     return 0
 
@@ -1192,10 +1184,9 @@ def spread_lines(result):
                      "of the rounds' differences (median over rows): %s" % (
                          p["base"], _pct_or_dash(pair_cv)))
     if "repetition" in kinds:
-        lines.append("samples: repetitions of %s process%s (drift inside a process is not "
-                     "sampled: use scripts/bench --processes N)" % (
-                         "one" if min(p.values()) == 1 else "the",
-                         "" if min(p.values()) == 1 else "es"))
+        one = min(p.values()) == 1
+        lines.append("samples: repetitions of %s (drift inside a process is not sampled: use "
+                     "scripts/bench --processes N)" % ("one process" if one else "the processes"))
     for side in ("base", "new"):
         between = [r[side + "_cv_pct"] for r in rows if r.get(side + "_cv_pct") is not None
                    and r["samples"] == "process"]
@@ -1243,22 +1234,15 @@ def summary_line(result, accept_inconclusive=False):
 def secondary_moves(result):
     """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved
     significantly over the secondary family (Holm), which the summary counts and lists."""
-    out = {"regression": [], "improvement": []}
-    for r in result.get("secondary", []):
-        if r["verdict"] in out:
-            out[r["verdict"]].append(r)
-    return out
+    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v]
+            for v in ("regression", "improvement")}
 
 
 def secondary_lines(result):
     """One line per secondary row that moved: listed under the verdict, never silent."""
-    lines = []
-    for verdict, rows in secondary_moves(result).items():
-        for r in rows:
-            lines.append("SECONDARY %s (not deciding): %s %s %s, adj. p %s" % (
-                verdict.upper(), r["name"], r["metric"], _change_cell(r),
-                fmt_p(r.get("p_adjusted"))))
-    return lines
+    return ["SECONDARY %s (not deciding): %s %s %s, adj. p %s" % (
+        verdict.upper(), r["name"], r["metric"], _change_cell(r), fmt_p(r.get("p_adjusted")))
+        for verdict, rows in secondary_moves(result).items() for r in rows]
 
 
 EXIT_MEANING = {0: "every row judged on its primary metrics, none regressed", 1: "regression",

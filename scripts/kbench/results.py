@@ -153,10 +153,7 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """Load and validate one Google Benchmark JSON file.
-
-    Returns the parsed dict. Raises BenchmarkJsonError with a one-line reason.
-    """
+    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not)."""
     try:
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
@@ -250,13 +247,9 @@ def is_iteration(entry):
 
 
 def group_runs(data):
-    """Group a file's entries by benchmark name.
-
-    Returns an ordered dict name -> {"runs": [metrics...], "errors": [msg...],
-    "aggregates": {aggregate_name: metrics}}. Repetitions are the iteration
-    entries; aggregates are kept only as a fallback for files written with
-    --benchmark_report_aggregates_only.
-    """
+    """A file's entries by benchmark name: {name: {"runs": [metrics...], "errors": [msg...],
+    "aggregates": {aggregate_name: metrics}}}; aggregates are a fallback for files written
+    with --benchmark_report_aggregates_only."""
     groups = {}
     for b in data["benchmarks"]:
         name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)
@@ -291,11 +284,8 @@ def median_metrics(group):
 
 
 def parse_name(name):
-    """Split `Family/variant/key:value/...` into (family, variant, params, extra).
-
-    params keeps order; extra lists path parts that are not key:value (e.g. the
-    /real_time suffix Google Benchmark appends).
-    """
+    """Split `Family/variant/key:value/...` into (family, variant, params, extra): extra
+    lists the other path parts (e.g. the /real_time suffix Google Benchmark appends)."""
     parts = name.split("/")
     family, variant, params, extra = parts[0], None, {}, []
     for i, p in enumerate(parts[1:]):
@@ -310,11 +300,8 @@ def parse_name(name):
 
 
 def processes(data):
-    """The processes a file holds, in order: [(process_id, [entries])].
-
-    A file written by one kbench process is one process; a merged file
-    (merge_runs) tags each entry with PROCESS_KEY.
-    """
+    """The processes a file holds, in order: [(process_id, [entries])] (a merged file tags
+    each entry with PROCESS_KEY; one written by one kbench process is one process)."""
     per = {}
     for b in data["benchmarks"]:
         per.setdefault(b.get(PROCESS_KEY, 0), []).append(b)
@@ -324,12 +311,10 @@ def processes(data):
 def merge_runs(datas, sources=None):
     """Merge several runs into one file of repetitions, remembering each process.
 
-    Every iteration entry becomes one repetition; repetition_index is renumbered
-    per name in input order and `repetitions` set to the count. Each entry keeps
-    the process it came from in PROCESS_KEY (inputs that are merged files keep
-    their processes apart), so compare can take one value per process. Aggregates
-    are dropped (they would describe one process only). The context is the first
-    file's, with `kbench_merged_runs` (processes) added.
+    Every iteration entry becomes one repetition (renumbered per name in input order) and
+    keeps its process in PROCESS_KEY, so compare can take one value per process. Aggregates
+    are dropped (they describe one process). The context is the first file's, with
+    `kbench_merged_runs` (processes) added.
     """
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
@@ -361,12 +346,8 @@ def merge_runs(datas, sources=None):
 
 
 def _merge_per_run_samples(datas, key):
-    """Carries each process's per-run samples (kbench_intervals, kbench_rate_curves) into a
-    merged file.
-
-    Each sample list keeps its process (PROCESS_KEY, numbered as merge_runs numbers the
-    processes) and its repetition within that process.
-    """
+    """Each process's per-run samples (kbench_intervals, kbench_rate_curves) for a merged
+    file, each keeping its process (PROCESS_KEY, numbered as merge_runs numbers them)."""
     merged = {}
     next_pid = 0
     for data in datas:
@@ -429,11 +410,8 @@ def parse_callgrind_total(path):
 
 
 def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
-    """A Google-Benchmark-shaped entry whose metric is instructions/iteration.
-
-    Measured as (Ir(2N) - Ir(N)) / N so that process start-up, payload
-    generation and Google Benchmark's own bookkeeping cancel out.
-    """
+    """A Google-Benchmark-shaped entry of instructions/iteration, (Ir(2N) - Ir(N)) / N so
+    that start-up, payload generation and Google Benchmark's bookkeeping cancel out."""
     e = {
         "name": name, "run_name": name, "run_type": "iteration",
         "repetitions": 1, "repetition_index": 0, "threads": 1,
