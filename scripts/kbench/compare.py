@@ -1,76 +1,53 @@
 """Statistical A/B comparison of kbench results (Google Benchmark JSON), with verdicts.
 
-Samples. Each side is one or more files; a file holds one kbench process, or several
-when it was merged (entries tagged with kbench_process). Like is compared with like: when
-either side holds two or more processes of a benchmark, the sample is one value per process
-(the median of its repetitions): repetitions of one process share that process's drift (CPU
-placement, cache and allocator state, the broker's state), which on this kind of machine is
-as large as the effects looked for, so they are not independent samples of a build. A side
-with a single process then gives a single sample and the row is inconclusive, with a reason
-telling to run more processes: process medians are never judged against the repetitions of
-one process, whose spread is only the noise inside a process (ten process medians at 5 %
-between processes against ten repetitions at 0.5 % within one: a verdict in 59 of 200 A/A
-comparisons). Only when both sides have a single process are the repetitions the samples on
-both sides, and the row says so.
+Samples. Each side is one or more files of one or more kbench processes (merged files tag
+entries with kbench_process). When either side holds two or more processes of a benchmark,
+the sample is one value per process (the median of its repetitions): repetitions of one
+process share its drift (CPU placement, cache and allocator state, the broker's), which is
+as large as the effects looked for. A side with a single process then gives one sample and
+the row is inconclusive: process medians are never judged against one process's
+repetitions (ten process medians at 5 % against ten repetitions at 0.5 %: a verdict in 59
+of 200 A/A comparisons). Only when both sides have a single process are the repetitions the
+samples on both sides, and the row says so.
 
-Verdicts, per benchmark and per judged metric, at level alpha with threshold T %:
+Verdicts, per benchmark and judged metric, at level alpha with threshold T %:
   regression / improvement  p < alpha and the estimated shift is at least T % in the
                             bad / good direction;
   unchanged                 the (1 - 2 alpha) interval of the shift lies inside
-                            (-T %, +T %): two one-sided tests at level alpha (TOST)
-                            show that any shift is smaller than T, not just that
-                            p >= alpha;
-  inconclusive              everything else: too few samples to ever reach alpha, a
-                            large shift that is not significant, an interval that
-                            straddles T.
+                            (-T %, +T %) (TOST: any shift is smaller than T);
+  inconclusive              everything else.
+The deciding rows are each benchmark's primary metric(s) (kbench.results.PRIMARY_METRICS)
+or the --metric names; the others are secondary, never deciding the exit code. The deciding
+rows' p-values are adjusted together (Holm, adjust_family).
 
-Which rows decide: each benchmark's primary metric(s) (kbench.results.PRIMARY_METRICS), or
-the --metric names; the other judged metrics are secondary, reported with their verdicts but
-never deciding the exit code. The p-values of the deciding rows are adjusted together
-(Holm, see adjust_family) and regression / improvement need the adjusted p < alpha.
-
-Test: Yuen's trimmed-mean t test on log values (10 % trimmed from each end, so one sample of
-ten; nothing below ten), in its Welch form (each side's winsorized variance, Welch-Satterthwaite
-degrees of freedom, see yuen_parts), with each row's variance moderated across the family of
-deciding rows (empirical Bayes, Smyth 2004, see squeeze_variances and family_prior). Why not
-the exact rank test it replaced: at 10 vs 10 the rank sum's smallest two-sided p is 1.1e-5,
-and Holm over a hundred rows needs 1e-4 for the first, so it flags a +15 % row at 5 % CV only
-when the samples barely overlap (docs/validation.md, V11); a plain t on ten samples a side
-estimates the row's variance from at most 14 degrees of freedom, which that far in the tail
-costs the power. A profile's rows share one machine, so their variances are often alike:
-pooling what they say about variance (the moderated t's prior) gives each row the degrees
-of freedom of many, and the trimming keeps one slow process from deciding a row.
-What is moderated: the row's combined squared standard error (both sides' winsorized parts,
-scaled to one value per side), on its Welch degrees of freedom; not each side's variance
-apart, which would count the prior twice for a row whose two sides share one noise.
-The prior is only as strong as the family supports (family_prior): its degrees of freedom
-are the lower end of a one-sided 75 % interval (a family of five rows says little about how
-alike their variances are, and rows of unequal noise moderated toward a common value make the
-noisiest row's test anti-conservative: five rows at 3-8 % CV had 1.4 % family-wise false
-alarms at alpha 1 %), and a row whose variance lies beyond what the prior predicts (one noisy
-row among quiet ones) gets fewer prior degrees of freedom, down to none, as in limma's robust
-fit. Where logs are impossible (metrics that can be zero, e.g. error counts) or a row's values
-do not vary at all, the exact rank tests decide (permutation_p, signed_rank_p), ties exact.
-A verdict still needs as many samples as the distribution-free test would (min_samples: 5
-per side at alpha 0.01; min_pairs: 8 pairs), so no verdict rests on the normal model alone.
+Test: Yuen's trimmed-mean t on log values (10 % trimmed from each end), Welch form
+(yuen_parts), each row's variance moderated across the family of deciding rows (empirical
+Bayes, Smyth 2004: squeeze_variances, family_prior). Not the exact rank test it replaced: at
+10 vs 10 its smallest p is 1.1e-5 and Holm over a hundred rows needs 1e-4, so it flags a
++15 % row at 5 % CV only when the samples barely overlap (docs/validation.md, V11); a plain
+t on ten samples a side has at most 14 degrees of freedom, which in that tail costs the
+power. A profile's rows share one machine, so pooling what they say about variance gives
+each row the degrees of freedom of many; the trimming keeps one slow process from deciding.
+What is moderated is the row's combined squared standard error on its Welch degrees of
+freedom, not each side apart (which would count the prior twice). The prior is only as
+strong as the family supports (family_prior): its degrees of freedom are the lower end of a
+one-sided 75 % interval (five rows at 3-8 % CV had 1.4 % family-wise false alarms at alpha
+1 % with the point estimate), and a row beyond what the prior predicts gets fewer prior
+degrees of freedom, down to none, as in limma's robust fit. Where logs are impossible
+(metrics that can be zero) or values do not vary, the exact rank tests decide
+(permutation_p, signed_rank_p). A verdict still needs as many samples as the
+distribution-free test would (min_samples: 5 per side at alpha 0.01; min_pairs: 8 pairs).
 tests/scripts/gate_calibration.py measures the family-wise false alarms and the power.
 
-Shift: the Hodges-Lehmann estimate (median of all base/new pairwise differences) of
-log(new) - log(base), reported in %, with its distribution-free interval: the k-th
-smallest and largest pairwise differences, k from the exact null distribution of U.
-Metrics that can be zero (error counts) use plain differences relative to the base
-median instead of logarithms.
+Shift: the Hodges-Lehmann estimate of log(new) - log(base) in %, with its
+distribution-free interval (k from the exact null distribution of U). Metrics that can be
+zero use plain differences relative to the base median.
 
-Paired samples. When both sides were measured in interleaved rounds (scripts/bench-commits
-runs base and new back to back in each round, A B, B A, ... and marks both merged files with
-the same kbench_pairing), process i of base and process i of new ran next to each other in
-time, so a change of the machine's speed between rounds (a neighbour's load, a throttled
-vCPU) hits both members of a pair alike. Then the sample is the pairs' differences
-log(new) - log(base): the test is the one-sample trimmed t of those differences (moderated
-as above), the shift the Hodges-Lehmann estimate of those differences (median of the Walsh
-averages) with its distribution-free interval. It needs 8 pairs (with fewer rounds the
-sides are compared unpaired), and gains where rounds differ more than the builds do.
---unpaired ignores the pairing.
+Paired samples. When scripts/bench-commits ran base and new in interleaved rounds (both
+merged files carry the same kbench_pairing), process i of each side ran next to each other,
+so a change of the machine's speed between rounds hits both alike. The sample is then the
+pairs' log differences: one-sample trimmed t (moderated as above), Hodges-Lehmann shift of
+the Walsh averages. It needs 8 pairs (fewer: compared unpaired); --unpaired ignores it.
 
 Deterministic metrics (callgrind `instructions`) repeat to ~0.001 %: no test, the median
 change decides against T, provided the runs of each side agree within T / 2.
@@ -84,20 +61,17 @@ import statistics
 from kbench import facts
 from kbench import results as kr
 
-# Context keys that make numbers incomparable: a different machine, build type
-# or target (mock vs live cluster) is a different experiment, not a regression.
+# Context keys that make numbers incomparable (another machine, build or target).
 CRITICAL_CONTEXT = ["target", "build_type", "host_name", "cpu_model", "num_cpus",
                     # instructions of the whole process, or only inside these functions
                     "kbench_instructions_of"]
-# Keys that are expected to differ: they are what is being compared.
-# The codecs' library versions join them (their keys: kbench --describe=json).
+# Keys expected to differ: what is being compared (plus the codecs' library versions).
 VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version",
                    "broker_version", "compiler", "cxx_flags", "kernel"]
 # Keys that differ on every run and mean nothing for comparability.
 IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
                    "kbench_merged_from"}
-# Set alike on both sides by scripts/bench-commits: process i of base and of new ran in the
-# same round, next to each other (see "Paired samples" above).
+# Set alike on both sides by scripts/bench-commits (see "Paired samples" above).
 PAIRING_KEY = "kbench_pairing"
 
 VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
@@ -111,30 +85,50 @@ def min_two_sided_p(n1, n2):
     return min(1.0, 2.0 / math.comb(n1 + n2, n1))
 
 
-def min_samples(alpha):
-    """The fewest samples per side (equal sides) with which p < alpha is possible."""
+def min_signed_rank_p(n):
+    """Smallest two-sided p of the signed-rank test with n nonzero differences."""
+    return min(1.0, 2.0 / 2 ** n) if n > 0 else 1.0
+
+
+def _fewest(smallest_p, alpha):
     n = 1
-    while min_two_sided_p(n, n) >= alpha:
+    while smallest_p(n) >= alpha:
         n += 1
     return n
+
+
+def min_samples(alpha):
+    """The fewest samples per side (equal sides) with which p < alpha is possible."""
+    return _fewest(lambda n: min_two_sided_p(n, n), alpha)
+
+
+def min_pairs(alpha):
+    """The fewest pairs with which the signed-rank test can reach p < alpha."""
+    return _fewest(min_signed_rank_p, alpha)
+
+
+def _doubled_ranks(values):
+    """Mid-ranks doubled: integers, so that rank sums index an array."""
+    from scipy.stats import rankdata
+    return [int(round(2 * r)) for r in rankdata(values)]
+
+
+def _two_sided(dist, observed):
+    return min(1.0, 2.0 * min(float(dist[:observed + 1].sum()), float(dist[observed:].sum())))
 
 
 def permutation_p(base, new):
     """Two-sided p of the exact permutation test of the rank sum, ties included.
 
     Same p as scipy.stats.permutation_test over the pooled mid-ranks with
-    n_resamples=inf (a test checks that), but from the exact distribution of the rank
-    sum by dynamic programming over the pooled ranks instead of enumerating every
-    partition: scipy takes ~2 s per row at 10 vs 10, this takes ~1 ms, and stays exact
-    where scipy would have to sample.
+    n_resamples=inf (a test checks that), but by dynamic programming over the rank sums:
+    scipy takes ~2 s per row at 10 vs 10, this ~1 ms, and stays exact where scipy samples.
     """
     import numpy as np  # imported late: plotting-free scripts load this module too
-    from scipy.stats import rankdata
     pooled = list(base) + list(new)
     if all(v == pooled[0] for v in pooled):
         return 1.0
-    # Doubled mid-ranks are integers, so sums index an array.
-    ranks = [int(round(2 * r)) for r in rankdata(pooled)]
+    ranks = _doubled_ranks(pooled)
     m = len(new)
     total = sum(ranks)
     # ways[k, s]: number of k-subsets of the ranks seen so far whose sum is s.
@@ -143,11 +137,24 @@ def permutation_p(base, new):
     for i, r in enumerate(ranks):
         for k in range(min(i + 1, m), 0, -1):
             ways[k, r:] += ways[k - 1, :total + 1 - r]
-    dist = ways[m] / math.comb(len(pooled), m)
-    observed = sum(ranks[len(base):])
-    p_low = float(dist[:observed + 1].sum())
-    p_high = float(dist[observed:].sum())
-    return min(1.0, 2.0 * min(p_low, p_high))
+    return _two_sided(ways[m] / math.comb(len(pooled), m), sum(ranks[len(base):]))
+
+
+def signed_rank_p(diffs):
+    """Two-sided p of the exact signed-rank test, ties by mid-ranks and zeros ranked but
+    signless (Pratt), by dynamic programming over the doubled rank sums: exact at any n.
+    Hand-written: scipy's wilcoxon is exact only without ties and zeros."""
+    import numpy as np
+    if not diffs or all(d == 0 for d in diffs):
+        return 1.0
+    ranks = _doubled_ranks([abs(d) for d in diffs])
+    signed = [(r, d > 0) for r, d in zip(ranks, diffs) if d != 0]
+    total = sum(r for r, _ in signed)
+    ways = np.zeros(total + 1)
+    ways[0] = 1.0
+    for r, _ in signed:
+        ways[r:] = ways[r:] + ways[:total + 1 - r].copy()
+    return _two_sided(ways / ways.sum(), sum(r for r, pos in signed if pos))
 
 
 def u_null_counts(m, n):
@@ -166,13 +173,8 @@ def u_null_counts(m, n):
     return c
 
 
-def hl_interval_rank(m, n, alpha):
-    """k such that [D_(k), D_(mn+1-k)] covers the shift with probability >= 1 - 2 alpha.
-
-    None when even the widest interval (k = 1) cannot reach that level.
-    """
-    counts = u_null_counts(m, n)
-    total = math.comb(m + n, m)
+def _interval_rank(counts, total, alpha):
+    """The largest k whose lower tail counts[:k] holds at most alpha of total (None: 0)."""
     k, below = 0, 0
     while k < len(counts) and (below + counts[k]) / total <= alpha:
         below += counts[k]
@@ -180,71 +182,12 @@ def hl_interval_rank(m, n, alpha):
     return k if k >= 1 else None
 
 
-def shift_estimate(base, new, alpha):
-    """(estimate, low, high, scale): Hodges-Lehmann shift of new vs base in %.
+def hl_interval_rank(m, n, alpha):
+    """k such that [D_(k), D_(mn+1-k)] covers the shift with probability >= 1 - 2 alpha.
 
-    scale "log" when every value is positive (the shift is a ratio), else "abs"
-    (differences relative to the base median). low/high are None when the samples are
-    too few for a (1 - 2 alpha) interval.
+    None when even the widest interval (k = 1) cannot reach that level.
     """
-    positive = all(v > 0 for v in base) and all(v > 0 for v in new)
-    if positive:
-        diffs = sorted(math.log(y) - math.log(x) for x in base for y in new)
-    else:
-        diffs = sorted(y - x for x in base for y in new)
-    est = statistics.median(diffs)
-    k = hl_interval_rank(len(base), len(new), alpha)
-    lo = hi = None
-    if k is not None:
-        lo, hi = diffs[k - 1], diffs[len(diffs) - k]
-    if positive:
-        def pct(d):
-            return None if d is None else math.expm1(d) * 100.0
-        return pct(est), pct(lo), pct(hi), "log"
-    ref = abs(statistics.median(base))
-
-    def rel(d):
-        if d is None:
-            return None
-        if d == 0:
-            return 0.0
-        return d / ref * 100.0 if ref else math.copysign(math.inf, d)
-    return rel(est), rel(lo), rel(hi), "abs"
-
-
-def min_signed_rank_p(n):
-    """Smallest two-sided p of the signed-rank test with n nonzero differences."""
-    return min(1.0, 2.0 / 2 ** n) if n > 0 else 1.0
-
-
-def min_pairs(alpha):
-    """The fewest pairs with which the signed-rank test can reach p < alpha."""
-    n = 1
-    while min_signed_rank_p(n) >= alpha:
-        n += 1
-    return n
-
-
-def signed_rank_p(diffs):
-    """Two-sided p of the exact signed-rank test (every sign flip equally likely), ties
-    by mid-ranks and zeros ranked but signless (Pratt), by dynamic programming over the
-    sums of doubled mid-ranks: exact at any n, no normal approximation."""
-    import numpy as np
-    from scipy.stats import rankdata
-    if not diffs or all(d == 0 for d in diffs):
-        return 1.0
-    ranks = [int(round(2 * r)) for r in rankdata([abs(d) for d in diffs])]
-    signed = [(r, d > 0) for r, d in zip(ranks, diffs) if d != 0]
-    total = sum(r for r, _ in signed)
-    ways = np.zeros(total + 1)
-    ways[0] = 1.0
-    for r, _ in signed:
-        ways[r:] = ways[r:] + ways[:total + 1 - r].copy()
-    dist = ways / ways.sum()
-    observed = sum(r for r, pos in signed if pos)
-    p_low = float(dist[:observed + 1].sum())
-    p_high = float(dist[observed:].sum())
-    return min(1.0, 2.0 * min(p_low, p_high))
+    return _interval_rank(u_null_counts(m, n), math.comb(m + n, m), alpha)
 
 
 def walsh_interval_rank(n, alpha):
@@ -255,42 +198,48 @@ def walsh_interval_rank(n, alpha):
     for r in range(1, n + 1):
         for t in range(size - 1, r - 1, -1):
             counts[t] += counts[t - r]
-    total = 2 ** n
-    k, below = 0, 0
-    while k < size and (below + counts[k]) / total <= alpha:
-        below += counts[k]
-        k += 1
-    return k if k >= 1 else None
+    return _interval_rank(counts, 2 ** n, alpha)
+
+
+def _hl_pct(sorted_diffs, k, positive, base_vals):
+    """(estimate, low, high) in % from the sorted pairwise differences (or Walsh averages)
+    and the interval rank k: log ratios when positive, else relative to the base median."""
+    est = statistics.median(sorted_diffs)
+    lo = hi = None
+    if k is not None:
+        lo, hi = sorted_diffs[k - 1], sorted_diffs[len(sorted_diffs) - k]
+    if positive:
+        return tuple(None if d is None else math.expm1(d) * 100.0 for d in (est, lo, hi))
+    ref = abs(statistics.median(base_vals))
+    return tuple(None if d is None else 0.0 if d == 0
+                 else d / ref * 100.0 if ref else math.copysign(math.inf, d)
+                 for d in (est, lo, hi))
+
+
+def shift_estimate(base, new, alpha):
+    """(estimate, low, high, scale): Hodges-Lehmann shift of new vs base in %.
+
+    scale "log" when every value is positive (the shift is a ratio), else "abs"
+    (differences relative to the base median). low/high are None when the samples are
+    too few for a (1 - 2 alpha) interval.
+    """
+    positive = all(v > 0 for v in base) and all(v > 0 for v in new)
+    f = math.log if positive else (lambda v: v)
+    diffs = sorted(f(y) - f(x) for x in base for y in new)
+    k = hl_interval_rank(len(base), len(new), alpha)
+    return _hl_pct(diffs, k, positive, base) + ("log" if positive else "abs",)
 
 
 def paired_shift(pairs, alpha):
-    """(estimate, low, high) in % of new vs base over pairs (base, new): the
+    """(estimate, low, high, diffs) in % of new vs base over pairs (base, new): the
     Hodges-Lehmann estimate of the paired differences (log ratios when every value is
     positive, else differences relative to the base median) and its interval."""
     positive = all(a > 0 and b > 0 for a, b in pairs)
-    if positive:
-        d = [math.log(b) - math.log(a) for a, b in pairs]
-    else:
-        d = [b - a for a, b in pairs]
+    f = math.log if positive else (lambda v: v)
+    d = [f(b) - f(a) for a, b in pairs]
     walsh = sorted((d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d)))
-    est = statistics.median(walsh)
     k = walsh_interval_rank(len(d), alpha)
-    lo = hi = None
-    if k is not None:
-        lo, hi = walsh[k - 1], walsh[len(walsh) - k]
-    if positive:
-        def pct(x):
-            return None if x is None else math.expm1(x) * 100.0
-        return pct(est), pct(lo), pct(hi), d
-    ref = abs(statistics.median([a for a, _ in pairs]))
-
-    def rel(x):
-        if x is None:
-            return None
-        if x == 0:
-            return 0.0
-        return x / ref * 100.0 if ref else math.copysign(math.inf, x)
-    return rel(est), rel(lo), rel(hi), d
+    return _hl_pct(walsh, k, positive, [a for a, _ in pairs]) + (d,)
 
 
 def cv_pct(vals):
@@ -311,22 +260,21 @@ def _spread_pct(vals):
         return 0.0 if max(vals) == min(vals) else math.inf
     return (max(vals) - min(vals)) / abs(med) * 100.0
 
-
 # ---------------------------------------------------------------- location test
 
-# Share trimmed from each end of a sample (Yuen): one of ten, two of twenty. Ten percent,
-# not the textbook twenty: at n = 10 twenty percent leaves 6 of 10 values and 10 degrees
-# of freedom, which costs more power than the moderation gives back.
+# Share trimmed from each end of a sample (Yuen): one of ten. Not the textbook twenty: at
+# n = 10 that leaves 10 degrees of freedom, which costs more power than moderation gives.
 TRIM = 0.10
 # Fewest tested rows from which a variance prior is fitted; below it each row stands alone.
 MIN_MODERATED_ROWS = 5
 
 
 def trimmed_parts(values, trim=TRIM):
-    """(trimmed mean, winsorized variance, h) of values: Yuen's ingredients, h the number of
-    values the trimmed mean keeps (int(trim * n) cut from each end, as scipy's trim_mean and
-    mstats.winsorize cut). values may be an array of samples along its last axis; then the
-    mean and variance are arrays (the calibration script tests many rows at once)."""
+    """(trimmed mean, winsorized variance, h) of values, h the number of values the trimmed
+    mean keeps (int(trim * n) cut from each end, as scipy's trim_mean and mstats.winsorize
+    cut). values may hold many samples along its last axis (then arrays come back).
+    Hand-written: the winsorized variance needs the sorted sample anyway, and scipy's
+    trim_mean sums its partitioned values in another order (another last bit)."""
     import numpy as np
     a = np.sort(np.asarray(values, dtype=float), axis=-1)
     n = a.shape[-1]
@@ -342,13 +290,11 @@ def trimmed_parts(values, trim=TRIM):
 
 def yuen_parts(base, new):
     """(diff, s2, d, scale) of Yuen's two-sample trimmed t in its Welch form (Yuen 1974):
-    each side's squared standard error (n - 1) s_w^2 / (h (h - 1)) from its own winsorized
-    variance, t = diff / sqrt(se_b^2 + se_n^2) on the Welch-Satterthwaite degrees of freedom
-    d = (se_b^2 + se_n^2)^2 / (se_b^4 / (h_b - 1) + se_n^4 / (h_n - 1)). Not the pooled
-    (Yuen-Dixon) form: with unequal counts and unequal noise a pooled variance is wrong for
-    the difference and the test is anti-conservative (10 vs 5 samples, the smaller side twice
-    as noisy: 3 % false alarms at alpha 1 %). The combined standard error is returned as
-    s2 * scale, scale = 1/h_b + 1/h_n, so that rows of different counts moderate alike.
+    each side's squared standard error (n - 1) s_w^2 / (h (h - 1)), t = diff / sqrt(se_b^2 +
+    se_n^2) on Welch-Satterthwaite degrees of freedom d. Not the pooled (Yuen-Dixon) form:
+    with unequal counts and noise it is anti-conservative (10 vs 5 samples, the smaller side
+    twice as noisy: 3 % false alarms at alpha 1 %). The combined standard error is s2 *
+    scale, scale = 1/h_b + 1/h_n, so that rows of different counts moderate alike.
     base, new: samples along the last axis (arrays of rows allowed)."""
     import numpy as np
     tb, wb, hb = trimmed_parts(base)
@@ -366,18 +312,16 @@ def yuen_parts(base, new):
 
 
 def location_stat(base, new=None):
-    """The location test's parts for one row, on log values: {"diff", "s2", "d", "scale"},
-    so that t = diff / sqrt(s2 * scale) with d degrees of freedom. Two samples (base, new):
-    Yuen's two-sample statistic, Welch form (yuen_parts); one sample (base = the pairs' log
-    differences, new None): the one-sample trimmed t. None when the winsorized variance is
-    zero (nothing to scale by: the rank tests decide)."""
+    """The location test's parts for one row of log values: {"diff", "s2", "d", "scale"},
+    t = diff / sqrt(s2 * scale) on d degrees of freedom. Two samples: yuen_parts; one
+    (base = the pairs' log differences): the one-sample trimmed t. None when the
+    winsorized variance is zero (the rank tests decide)."""
     if new is None:
         tm, wv, h = trimmed_parts(base)
-        n = len(base)
         if h < 2 or wv <= 0:
             return None
-        return {"diff": tm, "s2": (n - 1) * wv / (h - 1), "d": h - 1, "scale": 1.0 / h}
-    if len(base) - 2 * int(TRIM * len(base)) < 2 or len(new) - 2 * int(TRIM * len(new)) < 2:
+        return {"diff": tm, "s2": (len(base) - 1) * wv / (h - 1), "d": h - 1, "scale": 1.0 / h}
+    if min(len(v) - 2 * int(TRIM * len(v)) for v in (base, new)) < 2:
         return None
     diff, s2, d, scale = yuen_parts(base, new)
     if not s2 > 0:
@@ -402,32 +346,24 @@ def trigamma_inverse(x):
     return np.where(x < 1e-6, 1.0 / x, y)
 
 
-# The prior's degrees of freedom are taken at the lower end of a one-sided interval of this
-# coverage (see squeeze_variances): an overestimated d0 makes the tests of the rows noisier
-# than the prior anti-conservative, and a few rows cannot pin d0 down.
+# The prior's degrees of freedom are the lower end of a one-sided interval of this coverage:
+# an overestimated d0 makes the tests of rows noisier than the prior anti-conservative.
 PRIOR_DF_COVERAGE = 0.75
 
 
 def squeeze_variances(s2, d, coverage=None):
     """(d0, s0^2): the scaled inverse chi-square prior of the rows' variances s2 (on d degrees
-    of freedom each), fitted by the moments of log s2 (Smyth 2004, "Linear models and
-    empirical Bayes methods for assessing differential expression", section 6.2; the
-    algorithm of limma's fitFDist without a covariate, which a test checks against reference
-    values). Each row's moderated variance is then (d0 s0^2 + d s2) / (d0 + d) on d0 + d
-    degrees of freedom. d0 is inf when the rows' variances spread no more than sampling alone
-    would (s0^2 is then their mean, as in limma).
+    of freedom each), fitted by the moments of log s2 (Smyth 2004, section 6.2; limma's
+    fitFDist without a covariate, which a test checks against reference values). A row's
+    moderated variance is (d0 s0^2 + d s2) / (d0 + d) on d0 + d degrees of freedom. d0 is
+    inf when the variances spread no more than sampling alone would (s0^2 is their mean).
 
-    coverage (e.g. 0.75): instead of the moment estimate, d0 is the lower end of a one-sided
-    interval of that coverage, from the chi-square distribution of the sample variance of
-    the G rows' log variances (G - 1 degrees of freedom). A family of five rows says little
-    about how alike their variances are, and the moment estimate of d0 is then often far too
-    large (it is a convex function of that sample variance); taking its lower bound keeps a
-    small family from moderating a noisy row toward the quiet ones' variance. With a hundred
-    rows the bound is near the estimate.
-
-    s2 and d may hold many families along leading axes (rows along the last axis).
-    Written here from the paper and limma's algorithm: the Python port of limma (inmoose)
-    needs a newer scipy and statsmodels than Debian ships, and a genomics stack besides."""
+    coverage: d0 is instead the lower end of a one-sided interval of that coverage, from
+    the chi-square distribution of the sample variance of the G log variances (G - 1
+    degrees of freedom): with five rows the moment estimate of d0 is often far too large;
+    with a hundred the bound is near it. s2 and d may hold many families along leading axes.
+    Hand-written: limma's Python port (inmoose) needs a newer scipy and statsmodels than
+    Debian ships, and a genomics stack besides."""
     import numpy as np
     from scipy.special import digamma, polygamma
     from scipy.stats import chi2
@@ -453,16 +389,13 @@ def squeeze_variances(s2, d, coverage=None):
 
 def family_prior(s2, d):
     """(d0 per row, s0^2, total df) of a family of rows with variances s2 on d degrees of
-    freedom (rows along the last axis). The prior is squeeze_variances's at PRIOR_DF_COVERAGE;
-    then, as limma's robust fit does (Phipson et al. 2016, fitFDistRobustly), a row whose
-    variance is more extreme than the prior predicts is moderated less: its upper tail
-    probability under the prior (s2 / s0^2 ~ F(d, d0)) over the empirical one of its rank,
-    (G - rank + 0.5) / G, is the chance that it belongs to the prior, and its prior degrees of
-    freedom are d0 times that chance (limma: the pooled df when d0 is inf), made monotone in
-    the tail probability. One noisy row among quiet ones then keeps its own variance and
-    degrees of freedom instead of borrowing the quiet rows' (a 20 %-CV row among 99 at 2 %
-    had 42 times the nominal rate of p < 1e-4). Unlike limma, an outlier's prior df goes
-    to 0, not to an outlier distribution's: the row then stands alone, as it would unmoderated."""
+    freedom (rows along the last axis): squeeze_variances's prior at PRIOR_DF_COVERAGE, then,
+    as limma's robust fit (Phipson et al. 2016), a row more extreme than the prior predicts is
+    moderated less: its upper tail probability under the prior (s2 / s0^2 ~ F(d, d0)) over
+    the empirical one of its rank, (G - rank + 0.5) / G, is the chance that it belongs to the
+    prior, and its prior df are d0 (limma: the pooled df when d0 is inf) times that chance,
+    made monotone in the tail probability. A 20 %-CV row among 99 at 2 % had 42 times the
+    nominal rate of p < 1e-4 without this. Unlike limma, an outlier's prior df go to 0."""
     import numpy as np
     from scipy.stats import chi2, rankdata
     from scipy.stats import f as f_dist
@@ -489,9 +422,9 @@ def family_prior(s2, d):
 
 def moderated_p(diff, s2, d, scale, d0=0.0, s0sq=0.0, df_cap=None):
     """(two-sided p, df) of t = diff / sqrt(s2~ * scale), s2~ the variance moderated by the
-    prior (d0, s0^2): (d0 s0^2 + d s2) / (d0 + d) on d0 + d degrees of freedom (at most
-    df_cap, the family's total: no row knows its variance better than all rows together),
-    s0^2 on df_cap when d0 is inf. Elementwise over arrays."""
+    prior (d0, s0^2) on d0 + d degrees of freedom, at most df_cap (the family's total: no
+    row knows its variance better than all rows together); s0^2 on df_cap when d0 is inf.
+    Elementwise over arrays."""
     import numpy as np
     from scipy.stats import t as student_t
     d0 = np.asarray(d0, dtype=float)
@@ -508,23 +441,18 @@ def moderated_p(diff, s2, d, scale, d0=0.0, s0sq=0.0, df_cap=None):
 
 
 def location_p(stat, d0=0.0, s0sq=0.0, df_cap=None):
-    """Two-sided p (and df) of a location_stat, its variance moderated by the prior
-    (d0, s0^2)."""
+    """Two-sided p (and df) of a location_stat, moderated by the prior (d0, s0^2)."""
     return moderated_p(stat["diff"], stat["s2"], stat["d"], stat["scale"], d0, s0sq, df_cap)
 
 
 def _log_values(vals):
     return [math.log(v) for v in vals] if all(v > 0 for v in vals) else None
 
-
 # ---------------------------------------------------------------- samples
 
 class Side:
-    """One side of a comparison: the processes of one or more files.
-
-    groups: name -> {"processes": [[metrics of each repetition], ...],
-                     "errors": [message, ...]}
-    """
+    """One side of a comparison: the processes of one or more files. groups: name ->
+    {"processes": [[metrics of each repetition], ...], "errors": [...], "process_ids": [...]}"""
 
     def __init__(self, label, datas):
         self.label = label
@@ -541,8 +469,7 @@ class Side:
                 for b in entries:
                     if not kr.is_iteration(b):
                         continue
-                    g = self.groups.setdefault(b["name"], {"processes": [], "errors": [],
-                                                           "process_ids": []})
+                    g = self.groups.setdefault(b["name"], _empty_group())
                     if b.get("error_occurred"):
                         g["errors"].append(str(b.get("error_message", "error")))
                         continue
@@ -560,26 +487,24 @@ class Side:
             for b in data["benchmarks"]:
                 if not kr.is_iteration(b):
                     name = b.get("run_name") or b["name"]
-                    self.groups.setdefault(name, {"processes": [], "errors": [],
-                                                  "process_ids": []})
+                    self.groups.setdefault(name, _empty_group())
 
     def names(self):
         return list(self.groups)
 
 
+def _empty_group():
+    return {"processes": [], "errors": [], "process_ids": []}
+
+
 def samples(base_group, new_group, metric):
     """(base values, new values, kind, within-process spreads) for one metric.
 
-    Like is compared with like. kind "process": one value per process (the median of its
-    repetitions), whenever either side has two or more processes; a side with a single
-    process then gives a single sample, and the row is inconclusive for too few samples
-    (compare_metric says to run more processes), never judged as process medians against
-    the repetitions of one process: those spread only by the noise inside a process, far
-    less than processes differ, and would make every between-process difference look
-    significant. kind "repetition": every repetition, only when both sides have one process
-    (then both samples ignore the drift between processes alike, and the row says so).
-    Deterministic metrics (instructions) repeat exactly: one process against several pools
-    the repetitions.
+    kind "process": one value per process (the median of its repetitions) whenever either
+    side has two or more processes (a side with one process then gives one sample: see the
+    module's "Samples"); kind "repetition": every repetition, when both sides have one
+    process. Deterministic metrics (instructions) repeat exactly: one process against
+    several pools the repetitions.
     """
     def per_process(g):
         return [[r[metric] for r in runs if metric in r] for runs in g["processes"]]
@@ -609,11 +534,8 @@ def paired_samples(base_group, new_group, metric):
 
 # ---------------------------------------------------------------- verdicts
 
-def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
-                   within=((), ()), direction=None):
-    if direction is None:
-        direction = kr.metric_direction(metric)
-    row = {
+def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
+    return {
         "name": name, "metric": metric,
         "direction": "higher_is_better" if direction > 0 else "lower_is_better",
         "unit": _unit(metric), "samples": kind,
@@ -625,6 +547,20 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
         "new_within_cv_pct": _median_or_none(within[1]),
         "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
     }
+
+
+def _set_shift(row, est, lo, hi, alpha):
+    row["change_pct"] = est
+    if lo is not None:
+        row["ci_low_pct"], row["ci_high_pct"] = lo, hi
+        row["ci_level"] = 1.0 - 2.0 * alpha
+
+
+def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
+                   within=((), ()), direction=None):
+    if direction is None:
+        direction = kr.metric_direction(metric)
+    row = _new_row(name, metric, direction, kind, base_vals, new_vals, within)
 
     if metric in kr.DETERMINISTIC_METRICS:
         change = _change_pct(row["base_median"], row["new_median"])
@@ -640,10 +576,7 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
 
     n1, n2 = len(base_vals), len(new_vals)
     est, lo, hi, _ = shift_estimate(base_vals, new_vals, alpha)
-    row["change_pct"] = est
-    if lo is not None:
-        row["ci_low_pct"], row["ci_high_pct"] = lo, hi
-        row["ci_level"] = 1.0 - 2.0 * alpha
+    _set_shift(row, est, lo, hi, alpha)
     if min_two_sided_p(n1, n2) >= alpha:
         return _verdict(row, "inconclusive",
                         "%d vs %d %s samples: a verdict at p < %g needs >= %d per side%s"
@@ -703,26 +636,12 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
 
 def compare_metric_paired(name, metric, pairs, alpha, threshold, direction):
     """compare_metric for paired rounds (see "Paired samples")."""
-    base_vals = [a for a, _ in pairs]
-    new_vals = [b for _, b in pairs]
-    row = {
-        "name": name, "metric": metric,
-        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-        "unit": _unit(metric), "samples": "pair",
-        "n_base": len(pairs), "n_new": len(pairs),
-        "base_median": statistics.median(base_vals),
-        "new_median": statistics.median(new_vals),
-        "base_cv_pct": cv_pct(base_vals), "new_cv_pct": cv_pct(new_vals),
-        "base_within_cv_pct": None, "new_within_cv_pct": None,
-        "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
-    }
+    row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
+                   [b for _, b in pairs], ((), ()))
     est, lo, hi, diffs = paired_shift(pairs, alpha)
     positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
-    row["change_pct"] = est
+    _set_shift(row, est, lo, hi, alpha)
     row["pair_cv_pct"] = statistics.stdev(diffs) * 100.0 if len(diffs) > 1 and positive else None
-    if lo is not None:
-        row["ci_low_pct"], row["ci_high_pct"] = lo, hi
-        row["ci_level"] = 1.0 - 2.0 * alpha
     if min_signed_rank_p(len(pairs)) >= alpha:
         return _verdict(row, "inconclusive", "%d pairs: a verdict at p < %g needs >= %d"
                         % (len(pairs), alpha, min_pairs(alpha)))
@@ -745,24 +664,20 @@ def _change_pct(base, new):
 
 
 def _verdict(row, verdict, reason):
-    row["verdict"] = verdict
-    row["reason"] = reason
+    row.update(verdict=verdict, reason=reason)
     return row
 
 
 def _unit(metric):
-    if metric in ("cpu_time", "real_time"):
-        return "ns"
-    return kr.UNITS.get(metric, "")
+    return "ns" if metric in ("cpu_time", "real_time") else kr.UNITS.get(metric, "")
 
 
 def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None,
                   unpaired=False):
     """Compare two Sides. Returns the verdict dict (see verdict_json)."""
-    bnames = [n for n in base.names() if name_filter is None or name_filter.search(n)]
-    nnames = [n for n in new.names() if name_filter is None or name_filter.search(n)]
-    nset = set(nnames)
-    bset = set(bnames)
+    bnames, nnames = ([n for n in s.names() if name_filter is None or name_filter.search(n)]
+                      for s in (base, new))
+    nset, bset = set(nnames), set(bnames)
     common = [n for n in bnames if n in nset]
     # Fewer rounds than a paired verdict needs (min_pairs): the same processes unpaired. A
     # choice made from the counts alone, never from the data, so either test keeps its level.
@@ -783,17 +698,12 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
     }
     for name in common:
         bg, ng = base.groups[name], new.groups[name]
-        failed = False
-        for side, g in (("base", bg), ("new", ng)):
-            if g["errors"]:
-                failed = True
-                result["errored"].append({"name": name, "side": side,
-                                          "repetitions": len(g["errors"]),
-                                          "message": g["errors"][0]})
-            elif not g["processes"]:
-                failed = True
-                result["errored"].append({"name": name, "side": side, "repetitions": 0,
-                                          "message": "no repetitions (aggregates only?)"})
+        failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng))
+                  if g["errors"] or not g["processes"]]
+        for side, errors in failed:
+            result["errored"].append({"name": name, "side": side, "repetitions": len(errors),
+                                      "message": errors[0] if errors
+                                      else "no repetitions (aggregates only?)"})
         if failed:
             continue
         for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold,
@@ -803,10 +713,9 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
-    # Secondary rows are a family of their own (Holm over them, no moderation: they are
-    # different quantities, whose variances have nothing in common), so that one that moved
-    # is reported as a regression or improvement without deciding the exit code, and an
-    # unadjusted p among dozens of secondaries does not cry wolf.
+    # Secondary rows are a family of their own (Holm, no moderation: different quantities
+    # whose variances have nothing in common): one that moved is reported without deciding
+    # the exit code, and an unadjusted p among dozens of secondaries does not cry wolf.
     adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
                   moderate=False, label="secondary")
     for row in result["rows"]:
@@ -819,13 +728,12 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
 
 def machine_drift(result, share=0.8, min_rows=5):
     """Did (nearly) every benchmark move the same way between two runs that were not
-    interleaved? A change of the machine's speed between the runs (a neighbour's load, a
-    throttled vCPU) moves every timed row alike; a code change rarely moves every family at
-    once: two runs of one build half an hour apart on a 2-core VM were seen to differ by
-    +12 to +28 % in CPU time on every Codec and Batch row.
+    interleaved? A change of the machine's speed (a neighbour's load, a throttled vCPU)
+    moves every timed row alike, a code change rarely (two runs of one build half an hour
+    apart on a 2-core VM differed by +12 to +28 % on every Codec and Batch row).
     Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
     of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
-    the threshold. Paired rounds cancel such drift, so paired results are never flagged."""
+    the threshold. Paired rounds cancel such drift: never flagged."""
     if result["paired"]:
         return None
     worse = []
@@ -860,33 +768,22 @@ def machine_drift_line(drift):
 
 def judged_metrics(name, all_runs):
     """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
-    given its repetitions' metrics: time first, then counters in the order the benchmark
-    reports them. A windowed row (window_seconds) times a fixed-length window: its real
-    time is the window's length, so its throughput counters are what is judged, not its
-    time; likewise a maximum-rate search (max_rate), whose time is its search's.
-    Informational and unknown metrics, and latency of an unthrottled row, are left out."""
-    names = []
-    for r in all_runs:
-        for k in r:
-            if k not in names:
-                names.append(k)
+    given its repetitions' metrics: time first, then counters in the benchmark's order.
+    Rows with an UNTIMED_ROW_COUNTERS counter (a fixed-length window, a maximum-rate search)
+    are judged on their counters, not their time. Informational and unknown metrics, and
+    latency of an unthrottled row, are left out."""
+    names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
     ordered = (([] if untimed else [kr.time_metric(name)])
                + [k for k in names if k not in ("cpu_time", "real_time")])
-    out = []
-    for metric in ordered:
-        direction = kr.judged_direction(metric, name, all_runs)
-        if direction:
-            out.append((metric, direction))
-    return out
+    directions = ((m, kr.judged_direction(m, name, all_runs)) for m in ordered)
+    return [(m, d) for m, d in directions if d]
 
 
 def _missing(name, metric, b, n):
     """The sides ("base", "new") on which `metric` of benchmark `name` has no value."""
-    def has(g):
-        return any(metric in r for runs in g["processes"] for r in runs)
-    sides = [s for s, g in (("base", b), ("new", n)) if not has(g)]
-    return sides
+    return [s for s, g in (("base", b), ("new", n))
+            if not any(metric in r for runs in g["processes"] for r in runs)]
 
 
 # The reason of a benchmark that lacks every --metric (scripts/compare tells it apart from a
@@ -895,12 +792,9 @@ LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    """Rows of one benchmark: (row or None, metric, deciding, why unjudged).
-
-    Deciding metrics are the row's primary ones (kbench.results.PRIMARY_METRICS), or the
-    --metric names when given; the others are secondary. A deciding metric that yields no
-    row (absent on a side, no pair in common) comes back as (None, metric, True, reason) so
-    that the benchmark counts as not judged instead of silently dropping out."""
+    """Rows of one benchmark: (row or None, metric, deciding, why unjudged). Deciding are the
+    primary metrics, or the --metric names. A deciding metric that yields no row comes back
+    as (None, metric, True, reason): the benchmark counts as not judged, not dropped."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
     plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
@@ -1022,8 +916,7 @@ def metric_threshold(metric, threshold, b, n):
 
 def moderate_family(rows):
     """Re-test the rows that have a location_stat with variances moderated across them
-    (family_prior). The prior comes from the family's rows alone, counted before any
-    data is seen, so it is the same for every row and needs no correction of its own."""
+    (family_prior). The prior is the same for every row and needs no correction of its own."""
     stats_rows = [r for r in rows if r.get("_stat")]
     if len(stats_rows) < MIN_MODERATED_ROWS:
         return
@@ -1040,14 +933,11 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
     """Family-wise control over the deciding rows: Holm's step-down adjustment of their
     p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
 
-    Holm, not Benjamini-Hochberg: the gate's question is "did anything regress?", and a
-    false alarm anywhere in a whole-profile run costs a bisection, so the error to bound is
-    the chance of any false regression (family-wise), not the share of false ones among
-    those flagged (BH's false discovery rate, which lets the number of false alarms grow
-    with the number of true ones). Holm bounds it under any dependence between rows, and
-    rows of one run are dependent (they share the machine's drift); it is uniformly more
-    powerful than Bonferroni. The intervals ("unchanged") stay at the per-row level: a
-    verdict of unchanged is not an alarm."""
+    Holm, not Benjamini-Hochberg: the gate asks "did anything regress?", and any false alarm
+    costs a bisection, so the error to bound is the chance of any false regression, not
+    the share of false ones among those flagged. Holm bounds it under any dependence between
+    rows (rows of one run share the machine's drift). The intervals ("unchanged") stay at
+    the per-row level: a verdict of unchanged is not an alarm."""
     tested = [r for r in rows if r.get("p_value") is not None]
     for r in rows:
         r["p_adjusted"] = None
@@ -1073,9 +963,7 @@ def exit_code(result, accept_inconclusive=False):
     if result["regressions"]:
         return 1
     if (result["errored"] or result["only_in_base"] or result["only_in_new"]
-            or result.get("unjudged")):
-        return 3
-    if result["inconclusive"] and not accept_inconclusive:
+            or result.get("unjudged") or (result["inconclusive"] and not accept_inconclusive)):
         return 3
     return 0
 
@@ -1087,17 +975,11 @@ def context_diff(base_ctx, new_ctx):
     for key in keys:
         if key in IGNORED_CONTEXT:
             continue
-        b = base_ctx.get(key)
-        n = new_ctx.get(key)
-        if b == n:
-            continue
-        if key in CRITICAL_CONTEXT:
-            kind = "critical"
-        elif key in VERSION_CONTEXT or key in facts.codec_version_keys():
-            kind = "version"
-        else:
-            kind = "other"
-        diff[key] = {"base": b, "new": n, "kind": kind}
+        b, n = base_ctx.get(key), new_ctx.get(key)
+        if b != n:
+            kind = ("critical" if key in CRITICAL_CONTEXT else "version"
+                    if key in VERSION_CONTEXT or key in facts.codec_version_keys() else "other")
+            diff[key] = {"base": b, "new": n, "kind": kind}
     return diff
 
 
@@ -1105,11 +987,8 @@ def mixed_context(side):
     """Critical context keys whose values differ between the files of one side."""
     out = {}
     for key in CRITICAL_CONTEXT:
-        values = []
-        for ctx in side.contexts:
-            v = ctx.get(key)
-            if v not in values:
-                values.append(v)
+        seen = [ctx.get(key) for ctx in side.contexts]
+        values = [v for i, v in enumerate(seen) if v not in seen[:i]]
         if len(values) > 1:
             out[key] = values
     return out
@@ -1125,26 +1004,23 @@ def verdict_json(result, accept_inconclusive=False):
                 if k == "change_pct":
                     r["change_note"] = "base median is zero"
         return r
+    moved = secondary_moves(result)
     out = {"alpha": result["alpha"], "threshold_pct": result["threshold_pct"],
            "min_samples": result["min_samples"], "processes": result["processes"],
            "exit_code": exit_code(result, accept_inconclusive),
            "accept_inconclusive": accept_inconclusive}
-    for key in ("regressions", "improvements", "unchanged", "inconclusive"):
+    for key in ("regressions", "improvements", "unchanged", "inconclusive", "secondary"):
         out[key] = [clean(r) for r in result[key]]
-    out["secondary"] = [clean(r) for r in result["secondary"]]
-    moved = secondary_moves(result)
-    out["secondary_regressions"] = [clean(r) for r in moved["regression"]]
-    out["secondary_improvements"] = [clean(r) for r in moved["improvement"]]
-    out["unjudged"] = result["unjudged"]
-    out["test"] = ("trimmed t on logs, variances moderated over the family; exact rank tests "
-                   "where logs are impossible or values do not vary")
-    out["multiplicity"] = {"method": "holm", "family": "primary rows with a p-value",
-                           "size": sum(1 for r in result["rows"]
-                                       if r["primary"] and r.get("p_value") is not None)}
-    out["errored"] = result["errored"]
-    out["only_in_base"] = result["only_in_base"]
-    out["only_in_new"] = result["only_in_new"]
-    out["context_diff"] = result["context_diff"]
+    for verdict in ("regression", "improvement"):
+        out["secondary_%ss" % verdict] = [clean(r) for r in moved[verdict]]
+    out.update(unjudged=result["unjudged"],
+               test=("trimmed t on logs, variances moderated over the family; exact rank "
+                     "tests where logs are impossible or values do not vary"),
+               multiplicity={"method": "holm", "family": "primary rows with a p-value",
+                             "size": sum(1 for r in result["rows"]
+                                         if r["primary"] and r.get("p_value") is not None)})
+    for key in ("errored", "only_in_base", "only_in_new", "context_diff"):
+        out[key] = result[key]
     out["machine_drift"] = machine_drift(result)
     return out
 
@@ -1156,10 +1032,9 @@ def fmt_value(v, unit):
         return "-"
     if unit in ("ns", "us"):
         ns = v * (1e3 if unit == "us" else 1.0)
-        for scale, u in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
-            if abs(ns) >= scale:
-                return "%.4g %s" % (ns / scale, u)
-        return "%.4g ns" % ns
+        scale, u = next((s for s in ((1e9, "s"), (1e6, "ms"), (1e3, "us")) if abs(ns) >= s[0]),
+                        (1.0, "ns"))
+        return "%.4g %s" % (ns / scale, u)
     if unit in ("items/s", "B/s", "req/s", "Ir") and abs(v) >= 1e3:
         for scale, p in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
             if abs(v) >= scale:
@@ -1173,22 +1048,18 @@ def fmt_spread(cv):
     return "" if cv is None else " ±%.1f%%" % cv
 
 
+def _signed(v, fmt):
+    return ("+inf" if v > 0 else "-inf") if math.isinf(v) else fmt % v
+
+
 def fmt_change(c):
-    if c is None:
-        return "-"
-    if math.isinf(c):
-        return "+inf%" if c > 0 else "-inf%"
-    return "%+.2f%%" % c
+    return "-" if c is None else _signed(c, "%+.2f") + "%"
 
 
 def fmt_interval(lo, hi):
     if lo is None or hi is None:
         return ""
-    def one(v):
-        if math.isinf(v):
-            return "+inf" if v > 0 else "-inf"
-        return "%+.1f" % v
-    return " [%s, %s]" % (one(lo), one(hi))
+    return " [%s, %s]" % (_signed(lo, "%+.1f"), _signed(hi, "%+.1f"))
 
 
 def fmt_p(p):
@@ -1200,17 +1071,12 @@ def fmt_p(p):
 def format_table(rows):
     header = ["Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "p-value",
               "adj. p", "Verdict"]
-    lines = []
-    for r in rows:
-        kind = {"process": "p", "pair": " pairs"}.get(r.get("samples"), "r")
-        n = ("%d%s" % (r["n_base"], kind) if kind == " pairs"
-             else "%d:%d%s" % (r["n_base"], r["n_new"], kind))
-        lines.append([r["name"], r["metric"], _role(r), n,
-                      fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
-                      fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
-                      fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"),
-                                                                 r.get("ci_high_pct")),
-                      fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _verdict_cell(r)])
+    lines = [[r["name"], r["metric"], _role(r),
+              _n_cell(r, "p" if r.get("samples") == "process" else "r"),
+              fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
+              fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
+              _change_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _verdict_cell(r)]
+             for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in lines)) if lines else len(h)
               for i, h in enumerate(header)]
     right = {3, 4, 5, 6, 7, 8}
@@ -1226,6 +1092,16 @@ def format_table(rows):
 def _role(r):
     """primary: decides the exit code; secondary: reported only."""
     return "primary" if r.get("primary", True) else "secondary"
+
+
+def _n_cell(r, suffix=""):
+    if r.get("samples") == "pair":
+        return "%d pairs" % r["n_base"]
+    return "%d:%d%s" % (r["n_base"], r["n_new"], suffix)
+
+
+def _change_cell(r):
+    return fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct"))
 
 
 def format_markdown(result, accept_inconclusive=False, title="kbench"):
@@ -1250,21 +1126,18 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
               "| Verdict |\n|---|---|---|--:|--:|--:|--:|--:|--:|---|")
 
     def line(r):
-        n = ("%d pairs" % r["n_base"] if r.get("samples") == "pair"
-             else "%d:%d" % (r["n_base"], r["n_new"]))
         verdict = {"regression": "**REGRESSION**", "improvement": "improvement"}.get(
             r["verdict"], r["verdict"])
         if r["verdict"] == "inconclusive":
             verdict += ": " + r["reason"]
         return "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            _md(r["name"]), r["metric"], _role(r), n, fmt_value(r["base_median"], r["unit"]),
-            fmt_value(r["new_median"], r["unit"]),
-            fmt_change(r["change_pct"]) + fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
-            fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
+            _md(r["name"]), r["metric"], _role(r), _n_cell(r),
+            fmt_value(r["base_median"], r["unit"]), fmt_value(r["new_median"], r["unit"]),
+            _change_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
+
     def shown(r):  # primary rows that are not unchanged, secondary rows that moved
-        if r.get("primary", True):
-            return r["verdict"] != "unchanged"
-        return r["verdict"] in ("regression", "improvement")
+        return r["verdict"] in (("regression", "improvement", "inconclusive")
+                                if r.get("primary", True) else ("regression", "improvement"))
     judged = [r for r in rows if shown(r)]
     same = [r for r in rows if not shown(r)]
     if judged:
@@ -1273,15 +1146,12 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
         out += ["<details><summary>%d unchanged or secondary</summary>" % len(same), "",
                 header]
         out += [line(r) for r in same] + ["", "</details>", ""]
-    for e in result["errored"]:
-        out.append("- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]),
-                                                   _md(e["message"])))
-    for u in result.get("unjudged", []):
-        out.append("- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"])))
-    for name in result["only_in_base"]:
-        out.append("- only in base: `%s`" % _md(name))
-    for name in result["only_in_new"]:
-        out.append("- only in new: `%s`" % _md(name))
+    out += ["- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]), _md(e["message"]))
+            for e in result["errored"]]
+    out += ["- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"]))
+            for u in result.get("unjudged", [])]
+    out += ["- only in %s: `%s`" % (side, _md(name)) for side in ("base", "new")
+            for name in result["only_in_" + side]]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -1314,10 +1184,9 @@ def spread_lines(result):
                      "of the rounds' differences (median over rows): %s" % (
                          p["base"], _pct_or_dash(pair_cv)))
     if "repetition" in kinds:
-        lines.append("samples: repetitions of %s process%s (drift inside a process is not "
-                     "sampled: use scripts/bench --processes N)" % (
-                         "one" if min(p.values()) == 1 else "the",
-                         "" if min(p.values()) == 1 else "es"))
+        one = min(p.values()) == 1
+        lines.append("samples: repetitions of %s (drift inside a process is not sampled: use "
+                     "scripts/bench --processes N)" % ("one process" if one else "the processes"))
     for side in ("base", "new"):
         between = [r[side + "_cv_pct"] for r in rows if r.get(side + "_cv_pct") is not None
                    and r["samples"] == "process"]
@@ -1333,10 +1202,13 @@ def _pct_or_dash(vals):
     return "%.2f %% CV" % statistics.median(vals) if vals else "-"
 
 
+def _count(c, word):
+    return "%d %s%s" % (c, word, "" if c == 1 else "s")
+
+
 def summary_line(result, accept_inconclusive=False):
     def n(key, word):
-        c = len(result[key])
-        return "%d %s%s" % (c, word, "" if c == 1 else "s")
+        return _count(len(result[key]), word)
     extra = []
     if result["errored"]:
         extra.append("%d errored" % len({e["name"] for e in result["errored"]}))
@@ -1344,10 +1216,9 @@ def summary_line(result, accept_inconclusive=False):
         extra.append("%d without a primary verdict" % len({u["name"] for u in result["unjudged"]}))
     if result.get("secondary"):
         moved = secondary_moves(result)
-        extra.append("secondary rows (not deciding): %d regression%s, %d improvement%s of %d" % (
-            len(moved["regression"]), "" if len(moved["regression"]) == 1 else "s",
-            len(moved["improvement"]), "" if len(moved["improvement"]) == 1 else "s",
-            len(result["secondary"])))
+        extra.append("secondary rows (not deciding): %s, %s of %d" % (
+            _count(len(moved["regression"]), "regression"),
+            _count(len(moved["improvement"]), "improvement"), len(result["secondary"])))
     if result["only_in_base"] or result["only_in_new"]:
         extra.append("%d only in base, %d only in new" % (len(result["only_in_base"]),
                                                           len(result["only_in_new"])))
@@ -1363,23 +1234,15 @@ def summary_line(result, accept_inconclusive=False):
 def secondary_moves(result):
     """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved
     significantly over the secondary family (Holm), which the summary counts and lists."""
-    out = {"regression": [], "improvement": []}
-    for r in result.get("secondary", []):
-        if r["verdict"] in out:
-            out[r["verdict"]].append(r)
-    return out
+    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v]
+            for v in ("regression", "improvement")}
 
 
 def secondary_lines(result):
     """One line per secondary row that moved: listed under the verdict, never silent."""
-    lines = []
-    for verdict, rows in secondary_moves(result).items():
-        for r in rows:
-            lines.append("SECONDARY %s (not deciding): %s %s %s%s, adj. p %s" % (
-                verdict.upper(), r["name"], r["metric"], fmt_change(r["change_pct"]),
-                fmt_interval(r.get("ci_low_pct"), r.get("ci_high_pct")),
-                fmt_p(r.get("p_adjusted"))))
-    return lines
+    return ["SECONDARY %s (not deciding): %s %s %s, adj. p %s" % (
+        verdict.upper(), r["name"], r["metric"], _change_cell(r), fmt_p(r.get("p_adjusted")))
+        for verdict, rows in secondary_moves(result).items() for r in rows]
 
 
 EXIT_MEANING = {0: "every row judged on its primary metrics, none regressed", 1: "regression",

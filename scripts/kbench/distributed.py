@@ -79,19 +79,14 @@ def percentile(buckets, count, max_us, q):
 def merge_buckets(histograms):
     """Sum of histograms given as dicts with latency_buckets/count/sum/min/max."""
     total = {}
-    out = {"latency_count": 0, "latency_sum_us": 0, "latency_min_us": None, "latency_max_us": 0}
     for h in histograms:
         for bound, n in h["latency_buckets"]:
             total[bound] = total.get(bound, 0) + n
-        out["latency_count"] += h["latency_count"]
-        out["latency_sum_us"] += h["latency_sum_us"]
-        out["latency_max_us"] = max(out["latency_max_us"], h["latency_max_us"])
-        lo = h["latency_min_us"]
-        out["latency_min_us"] = lo if out["latency_min_us"] is None else min(out["latency_min_us"], lo)
-    out["latency_buckets"] = sorted(total.items())
-    if out["latency_min_us"] is None:
-        out["latency_min_us"] = 0
-    return out
+    return {"latency_count": sum(h["latency_count"] for h in histograms),
+            "latency_sum_us": sum(h["latency_sum_us"] for h in histograms),
+            "latency_min_us": min((h["latency_min_us"] for h in histograms), default=0),
+            "latency_max_us": max([0] + [h["latency_max_us"] for h in histograms]),
+            "latency_buckets": sorted(total.items())}
 
 
 def latency_counters(h, open_loop):
@@ -181,11 +176,7 @@ def merge(results, failures, expected=()):
     when no agent reported it). Returns (benchmarks, kbench_intervals, row errors)."""
     agents = sorted(set(results) | set(failures))
     rows_by_agent = {a: _rows(r) for a, r in results.items()}
-    keys = []
-    for a in sorted(results):
-        for k in rows_by_agent[a]:
-            if k not in keys:
-                keys.append(k)
+    keys = list(dict.fromkeys(k for a in sorted(results) for k in rows_by_agent[a]))
     benchmarks, intervals, errors = [], {}, []
     for name in expected:
         if not any(k[0] == name for k in keys):
@@ -242,10 +233,9 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    counters = set()
-    for e in entries.values():
-        counters |= {k for k, v in e.items() if k not in STANDARD and isinstance(v, (int, float))
-                     and not isinstance(v, bool) and k not in ("items_per_second", "bytes_per_second")}
+    counters = {k for e in entries.values() for k, v in e.items()
+                if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
+                and k not in ("items_per_second", "bytes_per_second")}
     for key in sorted(counters - RECOMPUTED):
         values = {a: e[key] for a, e in entries.items() if key in e}
         if key in SUMMED:

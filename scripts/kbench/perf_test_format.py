@@ -68,11 +68,6 @@ def final_line(r):
              int(r["p50_ms"]), int(r["p95_ms"]), int(r["p99_ms"]), int(r["p999_ms"])))
 
 
-def window_line(n, rps, mbps, avg_ms, max_ms):
-    return ("%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, %.1f ms max latency."
-            % (n, rps, mbps, avg_ms, max_ms))
-
-
 def perf_time(ms):
     """ConsumerPerformance's date format, yyyy-MM-dd HH:mm:ss:SSS (local time)."""
     t = datetime.datetime.fromtimestamp(ms / 1000.0)
@@ -184,7 +179,7 @@ def tool_producer(path, warmup=0):
         text = open(path, errors="replace").read()
     except OSError as e:
         raise InputError("%s: %s" % (path, e)) from e
-    finals = [m for m in PRODUCER_FINAL_RE.finditer(text)]
+    finals = list(PRODUCER_FINAL_RE.finditer(text))
     if not finals:
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
     steady = [m for m in finals if m.group("steady")]
@@ -214,8 +209,7 @@ def tool_consumer(path):
     except OSError as e:
         raise InputError("%s: %s" % (path, e)) from e
     for line in lines:
-        m = CONSUMER_LINE_RE.match(line)
-        if m:
+        if CONSUMER_LINE_RE.match(line):
             return line
     raise InputError("%s: no kafka-consumer-perf-test data line (tool failed?)" % path)
 
@@ -229,13 +223,10 @@ def tool_consumer_fields(line):
 # ------------------------------------------------------------------ comparing the two tools
 
 def median_result(results):
-    m = {}
-    for k in FINAL_FIELDS:
-        m[k] = statistics.median(r[k] for r in results)
+    m = {k: statistics.median(r[k] for r in results) for k in FINAL_FIELDS}
     m["records"] = int(m["records"])
-    for k in ("p50_us", "p95_us", "p99_us", "p999_us"):
-        if all(k in r for r in results):
-            m[k] = statistics.median(r[k] for r in results)
+    m.update({k: statistics.median(r[k] for r in results)
+              for k in ("p50_us", "p95_us", "p99_us", "p999_us") if all(k in r for r in results)})
     return m
 
 

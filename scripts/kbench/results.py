@@ -129,7 +129,7 @@ def metric_direction(metric):
     # Conventions for counters added later without updating the table above.
     if metric.startswith("queue_"):
         return 0
-    if metric.endswith("_us") or metric.endswith("_ns") or metric.endswith("_ms"):
+    if metric.endswith(("_us", "_ns", "_ms")):
         return -1
     if metric.endswith("_per_second"):
         return +1
@@ -153,10 +153,7 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """Load and validate one Google Benchmark JSON file.
-
-    Returns the parsed dict. Raises BenchmarkJsonError with a one-line reason.
-    """
+    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not)."""
     try:
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
@@ -201,8 +198,7 @@ def is_number(v):
 
 def uses_real_time(name):
     """Google Benchmark appends /real_time or /manual_time to such names."""
-    return name.endswith("/real_time") or name.endswith("/manual_time") \
-        or "/real_time/" in name or "/manual_time/" in name
+    return any(name.endswith("/" + t) or "/%s/" % t in name for t in ("real_time", "manual_time"))
 
 
 def time_metric(name):
@@ -251,25 +247,19 @@ def is_iteration(entry):
 
 
 def group_runs(data):
-    """Group a file's entries by benchmark name.
-
-    Returns an ordered dict name -> {"runs": [metrics...], "errors": [msg...],
-    "aggregates": {aggregate_name: metrics}}. Repetitions are the iteration
-    entries; aggregates are kept only as a fallback for files written with
-    --benchmark_report_aggregates_only.
-    """
+    """A file's entries by benchmark name: {name: {"runs": [metrics...], "errors": [msg...],
+    "aggregates": {aggregate_name: metrics}}}; aggregates are a fallback for files written
+    with --benchmark_report_aggregates_only."""
     groups = {}
     for b in data["benchmarks"]:
+        name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)
+        g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
         if is_iteration(b):
-            name = b["name"]
-            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
             if b.get("error_occurred"):
                 g["errors"].append(str(b.get("error_message", "error")))
             else:
                 g["runs"].append(entry_metrics(b))
         else:
-            name = b.get("run_name") or _strip_aggregate_suffix(b)
-            g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
             agg = b.get("aggregate_name")
             if agg:
                 g["aggregates"][agg] = entry_metrics(b)
@@ -289,25 +279,15 @@ def median_metrics(group):
     runs = group["runs"]
     if not runs:
         return dict(group["aggregates"].get("median") or group["aggregates"].get("mean") or {})
-    keys = []
-    for r in runs:
-        for k in r:
-            if k not in keys:
-                keys.append(k)
+    keys = dict.fromkeys(k for r in runs for k in r)
     return {k: statistics.median([r[k] for r in runs if k in r]) for k in keys}
 
 
 def parse_name(name):
-    """Split `Family/variant/key:value/...` into (family, variant, params, extra).
-
-    params keeps order; extra lists path parts that are not key:value (e.g. the
-    /real_time suffix Google Benchmark appends).
-    """
+    """Split `Family/variant/key:value/...` into (family, variant, params, extra): extra
+    lists the other path parts (e.g. the /real_time suffix Google Benchmark appends)."""
     parts = name.split("/")
-    family = parts[0]
-    variant = None
-    params = {}
-    extra = []
+    family, variant, params, extra = parts[0], None, {}, []
     for i, p in enumerate(parts[1:]):
         if ":" in p:
             k, v = p.split(":", 1)
@@ -320,52 +300,34 @@ def parse_name(name):
 
 
 def processes(data):
-    """The processes a file holds, in order: [(process_id, [entries])].
-
-    A file written by one kbench process is one process; a merged file
-    (merge_runs) tags each entry with PROCESS_KEY.
-    """
-    order = []
+    """The processes a file holds, in order: [(process_id, [entries])] (a merged file tags
+    each entry with PROCESS_KEY; one written by one kbench process is one process)."""
     per = {}
     for b in data["benchmarks"]:
-        pid = b.get(PROCESS_KEY, 0)
-        if pid not in per:
-            order.append(pid)
-            per[pid] = []
-        per[pid].append(b)
-    return [(pid, per[pid]) for pid in order]
+        per.setdefault(b.get(PROCESS_KEY, 0), []).append(b)
+    return list(per.items())
 
 
 def merge_runs(datas, sources=None):
     """Merge several runs into one file of repetitions, remembering each process.
 
-    Every iteration entry becomes one repetition; repetition_index is renumbered
-    per name in input order and `repetitions` set to the count. Each entry keeps
-    the process it came from in PROCESS_KEY (inputs that are merged files keep
-    their processes apart), so compare can take one value per process. Aggregates
-    are dropped (they would describe one process only). The context is the first
-    file's, with `kbench_merged_runs` (processes) added.
+    Every iteration entry becomes one repetition (renumbered per name in input order) and
+    keeps its process in PROCESS_KEY, so compare can take one value per process. Aggregates
+    are dropped (they describe one process). The context is the first file's, with
+    `kbench_merged_runs` (processes) added.
     """
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
-    order = []
     per_name = {}
     next_pid = 0
     for data in datas:
         for _, entries in processes(data):
             for b in entries:
-                if not is_iteration(b):
-                    continue
-                if b["name"] not in per_name:
-                    order.append(b["name"])
-                    per_name[b["name"]] = []
-                e = dict(b)
-                e[PROCESS_KEY] = next_pid
-                per_name[b["name"]].append(e)
+                if is_iteration(b):
+                    per_name.setdefault(b["name"], []).append(dict(b, **{PROCESS_KEY: next_pid}))
             next_pid += 1
     benches = []
-    for name in order:
-        entries = per_name[name]
+    for entries in per_name.values():
         for i, e in enumerate(entries):
             e["run_type"] = "iteration"
             e["repetition_index"] = i
@@ -384,12 +346,8 @@ def merge_runs(datas, sources=None):
 
 
 def _merge_per_run_samples(datas, key):
-    """Carries each process's per-run samples (kbench_intervals, kbench_rate_curves) into a
-    merged file.
-
-    Each sample list keeps its process (PROCESS_KEY, numbered as merge_runs numbers the
-    processes) and its repetition within that process.
-    """
+    """Each process's per-run samples (kbench_intervals, kbench_rate_curves) for a merged
+    file, each keeping its process (PROCESS_KEY, numbered as merge_runs numbers them)."""
     merged = {}
     next_pid = 0
     for data in datas:
@@ -399,8 +357,7 @@ def _merge_per_run_samples(datas, key):
             for rep in reps:
                 # A file written by one process has no process key: its only process.
                 pid = rep.get(PROCESS_KEY, ids[0])
-                r = dict(rep)
-                r[PROCESS_KEY] = next_pid + (ids.index(pid) if pid in ids else 0)
+                r = dict(rep, **{PROCESS_KEY: next_pid + (ids.index(pid) if pid in ids else 0)})
                 merged.setdefault(name, []).append(r)
         next_pid += len(ids)
     return merged
@@ -453,24 +410,19 @@ def parse_callgrind_total(path):
 
 
 def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
-    """A Google-Benchmark-shaped entry whose metric is instructions/iteration.
-
-    Measured as (Ir(2N) - Ir(N)) / N so that process start-up, payload
-    generation and Google Benchmark's own bookkeeping cancel out.
-    """
-    per_iter = (ir_2n - ir_n) / float(iterations)
+    """A Google-Benchmark-shaped entry of instructions/iteration, (Ir(2N) - Ir(N)) / N so
+    that start-up, payload generation and Google Benchmark's bookkeeping cancel out."""
     e = {
         "name": name, "run_name": name, "run_type": "iteration",
         "repetitions": 1, "repetition_index": 0, "threads": 1,
         "iterations": iterations,
-        "instructions": per_iter,
+        "instructions": (ir_2n - ir_n) / float(iterations),
         "instructions_total_n": ir_n, "instructions_total_2n": ir_2n,
         "time_unit": "ns",
     }
-    if context_entry:
-        for key in ("family_index", "per_family_instance_index"):
-            if key in context_entry:
-                e[key] = context_entry[key]
+    for key in ("family_index", "per_family_instance_index"):
+        if key in (context_entry or {}):
+            e[key] = context_entry[key]
     return e
 
 

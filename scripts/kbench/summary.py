@@ -124,10 +124,8 @@ def main(path):
             values = [r[key] for r in reps if key in r]
             return statistics.median(values) if values else None
         items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")
-        p99, queue = med("p99_us"), False
-        if p99 is None and med("queue_p99_us") is not None:
-            p99, queue = med("queue_p99_us"), True
-        p99_text = "-" if p99 is None else ("q" if queue else "") + human(p99)
+        p99, queue = med("p99_us"), med("queue_p99_us")
+        p99_text = human(p99) if p99 is not None else "-" if queue is None else "q" + human(queue)
         spread = interval_spread(intervals.get(name, []))
         spread_text = "-" if spread is None else \
             f"{spread[0] * 100:5.1f} %  {human(spread[1])}-{human(spread[2])}"

@@ -1,10 +1,5 @@
-"""Compare kbench (Google Benchmark JSON) results with statistics and exit-coded verdicts.
-
-Exit status: 0 every benchmark in common got a verdict on its primary metric and none
-regressed, 1 at least one regression, 2 bad input/options or incomparable contexts (without
---force), 3 nothing regressed but something could not be judged (errored, missing, a primary
-metric absent on a side, inconclusive).
-"""
+"""Compare kbench (Google Benchmark JSON) results with statistics and exit-coded verdicts
+(exit status: see EPILOG)."""
 
 import argparse
 import os
@@ -130,15 +125,11 @@ def main():
     base = load_side("base", base_paths)
     new = load_side("new", new_paths)
 
-    bar = "!" * 72
     for side in (base, new):
         mixed = kc.mixed_context(side)
         if mixed:
-            print(bar, file=sys.stderr)
-            for key, values in mixed.items():
-                print("WARNING: the %s files differ in context %s: %s" % (
-                    side.label, key, " vs ".join(map(str, values))), file=sys.stderr)
-            print(bar, file=sys.stderr)
+            _warn(["the %s files differ in context %s: %s" % (
+                side.label, key, " vs ".join(map(str, values))) for key, values in mixed.items()])
             if not args.force:
                 die("the %s side mixes incomparable contexts (%s); pass --force to compare "
                     "anyway" % (side.label, ", ".join(mixed)))
@@ -168,13 +159,9 @@ def main():
             print("note: context %s differs: %s vs %s" % (key, _short(d["base"]), _short(d["new"])),
                   file=out)
     if critical:
-        print(bar, file=sys.stderr)
-        for key, d in critical.items():
-            print("WARNING: context %s differs: %s vs %s" % (key, d["base"], d["new"]),
-                  file=sys.stderr)
-        print("WARNING: these runs measured different things; differences are not regressions.",
-              file=sys.stderr)
-        print(bar, file=sys.stderr)
+        _warn(["context %s differs: %s vs %s" % (key, d["base"], d["new"])
+               for key, d in critical.items()]
+              + ["these runs measured different things; differences are not regressions."])
         if not args.force:
             die("incomparable contexts (%s); pass --force to compare anyway"
                 % ", ".join(critical))
@@ -195,18 +182,14 @@ def main():
         rows = [r for r in rows if r["verdict"] != "unchanged"]
     if rows:
         print(kc.format_table(rows))
-    for e in result["errored"]:
-        print("ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"]))
-    for u in result["unjudged"]:
-        print("NOT JUDGED: %s: %s" % (u["name"], u["reason"]))
-    for name in result["only_in_base"]:
-        print("only in base: %s" % name)
-    for name in result["only_in_new"]:
-        print("only in new:  %s" % name)
-    for line in kc.secondary_lines(result):
-        print(line)
-    for line in kc.spread_lines(result):
-        print(line)
+    lines = (["ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"])
+              for e in result["errored"]]
+             + ["NOT JUDGED: %s: %s" % (u["name"], u["reason"]) for u in result["unjudged"]]
+             + ["only in base: %s" % name for name in result["only_in_base"]]
+             + ["only in new:  %s" % name for name in result["only_in_new"]]
+             + kc.secondary_lines(result) + kc.spread_lines(result))
+    if lines:
+        print("\n".join(lines))
     drift = kc.machine_drift(result)
     if drift:
         print(kc.machine_drift_line(drift), file=sys.stderr)
@@ -224,6 +207,12 @@ def _write_out(args, result):
                 f.write(kc.dumps(kc.verdict_json(result, args.accept_inconclusive)) + "\n")
         except OSError as e:
             die("cannot write %s: %s" % (args.out, e.strerror or e))
+
+
+def _warn(lines):
+    """WARNING lines between bars of ! on stderr."""
+    bar = "!" * 72
+    print("\n".join([bar] + ["WARNING: " + line for line in lines] + [bar]), file=sys.stderr)
 
 
 def _short(v, limit=60):

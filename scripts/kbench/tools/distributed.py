@@ -171,10 +171,7 @@ def main():
 
     results, failures = wait_for(coordinator, tasks, agent_urls, t_submit + budget + 15)
     benchmarks, intervals, errors = kd.merge(results, failures, rows)
-    context = {}
-    for a in sorted(results):
-        context = dict(results[a].get("context", {}))
-        break
+    context = dict(results[min(results)].get("context", {})) if results else {}
     context["distributed_agents"] = ",".join(agents)
     context["distributed_coordinator"] = coordinator
     context["distributed_start_unix_ms"] = str(start_ms)
