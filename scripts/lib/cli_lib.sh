@@ -1,29 +1,21 @@
 # shellcheck shell=bash
 # scripts/lib/cli_lib.sh — messages and usage errors shared by every kbench bash script, so
-# that each says what went wrong the same way and bad usage always exits 2.
+# that each says what went wrong the same way and bad usage always exits 2. Sourced, never
+# executed; set PROG first to name the messages (default: $0's name).
 #
-#   PROG=name                     # optional: the name messages start with (default: $0's)
-#   source "$ROOT/scripts/lib/cli_lib.sh"
-#   info MESSAGE...               # "PROG: MESSAGE" on stderr
-#   die STATUS MESSAGE...         # "PROG: error: MESSAGE" on stderr, exit STATUS
-#                                 # (1 a run failed, 2 bad usage or a missing prerequisite)
-#   usage_error MESSAGE...        # die 2, plus where the usage is: "Run 'scripts/x --help'"
-#   need_value "$@"               # in an option loop: $1 must be followed by a value
-#   is_uint VALUE                 # true for a non-negative decimal integer
-#   regex_escape TEXT             # TEXT with extended-regex metacharacters escaped
-#   cluster_regex BIN...          # the regex of row names that need a cluster, as the first
-#                                 # BIN that can say tells (kbench --describe=json)
-#   live_rows MAX BIN...          # stdin: benchmark names; stdout: the first MAX that reach
-#                                 # a cluster
-#   exact_filter                  # stdin: benchmark names; stdout: a --benchmark_filter
-#                                 # that selects exactly those
-#   check_out_dir OPTION PATH     # PATH can be a results folder (an existing writable
-#                                 # folder, or one mkdir -p can make), else die 2
-#   check_out_file OPTION PATH    # PATH can be written as a file (not a folder; its folder
-#                                 # exists writable or can be made), else die 2
-#   dry_run_exit                  # with KBENCH_DRY_RUN=1: say the arguments were checked
-#                                 # and exit 0, before anything is built, started or run
-# Sourced, never executed.
+#   info MSG / die STATUS MSG      "PROG: MSG" / "PROG: error: MSG", then exit STATUS
+#                                  (1 a run failed, 2 bad usage or a missing prerequisite)
+#   usage_error MSG                die 2, plus "Run 'scripts/x --help' for usage."
+#   need_value "$@"                in an option loop: $1 must be followed by a value
+#   is_uint V, regex_escape TEXT   a non-negative integer? / TEXT as a literal ERE
+#   cluster_regex BIN...           regex of rows needing a cluster, from the first BIN
+#                                  that can say (kbench --describe=json)
+#   live_rows MAX BIN...           stdin: row names; stdout: the first MAX needing a cluster
+#   exact_filter                   stdin: row names; stdout: a filter selecting exactly those
+#   check_out_dir / check_out_file OPTION PATH
+#                                  PATH can be written as a folder / a file, else die 2
+#   dry_run_exit                   with KBENCH_DRY_RUN=1: say so and exit 0, before anything
+#                                  is built, started or run
 
 : "${PROG:=$(basename "$0")}"
 # How a user runs this script ("scripts/kafka"), for the pointer to --help.
@@ -32,16 +24,10 @@ CLI_COMMAND="$(realpath --relative-to="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.
 
 info() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 
-die() {
-  local status=$1
-  shift
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  exit "$status"
-}
+die() { printf '%s: error: %s\n' "$PROG" "${*:2}" >&2; exit "$1"; }
 
 usage_error() {
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
-  printf "Run '%s --help' for usage.\n" "$CLI_COMMAND" >&2
+  printf "%s: error: %s\nRun '%s --help' for usage.\n" "$PROG" "$*" "$CLI_COMMAND" >&2
   exit 2
 }
 
