@@ -378,7 +378,7 @@ constexpr FamilyAbout kEndToEndAbout{
     "latency from a record's intended send time (carried in a header) to a consumer "
     "in the same process reading the same topic, at a fixed rate, linger.ms 0; the "
     "delivery-report latency of the same records beside it; every record received "
-    "exactly once; axes acks, codec, record size, rate, partitions",
+    "exactly once; a row per combination of its `--end-to-end` keys",
     "EndToEnd/latency/acks:1/codec:none/record_bytes:100/rate:10000/partitions:2/real_time"};
 KBENCH_REGISTER_FAMILY(EndToEnd, RegisterEndToEndFamily, FamilyTarget::kCluster, kEndToEndAbout,
                        EndToEndKeys);

@@ -483,11 +483,9 @@ void RegisterProduceFamily(const Options& options, BenchSession& session) {
 }  // namespace
 
 constexpr FamilyAbout kProduceAbout{
-    "librdkafka's full send path to a cluster: acks, codec, record size (fixed or a "
-    "range), payload, linger.ms, batch.size, partitions (up to 1000 in the defaults), "
-    "replication, max.in.flight, idempotence, keys (null, uniform or zipf over N), "
-    "transactions (a commit every N records), application threads × producer "
-    "instances, warm-up, target rate; a `bare_producev` reference row (a plain "
+    "librdkafka's full send path to a cluster, a row per combination of the `--produce` "
+    "keys (acks, codec, record size, partitions, threads × producer instances, target rate, "
+    "...); a `bare_producev` reference row (a plain "
     "`rd_kafka_producev` loop, same settings)",
     "Produce/send/acks:all/codec:lz4/record_bytes:500/threads:1/producers:1/real_time"};
 KBENCH_REGISTER_FAMILY(Produce, RegisterProduceFamily, FamilyTarget::kCluster, kProduceAbout,

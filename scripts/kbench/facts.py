@@ -138,11 +138,27 @@ def _keys_table(family):
     return "\n".join(rows)
 
 
-def _families_table():
+def _families_table(example=True):
+    if not example:
+        rows = ["| family | measures |", "|---|---|"]
+        return "\n".join(rows + ["| `%s` | %s |" % (f["name"], f["measures"]) for f in families()])
     rows = ["| family | measures | example |", "|---|---|---|"]
     rows += ["| `%s` | %s | `%s` |" % (f["name"], f["measures"], f["example"])
              for f in families()]
     return "\n".join(rows)
+
+
+def _codecs_line():
+    def one(c):
+        levels = c["levels"]
+        words = []
+        if levels["max"] > levels["min"]:
+            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"],
+                                                          levels["default"]))
+        if c["name"] != "none" and not c["librdkafka_name"]:
+            words.append("librdkafka does not write it")
+        return "`%s`" % c["name"] + (" (%s)" % "; ".join(words) if words else "")
+    return "Codecs: %s." % ", ".join(one(c) for c in describe()["codecs"])
 
 
 def _directions_table():
@@ -157,7 +173,8 @@ def generated_blocks():
     """{doc path relative to the project: [(marker name, generated text)]}."""
     keys = [("%s-keys" % f["keys_flag"].lstrip("-"), _keys_table(f))
             for f in families() if f["keys_flag"]]
-    return {"docs/families.md": [("families", _families_table())] + keys,
+    return {"README.md": [("codecs", _codecs_line()), ("families", _families_table(False))],
+            "docs/families.md": [("families", _families_table())] + keys,
             "docs/counters.md": [("metric-directions", _directions_table())]}
 
 
@@ -187,8 +204,8 @@ def _cli(argv):
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
                                          "codec-version-keys", "json", "docs"),
-                    help="docs: regenerate the generated blocks of docs/ (the family table "
-                         "and row keys of docs/families.md, the metric directions of docs/counters.md)")
+                    help="docs: regenerate the generated blocks of docs/ (README's codecs "
+                         "and families, the family table and row keys of docs/families.md, the metric directions of docs/counters.md)")
     args = ap.parse_args(argv)
     try:
         if args.question == "docs":
