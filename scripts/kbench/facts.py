@@ -204,8 +204,9 @@ def _cli(argv):
         description="Answers from kbench --describe=json, for the shell scripts.")
     ap.add_argument("question", choices=("cluster-regex", "cluster-families",
                                          "codec-version-keys", "json", "docs"),
-                    help="docs: regenerate the generated blocks of docs/ (README's codecs "
-                         "and families, the family table and row keys of docs/families.md, the metric directions of docs/counters.md)")
+                    help="docs: regenerate the generated blocks of the docs (README's "
+                         "codecs and families, docs/families.md's families and row keys, "
+                         "docs/counters.md's metric directions)")
     args = ap.parse_args(argv)
     try:
         if args.question == "docs":
