@@ -111,11 +111,9 @@ def _headline(rows, others):
             b, v = base.get(k), rows[p].get(k)
             if not b or not v:
                 continue
-            rps = v.get("items_per_second", 0) / b["items_per_second"] if b.get("items_per_second") else None
-            cpu = (v.get("cpu_us_per_mb") / b["cpu_us_per_mb"]
-                   if b.get("cpu_us_per_mb") and v.get("cpu_us_per_mb") is not None else None)
             out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
-                       % (p, size, "%.2f" % rps if rps is not None else "—", "%.2f" % cpu if cpu is not None else "—"))
+                       % (p, size, _ratio(v.get("items_per_second", 0), b.get("items_per_second")),
+                          _ratio(v.get("cpu_us_per_mb"), b.get("cpu_us_per_mb"))))
     return out + [""]
 
 
