@@ -103,21 +103,27 @@ def merge_files(datas, sources):
 
 # ------------------------------------------------------------------ shared report parts
 
-def load_dir_json(directory, filename):
+def load_dir_json(directory, filename, optional=False):
+    """DIR/FILENAME's benchmark JSON; a missing file is an error, or None when optional."""
     path = os.path.join(directory, filename)
     if not os.path.exists(path):
+        if optional:
+            return None
         raise ScenarioError("%s does not exist (did the runs finish?)" % path)
     return kr.load(path)
 
 
-def median_table(data):
-    """name -> (params dict, median metrics); errored benchmarks raise."""
-    out = {}
+def _groups(data):
+    """(name, params dict, group) per benchmark; errored benchmarks raise."""
     for name, g in kr.group_runs(data).items():
         if not g["runs"] and g["errors"]:
             raise ScenarioError("benchmark %s failed: %s" % (name, g["errors"][0]))
-        out[name] = (kr.parse_name(name)[2], kr.median_metrics(g))
-    return out
+        yield name, kr.parse_name(name)[2], g
+
+
+def median_table(data):
+    """name -> (params dict, median metrics); errored benchmarks raise."""
+    return {name: (p, kr.median_metrics(g)) for name, p, g in _groups(data)}
 
 
 class Spread:
@@ -147,15 +153,10 @@ class Spread:
 def spread_table(data):
     """name -> (params dict, {metric: Spread over the repetitions}); errored benchmarks raise."""
     out = {}
-    for name, g in kr.group_runs(data).items():
-        if not g["runs"] and g["errors"]:
-            raise ScenarioError("benchmark %s failed: %s" % (name, g["errors"][0]))
+    for name, p, g in _groups(data):
         runs = g["runs"] or [kr.median_metrics(g)]
-        keys = []
-        for r in runs:
-            keys += [k for k in r if k not in keys]
-        out[name] = (kr.parse_name(name)[2],
-                     {k: Spread.of([r.get(k) for r in runs]) for k in keys})
+        keys = list(dict.fromkeys(k for r in runs for k in r))  # first-seen order
+        out[name] = (p, {k: Spread.of([r.get(k) for r in runs]) for k in keys})
     return out
 
 
@@ -270,10 +271,15 @@ def fmt_mb(v):
     return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
 
 
-def header(title, original, ctx, scale, tiny, wall, notes, differences):
+def header(args, title, original, ctx, differences, common=True):
+    """The report's title, its setup table and what differs from the original (after the
+    shared first difference, common_differences, unless common is False)."""
+    if common:
+        differences = common_differences(ctx, differences)
     lines = ["# %s" % title, "",
              "Reproduces: %s" % original, ""]
-    scale_text = "tiny (CI: proves the pipeline, numbers are not meaningful)" if tiny else scale
+    scale_text = ("tiny (CI: proves the pipeline, numbers are not meaningful)" if args.tiny
+                  else args.scale)
     lines += ["## Setup of this run", "",
               "| | |", "|---|---|",
               "| scale | %s |" % scale_text,
@@ -292,11 +298,11 @@ def header(title, original, ctx, scale, tiny, wall, notes, differences):
                   "%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
                   for key in facts.codec_version_keys()),
               "| started | %s |" % ctx.get("date", "?")]
-    if wall is not None:
-        lines.append("| wall time | %d s |" % wall)
+    if args.wall_seconds is not None:
+        lines.append("| wall time | %d s |" % args.wall_seconds)
     lines += ["", "**Not the original setup.** %s" % differences[0], ""]
     lines += ["- %s" % d for d in differences[1:]]
-    lines += ["- %s" % n for n in notes]
+    lines += ["- %s" % n for n in args.note]
     lines.append("")
     return lines
 
@@ -308,11 +314,36 @@ def common_differences(ctx, extra):
             "wins, by roughly how much) is comparable with the original." % cores] + extra
 
 
+def md_row(cells):
+    return "| " + " | ".join(cells) + " |"
+
+
+def md_table(head, align, rows=()):
+    """A markdown table's lines; align has one letter per column: l left, r right, c centre."""
+    marks = {"l": "---", "r": "---:", "c": ":-:"}
+    return [md_row(head), "|" + "".join(marks[a] + "|" for a in align)] + [md_row(r) for r in rows]
+
+
 def plt_module():
     import matplotlib
     matplotlib.use("Agg")  # files only; CI machines have no display
     import matplotlib.pyplot as plt
     return plt
+
+
+def save_chart(fig, directory, name):
+    fig.savefig(os.path.join(directory, name), dpi=110, bbox_inches="tight")
+    plt_module().close(fig)
+
+
+def grouped_bars(ax, series, k=1.0):
+    """Bars side by side around x = 0, 1, ...: series is [(label, [(x, Spread)], bar kwargs)];
+    each bar is a median scaled by k, its error bar the range over repetitions."""
+    width = 0.8 / max(len(series), 1)
+    for i, (label, cells, kwargs) in enumerate(series):
+        ax.bar([j + (i - (len(series) - 1) / 2) * width for j, _ in cells],
+               [s.median * k for _, s in cells], width, label=label,
+               yerr=error_bars([s for _, s in cells], k), capsize=2, **kwargs)
 
 
 # ------------------------------------------------------------------ main
@@ -349,20 +380,17 @@ def main(argv):
     c = sub.add_parser("context")
     c.add_argument("json")
     c.add_argument("key")
-    s = sub.add_parser("sum")
-    s.add_argument("out")
-    s.add_argument("inputs", nargs="+")
-    m = sub.add_parser("merge")
-    m.add_argument("out")
-    m.add_argument("inputs", nargs="+")
+    for name in ("sum", "merge"):
+        s = sub.add_parser(name)
+        s.add_argument("out")
+        s.add_argument("inputs", nargs="+")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "context":
             cmd_context(args.json, args.key)
-        elif args.cmd == "sum":
-            kr.write_json(args.out, sum_processes([kr.load(p) for p in args.inputs], args.inputs))
         else:
-            kr.write_json(args.out, merge_files([kr.load(p) for p in args.inputs], args.inputs))
+            combine = sum_processes if args.cmd == "sum" else merge_files
+            kr.write_json(args.out, combine([kr.load(p) for p in args.inputs], args.inputs))
     except (ScenarioError, kr.BenchmarkJsonError) as e:
         die(e)
     return 0

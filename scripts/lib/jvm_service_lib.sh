@@ -5,37 +5,12 @@
 # (SIGTERM, then SIGKILL). The service scripts keep what is theirs: configuration, command
 # lines, readiness checks and messages.
 #
-#   tail_log FILE                   its last lines, indented, for error messages
-#   svc_dir [DIR]                   the state directory: DIR, else $DIR_ENV, else DEFAULT_DIR
-#   svc_check_dir DIR               refuse (exit 2) a DIR that is not new, empty or ours
-#   svc_claim_dir DIR TEXT          make DIR and DIR/logs, and mark DIR as ours
-#   svc_lock DIR WAIT               one start or stop at a time per DIR (WAIT 0: do not wait)
-#   svc_check_timeout SECONDS       refuse (exit 2) what is not a positive number of seconds
-#   svc_cmd_stop TIMEOUT STOP "$@"  the stop command: --dir, --timeout (default TIMEOUT), then
-#                                   STOP DIR TIMEOUT stops the service under DIR's lock
-#   find_java / java_major JAVA     the java to use / its major version
-#   svc_check_java JAVA NEED WHAT   exit 2 unless JAVA is Java NEED or newer
-#   svc_classpath CACHE WHAT FILL   the classpath of jars cached in CACHE (FILL resolves it)
-#   svc_write_pom FILE VERSION WHAT GROUP:ARTIFACT:VERSION...
-#   svc_mvn CACHE [PROBE]           Maven copies the pom's runtime jars to CACHE/lib.new
-#   render_template IN OUT KEY VALUE...
-#   svc_launch PIDFILE LOG LABEL NETNS JAVA ARGS...   start one JVM, detached
-#   svc_pid PIDFILE                 its pid, while that JVM lives
-#   svc_state PIDFILE...            running, stopped or partial
-#   svc_status_exit STATE           0 running, 3 stopped, 1 partial (what status exits with)
-#   svc_wait TIMEOUT PERIOD READY DIED LATE PIDFILE...   until the service is ready
-#   svc_stop SIGNAL TIMEOUT WHAT PIDFILE...              stop JVMs, SIGKILL after TIMEOUT
-#   svc_guard CMD ARG... / svc_unguard   run CMD if a start ends early (error, Ctrl-C)
-#   svc_port_open HOST PORT         something accepts connections there
-#   svc_free_ports HOST COUNT OFFSET    a base port with COUNT free ports at 0 and at OFFSET
-#   svc_answers URL...              every URL answers an HTTP GET
-#
 # Sourced after cli_lib.sh (info, die, usage_error), never executed. Reads ROOT, PROG and,
 # from the service script: SERVICE (its name in messages: Kafka, Trogdor), STATE_MARKER,
 # DIR_ENV, DEFAULT_DIR and its usage function.
 # File descriptors: 8 holds a cache's lock, 9 a state directory's.
 
-# Last lines of a log, indented, for error messages.
+# tail_log FILE: its last lines, indented, for error messages.
 tail_log() {
   [[ -f $1 ]] || return 0
   printf '\n'
@@ -44,15 +19,16 @@ tail_log() {
 
 # ---------------------------------------------------------------- state directories
 
-# Absolute, so pid checks against /proc/PID/cmdline compare like with like.
+# svc_dir [DIR]: the state directory, DIR, else $DIR_ENV, else DEFAULT_DIR. Absolute, so
+# pid checks against /proc/PID/cmdline compare like with like.
 svc_dir() {
   local d="${1:-${!DIR_ENV:-$DEFAULT_DIR}}"
   [[ -n $d ]] || usage_error "empty state directory"
   realpath -m -- "$d"
 }
 
-# start deletes what an earlier start left, so it only ever works in a new or empty
-# directory, or one that it marked as its own before; and DIR must be writable.
+# svc_check_dir DIR: refuse (exit 2) a DIR that is not new, empty or ours (start deletes
+# what an earlier start left), or not writable.
 svc_check_dir() {
   local dir=$1
   check_out_dir --dir "$dir"
@@ -61,11 +37,13 @@ svc_check_dir() {
   fi
 }
 
+# svc_claim_dir DIR TEXT: make DIR and DIR/logs, and mark DIR as ours.
 svc_claim_dir() {
   mkdir -p "$1/logs"
   echo "$2" >"$1/$STATE_MARKER"
 }
 
+# svc_lock DIR WAIT: one start or stop at a time per DIR (WAIT 0: do not wait).
 svc_lock() {
   local dir=$1 wait=$2
   exec 9>"$dir/.lock"
@@ -77,17 +55,36 @@ svc_check_timeout() {
   { is_uint "$1" && (($1 >= 1)); } || usage_error "--timeout must be a positive number of seconds, got '$1'"
 }
 
+# svc_opts CMD SPEC... -- "$@": a command's options into the caller's variables. SPEC is
+# --NAME=VAR (an option with a value) or --NAME=VAR! (a flag: VAR=1); -h/--help prints the
+# usage; anything else is refused as an unknown argument of CMD.
+svc_opts() {
+  local _cmd=$1 _var
+  local -A _opts=()
+  shift
+  while [[ $1 != -- ]]; do _opts["@${1%%=*}"]=${1#*=}; shift; done
+  shift
+  while (($#)); do
+    [[ $1 == -h || $1 == --help ]] && { usage; exit 0; }
+    _var=${_opts["@$1"]:-}
+    [[ -n $_var ]] || usage_error "$_cmd: unknown argument '$1'"
+    if [[ $_var == *! ]]; then
+      printf -v "${_var%!}" 1
+      shift
+    else
+      need_value "$@"
+      printf -v "$_var" '%s' "$2"
+      shift 2
+    fi
+  done
+}
+
+# svc_cmd_stop TIMEOUT STOP "$@": the stop command: --dir, --timeout (default TIMEOUT), then
+# STOP DIR TIMEOUT stops the service under DIR's lock.
 svc_cmd_stop() {
   local timeout=$1 stop=$2 dir=""
   shift 2
-  while (($#)); do
-    case "$1" in
-      --dir) need_value "$@"; dir="$2"; shift 2 ;;
-      --timeout) need_value "$@"; timeout="$2"; shift 2 ;;
-      -h|--help) usage; exit 0 ;;
-      *) usage_error "stop: unknown argument '$1'" ;;
-    esac
-  done
+  svc_opts stop --dir=dir --timeout=timeout -- "$@"
   dir="$(svc_dir "$dir")"
   svc_check_timeout "$timeout"
   dry_run_exit
@@ -122,6 +119,7 @@ java_major() {
   if [[ ${BASH_REMATCH[1]} == 1 ]]; then echo "${BASH_REMATCH[3]:-0}"; else echo "${BASH_REMATCH[1]}"; fi
 }
 
+# svc_check_java JAVA NEED WHAT: exit 2 unless JAVA is Java NEED or newer.
 svc_check_java() {
   local java=$1 need=$2 what=$3 have
   have="$(java_major "$java")"
@@ -266,6 +264,8 @@ svc_pid() {
   printf '%s\n' "$pid"
 }
 
+# svc_state PIDFILE...: running, stopped or partial; svc_status_exit STATE: what status
+# exits with (0 running, 3 stopped, 1 partial).
 svc_state() {
   local alive=0 f
   for f; do svc_pid "$f" >/dev/null && alive=$((alive + 1)); done
@@ -342,6 +342,7 @@ svc_unguard() { trap - EXIT INT TERM; }
 
 # ---------------------------------------------------------------- network
 
+# svc_port_open HOST PORT: something accepts connections there.
 # shellcheck disable=SC2016  # $1 and $2 are the inner shell's
 svc_port_open() { timeout 2 bash -c ': >/dev/tcp/$1/$2' _ "$1" "$2" 2>/dev/null; }
 
@@ -349,4 +350,5 @@ svc_port_open() { timeout 2 bash -c ': >/dev/tcp/$1/$2' _ "$1" "$2" 2>/dev/null;
 # still checks every port before it starts anything). Exit 1: none found; 2: no venv.
 svc_free_ports() { "$ROOT/scripts/lib/python" -m kbench.jvm_service free-ports "$@"; }
 
+# svc_answers URL...: every URL answers an HTTP GET.
 svc_answers() { "$ROOT/scripts/lib/python" -m kbench.jvm_service answers "$@" >/dev/null 2>&1; }

@@ -25,6 +25,15 @@ check_java_for() {
   svc_check_java "$1" "$need" "Kafka $2"
 }
 
+# java_and_classpath VERSION: the caller's java and cp for Kafka VERSION (its Java checked,
+# its classpath resolved on first use).
+java_and_classpath() {
+  java="$(find_java)"
+  check_java_for "$java" "$1"
+  resolve_classpath "$1" >/dev/null
+  cp="$(cat "$(cache_dir "$1")/classpath")"
+}
+
 # ---------------------------------------------------------------- tool classes
 
 # Kafka moved several command classes from Scala (kafka.*) to Java

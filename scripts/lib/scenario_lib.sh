@@ -112,6 +112,45 @@ scn_cluster_start() {
   info "Kafka $version is up at $SCN_BOOTSTRAP"
 }
 
+# scn_local_cluster TAG BROKERS: a cluster of Kafka ${KBENCH_KAFKA_VERSION:-4.4.0} started
+# here (scn_cluster_start) becomes BOOTSTRAP, its version KBENCH_BROKER_VERSION.
+scn_local_cluster() {
+  local version=${KBENCH_KAFKA_VERSION:-4.4.0}
+  scn_cluster_start "$1" "$2" "$version"
+  BOOTSTRAP=$SCN_BOOTSTRAP
+  export KBENCH_BROKER_VERSION=$version
+}
+
+# scn_try NAME TAG WHAT [kbench args...]: one kbench run, JSON to $OUT/raw/NAME.json, console
+# to logs/NAME.log. A failure is recorded in SCN_FAILED as TAG and the scenario goes on:
+# one bad run should not cost the others.
+SCN_FAILED=()
+scn_try() {
+  local json="$OUT/raw/$1.json" log="$OUT/logs/$1.log" tag=$2 what=$3
+  shift 3
+  scn_note "$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
+  if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
+    SCN_FAILED+=("$tag")
+    info "$what failed: $(grep -h -m1 -o 'error:.*\|ERROR OCCURRED.*' "$log" | head -n1)"
+    rm -f "$json"
+  fi
+}
+
+# scn_finish TOTAL WHAT MISSING [report options...]: the report with a --note per SCN_NOTES
+# entry, plus one on the runs that failed (WHAT: what TOTAL counts, MISSING: where from);
+# then exit 1 if any did.
+SCN_NOTES=()
+scn_finish() {
+  local total=$1 what=$2 missing=$3 n=${#SCN_FAILED[@]} note note_args=()
+  shift 3
+  if ((n)); then
+    SCN_NOTES+=("**$n of $total $what failed** and are $missing: ${SCN_FAILED[*]} (their logs are in logs/).")
+  fi
+  for note in "${SCN_NOTES[@]}"; do note_args+=(--note "$note"); done
+  scn_report "${note_args[@]}" "$@"
+  ((n == 0)) || die 1 "$n of $total $what failed: ${SCN_FAILED[*]}"
+}
+
 # scn_kbench JSON [kbench args...]: one kbench run, JSON to $OUT/JSON, console to logs/.
 # Environment for kbench (LD_LIBRARY_PATH, KBENCH_BROKER_VERSION) is inherited.
 scn_kbench() {
@@ -125,10 +164,11 @@ scn_kbench() {
   fi
 }
 
-# scn_broker_count BOOTSTRAP: the number of brokers of a live cluster, read from the run
-# context of a trivial kbench run (it connects and counts before running anything).
-scn_broker_count() {
-  local json="$OUT/logs/probe-$$.json" count
+# scn_require_brokers BOOTSTRAP N: refuse (exit 2) before anything runs when the cluster has
+# fewer than N brokers, counted in the run context of a trivial kbench run (it connects and
+# counts before running anything).
+scn_require_brokers() {
+  local json="$OUT/logs/probe-$$.json" have
   if ! KBENCH_FIXED_ITERATIONS=1 "$KBENCH_BIN" --bootstrap="$1" \
     --produce 'acks=1,record_bytes=10,partitions=1' --records-per-iteration=10 \
     --benchmark_filter='^Produce/' --benchmark_out="$json" --benchmark_out_format=json \
@@ -136,16 +176,8 @@ scn_broker_count() {
     tail -n 5 "$OUT/logs/probe.log" >&2
     die 2 "cannot reach a Kafka cluster at $1 (log: $OUT/logs/probe.log)"
   fi
-  count="$("$SCN_PY" -m kbench.scenario context "$json" broker_count)" ||
-    die 1 "the probe run's context has no broker_count"
+  have="$(scn_py context "$json" broker_count)" || die 1 "the probe run's context has no broker_count"
   rm -f "$json"
-  echo "$count"
-}
-
-# scn_require_brokers BOOTSTRAP N: refuse (exit 2) before anything runs when too small.
-scn_require_brokers() {
-  local have
-  have="$(scn_broker_count "$1")" || exit $?
   if ((have < $2)); then
     die 2 "$SCN_NAME needs a cluster of at least $2 brokers, but $1 has $have; run without --bootstrap to start a $2-broker cluster here"
   fi

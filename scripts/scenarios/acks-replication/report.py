@@ -2,10 +2,8 @@
 acks and replication, in the seed's table.
 Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
-import os
 import sys
 
-from kbench import results as kr
 from kbench import scenario as ks
 
 ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
@@ -39,11 +37,13 @@ def report(directory, args):
     single = ks.load_dir_json(directory, "single.json")
     ctx = single.get("context", {})
     runs = [("one producer process", _acks_rows(single))]
-    three_path = os.path.join(directory, "three-processes.json")
-    if os.path.exists(three_path):
-        runs.append(("three concurrent producer processes (sum)", _acks_rows(kr.load(three_path))))
+    three = ks.load_dir_json(directory, "three-processes.json", optional=True)
+    if three is not None:
+        runs.append(("three concurrent producer processes (sum)", _acks_rows(three)))
     brokers = ctx.get("broker_count", "?")
-    diffs = ks.common_differences(ctx, [
+    lines = ks.header(args, "Acks and replication: MB/s and records/s by record size",
+                      "seed 001 (Bert Corderman, users@kafka.apache.org, 2014-04-25, "
+                      "\"performance testing data to share\")", ctx, [
         "Original: Kafka 0.8.0, three 16-core nodes with 12 disks each, the 0.8 Scala producer "
         "(kafka-producer-perf-test, 8 threads), separate client machines; here librdkafka %s, "
         "%s broker(s) on this host, one topic of 3 partitions per case." % (
@@ -52,10 +52,6 @@ def report(directory, args):
         "Batches of 200: batch.num.messages=200, batch_bytes = 200 × record size, linger.ms 10.",
         "\"Per server\" divides the replication-3 figure by the broker count, as the original did.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools and the original."])
-    lines = ks.header("Acks and replication: MB/s and records/s by record size",
-                   "seed 001 (Bert Corderman, users@kafka.apache.org, 2014-04-25, "
-                   "\"performance testing data to share\")",
-                   ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
     try:
         nbrokers = int(brokers)
     except ValueError:
@@ -73,7 +69,7 @@ def report(directory, args):
                 head += ["Replica=%d MB.sec" % rf, "Replica=%d nMsg.sec" % rf]
             if 3 in rfs:
                 head += ["Per Server MB.sec", "Per Server nMsg.sec"]
-            lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+            table = []
             for acks, label in ACKS_ORDER:
                 for size in sizes:
                     if not any((size, acks, rf) in sub for rf in rfs):
@@ -86,19 +82,18 @@ def report(directory, args):
                         mb, rps = sub.get((size, acks, 3), (None, None))
                         cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers), ks.fmt_mb),
                                   ks.fmt_spread(rps and rps.scaled(1 / nbrokers), ks.fmt_int)]
-                    lines.append("| " + " | ".join(cells) + " |")
-            lines.append("")
+                    table.append(cells)
+            lines += ks.md_table(head, "r" * len(head), table) + [""]
         lines += _batching_summary(rows)
         lines += _orderings(rows)
     lines += _losses(single)
-    lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", "",
-              "| message.size | acks | Replica=2 MB.sec | Replica=2 nMsg.sec | Replica=3 MB.sec | Replica=3 nMsg.sec |",
-              "|---:|---:|---:|---:|---:|---:|"]
-    for acks, label in ACKS_ORDER:
-        for size in (200, 300, 1000, 2200):
-            v = SEED001[(size, acks)]
-            lines.append("| %d | %s | %d | %s | %d | %s |"
-                         % (size, label, v[0], ks.fmt_int(v[1]), v[2], ks.fmt_int(v[3])))
+    lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", ""]
+    lines += ks.md_table(
+        ["message.size", "acks", "Replica=2 MB.sec", "Replica=2 nMsg.sec", "Replica=3 MB.sec",
+         "Replica=3 nMsg.sec"], "rrrrrr",
+        [[str(size), label, str(v[0]), ks.fmt_int(v[1]), str(v[2]), ks.fmt_int(v[3])]
+         for acks, label in ACKS_ORDER for size in (200, 300, 1000, 2200)
+         for v in [SEED001[(size, acks)]]])
     lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
               "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
               "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum "
@@ -194,23 +189,17 @@ def _chart_acks(directory, runs):
         sizes = sorted({k[0] for k in sub})
         series = [(acks, label, rf) for acks, label in ACKS_ORDER for rf in sorted({k[2] for k in sub})
                   if any((s, acks, rf) in sub for s in sizes)]
-        width = 0.8 / max(len(series), 1)
-        for i, (acks, label, rf) in enumerate(series):
-            present = [(j, sub[(s, acks, rf)][0]) for j, s in enumerate(sizes)
-                       if (s, acks, rf) in sub and sub[(s, acks, rf)][0] is not None]
-            xs = [j + (i - (len(series) - 1) / 2) * width for j, _ in present]
-            ax.bar(xs, [m.median for _, m in present], width, label="acks %s, rf %d" % (label, rf),
-                   yerr=ks.error_bars([m for _, m in present]), capsize=2)
-        ax.set_xticks(range(len(sizes)))
-        ax.set_xticklabels([str(s) for s in sizes])
-        ax.set_xlabel("record bytes")
-        ax.set_ylabel("MiB/s")
+        ks.grouped_bars(ax, [("acks %s, rf %d" % (label, rf),
+                              [(j, sub[(s, acks, rf)][0]) for j, s in enumerate(sizes)
+                               if (s, acks, rf) in sub and sub[(s, acks, rf)][0] is not None], {})
+                             for acks, label, rf in series])
+        ax.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes],
+               xlabel="record bytes", ylabel="MiB/s")
         ax.set_title(title, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7)
     fig.suptitle("Acks and replication (seed 001): MiB/s of record values, median and range of repetitions")
-    fig.savefig(os.path.join(directory, "acks-replication.png"), dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ks.save_chart(fig, directory, "acks-replication.png")
 
 if __name__ == "__main__":
     sys.exit(ks.report_main(report))

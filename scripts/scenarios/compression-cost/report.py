@@ -66,14 +66,13 @@ def _tables(directory):
             recompress[(codec_label(p), p.get("topic_codec", "producer"))] = m
         if "topic_codec" not in p:
             produce[(payload_of(p), codec_label(p))] = m
-    if os.path.exists(os.path.join(directory, "end_to_end.json")):
-        for _name, (p, m) in _spreads(ks.load_dir_json(directory, "end_to_end.json"),
-                                      "EndToEnd/").items():
-            e2e[(payload_of(p), codec_label(p))] = m
-    if os.path.exists(os.path.join(directory, "codec.json")):
-        for name, (p, m) in ks.median_table(ks.load_dir_json(directory, "codec.json")).items():
-            if name.startswith("Codec/compress/") and "ratio" in m:
-                codec[(payload_of(p), codec_label(p))] = m["ratio"]
+    data = ks.load_dir_json(directory, "end_to_end.json", optional=True)
+    for _name, (p, m) in (_spreads(data, "EndToEnd/") if data else {}).items():
+        e2e[(payload_of(p), codec_label(p))] = m
+    data = ks.load_dir_json(directory, "codec.json", optional=True)
+    for name, (p, m) in (ks.median_table(data) if data else {}).items():
+        if name.startswith("Codec/compress/") and "ratio" in m:
+            codec[(payload_of(p), codec_label(p))] = m["ratio"]
     return produce, recompress, e2e, codec
 
 
@@ -115,7 +114,9 @@ def report(directory, args):
         raise ks.ScenarioError("%s/produce.json has no Produce/send rows" % directory)
     ctx = ks.load_dir_json(directory, "produce.json").get("context", {})
     broker_measured = str(ctx.get("broker_cost", "")).startswith("measured")
-    diffs = ks.common_differences(ctx, [
+    lines = ks.header(args, "Compression cost: client and broker CPU, bytes and latency per codec",
+                      "KAFKA-3565's codec x payload matrix; KAFKA-15418 (broker recompression)",
+                      ctx, [
         "Not one published experiment: the codec x payload matrix of KAFKA-3565 and the "
         "compression chapters of Kafka's docs, measured as costs (CPU per MiB) rather than "
         "records/s alone, with librdkafka %s as the client." % ctx.get("librdkafka_version", "?"),
@@ -127,9 +128,6 @@ def report(directory, args):
         "No record comes back within what a batch holds (kbench sends at least 16 MiB of "
         "distinct values before repeating one), so each codec compresses the data, as it "
         "would an application's, and not repeats of it."])
-    lines = ks.header("Compression cost: client and broker CPU, bytes and latency per codec",
-                      "KAFKA-3565's codec x payload matrix; KAFKA-15418 (broker recompression)",
-                      ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
     rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")),
                  default=0)
     lines += ["Every cell: the median over rounds, then [lowest–highest] (%d round(s)). " % rounds +
@@ -152,32 +150,32 @@ def report(directory, args):
         label = PAYLOAD_LABELS.get(payload, payload)
         if payload.startswith("file:"):
             label = "%s (the text corpus)" % payload
-        lines += ["## Payload %s" % label, "",
-                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
-                  "records/s (p99).", "",
-                  "| codec | records/s | client CPU µs/MiB | broker CPU µs/MiB | bytes / value byte "
-                  "| codec ratio | vs codec | broker log bytes / value byte | end-to-end p99 µs "
-                  "| Pareto |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|:-:|"]
         points = [(c, produce[(payload, c)].get("cpu_us_per_mb"),
                    produce[(payload, c)].get("bytes_per_value"))
                   for c in codecs if (payload, c) in produce]
         marks = ks.pareto_marks([pt for pt in points if pt[1] is not None and pt[2] is not None])
         marks_by_payload[payload] = marks
+        rows = []
         for c in codecs:
             m = produce.get((payload, c))
             if m is None:
                 continue
             ratio = codec.get((payload, c))
-            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            rows.append([
                 c, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
                 ks.fmt_spread(m.get("cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("broker_cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("bytes_per_value"), _fmt(3)), _fmt(3)(ratio),
                 _versus_codec(m.get("bytes_per_value"), ratio, payload),
                 ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
-                _p99_cell(e2e.get((payload, c))), MARKS.get(marks.get(c), "")))
-        lines.append("")
+                _p99_cell(e2e.get((payload, c))), MARKS.get(marks.get(c), "")])
+        lines += ["## Payload %s" % label, "",
+                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
+                  "records/s (p99).", ""]
+        lines += ks.md_table(["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB",
+                              "bytes / value byte", "codec ratio", "vs codec",
+                              "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"],
+                             "lrrrrrrrrc", rows) + [""]
     lines += _recompression(recompress, broker_measured)
     lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
               "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "
@@ -194,10 +192,8 @@ def _recompression(rows, measured):
     out += ["Producer codec into a topic whose compression.type is `producer` (the broker keeps "
             "the batches) or `zstd` (it decompresses, validates and recompresses every batch). "
             "Payload az, 1000-byte records; medians over rounds [lowest–highest]."
-            + ("" if measured else " Broker cost was not measured."), "",
-            "| producer codec | topic compression.type | records/s | broker CPU µs/MiB "
-            "| broker log bytes / value byte | broker CPU × keep (medians) |",
-            "|---|---|---:|---:|---:|---:|"]
+            + ("" if measured else " Broker cost was not measured."), ""]
+    table = []
     for producer in sorted({p for p, _ in rows}, key=_codec_order):
         keep = rows.get((producer, "producer"), {}).get("broker_cpu_us_per_mb")
         for topic in ("producer", "zstd"):
@@ -206,11 +202,13 @@ def _recompression(rows, measured):
                 continue
             cpu = m.get("broker_cpu_us_per_mb")
             times = "%.2f" % (cpu.median / keep.median) if cpu and keep and keep.median else "—"
-            out.append("| %s | %s | %s | %s | %s | %s |" % (
-                producer, topic, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
-                ks.fmt_spread(cpu, _fmt(0)),
-                ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)), times))
-    return out + [""]
+            table.append([producer, topic, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
+                          ks.fmt_spread(cpu, _fmt(0)),
+                          ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
+                          times])
+    return out + ks.md_table(["producer codec", "topic compression.type", "records/s",
+                              "broker CPU µs/MiB", "broker log bytes / value byte",
+                              "broker CPU × keep (medians)"], "llrrrr", table) + [""]
 
 
 def _codec_order(label):
@@ -239,8 +237,7 @@ def _chart(directory, produce, payloads, codecs, marks_by_payload):
         ax.grid(alpha=0.3)
     fig.suptitle("Compression cost: client CPU against bytes on the wire, ranges over rounds "
                  "(red: Pareto front beyond the ranges; orange: undecided)", fontsize=9)
-    fig.savefig(os.path.join(directory, "compression-cost.png"), dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ks.save_chart(fig, directory, "compression-cost.png")
 
 
 def corpus_main(argv):

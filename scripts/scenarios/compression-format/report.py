@@ -39,7 +39,9 @@ def report(directory, args):
     med_a, med_b = ks.median_table(a), ks.median_table(b)
     reps = max((len(g["runs"]) for g in kr.group_runs(a).values()), default=0)
 
-    diffs = ks.common_differences(ctx_a, [
+    lines = ks.header(args, "Compression and record format: where %s beats %s" % (label_a, label_b),
+                      "seed 003 (KAFKA-3565, \"Producer's throughput lower with compressed data "
+                      "after KIP-31/32\", Jiangjie Qin's comment of 2016-04-22)", ctx_a, [
         "Original: Kafka's benchmark_test on trunk (after KIP-31/32, message format v1) vs 0.9 "
         "(format v0), Java producer, three brokers; here A = %s, B = %s, librdkafka producers, "
         "%s broker(s)." % (label_a, label_b, ctx_a.get("broker_count", "?")),
@@ -48,26 +50,19 @@ def report(directory, args):
         "(moderated trimmed t, alpha %g, Hodges-Lehmann shift ≥ %g %%) are listed." % (
             reps, verdict.get("alpha", 0), verdict.get("threshold_pct", 0)),
         "Throughput is MiB/s of record values (bytes_per_second), as in the original's MB/sec."])
-    lines = ks.header("Compression and record format: where %s beats %s" % (label_a, label_b),
-                   "seed 003 (KAFKA-3565, \"Producer's throughput lower with compressed data "
-                   "after KIP-31/32\", Jiangjie Qin's comment of 2016-04-22)",
-                   ctx_a, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
-    lines += ["| side | spec | librdkafka | broker | client settings |", "|---|---|---|---|---|"]
+    sides = []
     for side, label, ctx in (("A", label_a, ctx_a), ("B", label_b, ctx_b)):
         client = ", ".join("%s=%s" % (k[7:], v) for k, v in sorted(ctx.items())
                            if k.startswith("client.") and k[7:] in ("api.version.request",
                                                                     "broker.version.fallback"))
-        lines.append("| %s | %s | %s | %s | %s |" % (side, label, ctx.get("librdkafka_version", "?"),
-                                                     ctx.get("broker_version", "?"), client or "—"))
-    lines.append("")
+        sides.append([side, label, ctx.get("librdkafka_version", "?"),
+                      ctx.get("broker_version", "?"), client or "—"])
+    lines += ks.md_table(["side", "spec", "librdkafka", "broker", "client settings"], "lllll",
+                         sides) + [""]
 
     def rows_for(kind):
-        out = []
-        for r in verdict.get(kind, []):
-            if r.get("metric") != "bytes_per_second":
-                continue
-            out.append(r)
-        return sorted(out, key=lambda r: r["name"])
+        return sorted((r for r in verdict.get(kind, []) if r.get("metric") == "bytes_per_second"),
+                      key=lambda r: r["name"])
 
     a_wins = rows_for("regressions")      # B (new) lower than A (base): A beats B
     b_wins = rows_for("improvements")
@@ -97,25 +92,23 @@ def report(directory, args):
         lines += ["Cases run on one side only (not compared): %d in A, %d in B." % (
             len(verdict.get("only_in_base", [])), len(verdict.get("only_in_new", []))), ""]
 
-    lines += ["## Every case (medians, MiB/s)", "",
-              "| max.in.flight | valueBound | linger.ms | messageSize | codec | A | B | change | verdict |",
-              "|---:|---:|---:|---:|---|---:|---:|---:|---|"]
     verdict_of = {}
     for kind in ("regressions", "improvements", "unchanged", "inconclusive"):
         for r in verdict.get(kind, []):
             if r.get("metric") in ("bytes_per_second", "-"):
                 verdict_of[r["name"]] = {"regressions": "A wins", "improvements": "B wins",
                                          "unchanged": "same", "inconclusive": "inconclusive"}[kind]
+    table = []
     for name in sorted(set(med_a) & set(med_b), key=_case_sort_key):
-        p = kr.parse_name(name)[2]
         va = med_a[name][1].get("bytes_per_second")
         vb = med_b[name][1].get("bytes_per_second")
         change = "%+.1f%%" % ((vb - va) / va * 100) if va and vb is not None else "—"
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            p.get("max_in_flight", "5"), p.get("payload", "?").replace("value_bound:", ""),
-            p.get("linger_ms", "5"), p.get("record_bytes", "?"), p.get("codec", "?"),
+        table.append(_case_cells(name) + [
             ks.fmt_mb(va / ks.MIB if va else None), ks.fmt_mb(vb / ks.MIB if vb else None), change,
-            verdict_of.get(name, "—")))
+            verdict_of.get(name, "—")])
+    lines += ["## Every case (medians, MiB/s)", ""]
+    lines += ks.md_table(["max.in.flight", "valueBound", "linger.ms", "messageSize", "codec", "A",
+                          "B", "change", "verdict"], "rrrrlrrrl", table)
     lines += ["", "The original (run 1 of 8, 0.9 winning over trunk): max.in.flight=5, valueBound=500, "
               "linger.ms=0, messageSize=100, gzip (2.04 < 2.38, 16%); almost every case where the "
               "older version won had max.in.flight=5 and messageSize=100.", "",
@@ -124,6 +117,13 @@ def report(directory, args):
               "`logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b)
+
+
+def _case_cells(name):
+    """max.in.flight, valueBound, linger.ms, messageSize and codec of a case."""
+    p = kr.parse_name(name)[2]
+    return [p.get("max_in_flight", "5"), p.get("payload", "?").replace("value_bound:", ""),
+            p.get("linger_ms", "5"), p.get("record_bytes", "?"), p.get("codec", "?")]
 
 
 def _case_sort_key(name):
@@ -145,25 +145,20 @@ def _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b):
         vb = med_b[n][1].get("bytes_per_second")
         if not va or vb is None:
             continue
-        p = kr.parse_name(n)[2]
-        labels.append("mif %s vb %s lg %s sz %s %s" % (
-            p.get("max_in_flight", "5"), p.get("payload", "?").replace("value_bound:", ""),
-            p.get("linger_ms", "5"), p.get("record_bytes", "?"), p.get("codec", "?")))
+        labels.append("mif %s vb %s lg %s sz %s %s" % tuple(_case_cells(n)))
         changes.append((vb - va) / va * 100)
         v = verdict_of.get(n)
         colors.append("tab:red" if v == "A wins" else "tab:green" if v == "B wins" else "tab:gray")
     fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
     ax.barh(range(len(labels)), changes, color=colors)
-    ax.set_yticks(range(len(labels)))
-    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_yticks(range(len(labels)), labels, fontsize=6)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("B vs A, %% change of MiB/s (red: A (%s) wins, green: B (%s) wins, gray: not significant)"
                   % (label_a, label_b), fontsize=8)
     ax.set_title("Compression and format (seed 003)")
     ax.grid(axis="x", alpha=0.3)
-    fig.savefig(os.path.join(directory, "compression-format.png"), dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ks.save_chart(fig, directory, "compression-format.png")
 
 
 def options(ap):

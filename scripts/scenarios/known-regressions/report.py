@@ -136,11 +136,8 @@ def judge(case, run, verdict):
            "metric": case["metric"], "verdict_file": verdict_file(case),
            "seconds": (run or {}).get("seconds"), "exit_code": (run or {}).get("exit_code"),
            "deciding": [], "significant_secondary": [], "note": (run or {}).get("note")}
-    if run is None:
+    if run is None or run.get("note"):
         out.update(found="not run", status=NOT_JUDGED, note=out["note"] or "the case did not run")
-        return out
-    if run.get("note"):
-        out.update(found="not run", status=NOT_JUDGED)
         return out
     if verdict is None:
         if case["metric"] != "-" and run.get("metric_exit_code") is not None:
@@ -196,9 +193,7 @@ def fmt_seconds(s):
 
 
 def fmt_p(p):
-    if p is None:
-        return "—"
-    return "%.2g" % p
+    return "—" if p is None else "%.2g" % p
 
 
 def fmt_row(r):
@@ -258,8 +253,7 @@ def chart(directory, outcomes):
             colours.append(colour[o["status"]])
     fig, ax = plt.subplots(figsize=(9, 1.0 + 0.55 * len(values)))
     ax.barh(range(len(values)), values, color=colours)
-    ax.set_yticks(range(len(values)))
-    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_yticks(range(len(values)), labels, fontsize=6)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.6)
     ax.set_xscale("symlog", linthresh=10)
@@ -301,23 +295,22 @@ def report(directory, args):
 
     if ctx:  # the sides' libraries differ per case: the table below names them
         ctx = dict(ctx, librdkafka_version="per case, A → B in the table below")
-    diffs = ["Each case runs on this host, one kbench build on both sides and only "
-             "librdkafka differing; the original reports came from users' own clusters "
-             "and applications.",
-             "A case is found when scripts/compare's deciding rows show the documented "
-             "direction and none the opposite one; secondary rows are listed, never decide."]
-    lines = ks.header("Known librdkafka performance changes: found or not",
+    lines = ks.header(args, "Known librdkafka performance changes: found or not",
                       "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, "
-                      "pull requests)", ctx, args.scale, args.tiny, args.wall_seconds,
-                      args.note, diffs)
-    lines += ["## Cases", "",
-              "| case | measures | A → B | target | expected | kbench found | result | time |",
-              "|---|---|---|---|---|---|---|---|"]
-    for o in outcomes:
-        lines.append("| %s | %s | %s → %s | %s | %s | %s | **%s** | %s |" % (
-            o["id"], o["measures"], o["a"], o["b"], o["target"],
-            o["expect"] if o["expect"] != "none" else "no change", o["found"], o["status"],
-            fmt_seconds(o["seconds"])))
+                      "pull requests)", ctx, [
+                          "Each case runs on this host, one kbench build on both sides and only "
+                          "librdkafka differing; the original reports came from users' own "
+                          "clusters and applications.",
+                          "A case is found when scripts/compare's deciding rows show the "
+                          "documented direction and none the opposite one; secondary rows are "
+                          "listed, never decide."], common=False)
+    lines += ["## Cases", ""]
+    lines += ks.md_table(
+        ["case", "measures", "A → B", "target", "expected", "kbench found", "result", "time"],
+        "llllllll",
+        [[o["id"], o["measures"], "%s → %s" % (o["a"], o["b"]), o["target"],
+          o["expect"] if o["expect"] != "none" else "no change", o["found"], "**%s**" % o["status"],
+          fmt_seconds(o["seconds"])] for o in outcomes])
     lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
               % code, ""]
     for case, o in zip(cases, outcomes):

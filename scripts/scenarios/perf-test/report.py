@@ -241,10 +241,8 @@ def draw_chart(d, cases):
     bars(-w / 2 if have_tool else 0, "kbench", "kbench Produce")
     if have_tool:
         bars(w / 2, "tool", "kafka-producer-perf-test")
-    ax1.set_xticks(list(x))
-    ax1.set_xticklabels(labels)
-    ax1.set_ylabel("MB/sec (MiB of values), median and range of rounds")
-    ax1.set_title("Producer throughput")
+    ax1.set(xticks=list(x), xticklabels=labels, title="Producer throughput",
+            ylabel="MB/sec (MiB of values), median and range of rounds")
     ax1.legend()
     qs = ["p50", "p95", "p99", "p999"]
     for i, c in enumerate(cases):  # one colour per case: solid kbench, dashed the tool
@@ -255,9 +253,8 @@ def draw_chart(d, cases):
             t = c["tool"]
             ax2.plot(qs + ["max"], [max(t[q + "_ms"], 0.5) for q in qs] + [max(t["max_ms"], 0.5)],
                      marker="x", linestyle="--", color="C%d" % i, label="perf-test " + c["case"])
-    ax2.set_yscale("log")
-    ax2.set_ylabel("latency, ms (log), median of rounds")
-    ax2.set_title("Producer latency quantiles")
+    ax2.set(yscale="log", ylabel="latency, ms (log), median of rounds",
+            title="Producer latency quantiles")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     path = os.path.join(d, "perf-test.png")
@@ -271,11 +268,10 @@ def spread(values, fmt="%.1f"):
 
 
 def write_report(d, env, cases, console, chart, ctx):
-    s = []
-    s.append("# Seed 004: producer and consumer stress test, reproduced with kbench\n")
-    s.append("Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")))
-    s.append("## Machine and versions\n")
-    s.append("| | |\n|---|---|")
+    s = ["# Seed 004: producer and consumer stress test, reproduced with kbench\n",
+         "Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")),
+         "## Machine and versions\n",
+         "| | |\n|---|---|"]
     for k, v in [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
                  ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
                  ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
@@ -285,36 +281,36 @@ def write_report(d, env, cases, console, chart, ctx):
                  ("kbench", "%s (git %s%s)" % (ctx.get("kbench_version"), (ctx.get("git_sha") or "?")[:12],
                                                ", dirty" if ctx.get("git_dirty") == "true" else ""))]:
         s.append("| %s | %s |" % (k, v))
-    s.append("")
-    s.append("## What differs from the original setup\n")
-    s.append("The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
-             "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
-             "and 15 partitions. Here:\n")
-    s.append("- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
-             "but clients and brokers share the CPUs);" % env.get("cores"))
-    s.append("- %s;" % env.get("cluster"))
-    s.append("- measured records per round: %s, each after a warm-up of a tenth as many on both "
-             "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
-             "the small and full scales measure 10 s at its cap instead);" % ", ".join(
-                 "%s %d" % (c["case"], c["num_records"]) for c in cases))
-    s.append("- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
-             "with kbench; medians and the range over rounds are reported, and no ordering is "
-             "claimed between two clients whose ranges overlap;" % env.get("rounds"))
-    s.append("- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
-             "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
-             "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
-             "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
-             "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
-             "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
-             "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
-                                   env.get("buffer_bytes"), ", ".join(
-                                       "%s %d" % (c["case"], c["queue_messages"]) for c in cases)))
-    s.append("- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
-             "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
-             "command says;")
-    s.append("- kbench's latency is measured from each record's intended send time when a rate is set "
-             "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
-             "better while the producer falls behind;")
+    s += ["",
+          "## What differs from the original setup\n",
+          "The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
+          "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
+          "and 15 partitions. Here:\n",
+          "- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
+          "but clients and brokers share the CPUs);" % env.get("cores"),
+          "- %s;" % env.get("cluster"),
+          "- measured records per round: %s, each after a warm-up of a tenth as many on both "
+          "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
+          "the small and full scales measure 10 s at its cap instead);" % ", ".join(
+              "%s %d" % (c["case"], c["num_records"]) for c in cases),
+          "- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
+          "with kbench; medians and the range over rounds are reported, and no ordering is "
+          "claimed between two clients whose ranges overlap;" % env.get("rounds"),
+          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
+          "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
+          "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
+          "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
+          "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
+          "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
+          "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+                                env.get("buffer_bytes"), ", ".join(
+                                    "%s %d" % (c["case"], c["queue_messages"]) for c in cases)),
+          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
+          "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
+          "command says;",
+          "- kbench's latency is measured from each record's intended send time when a rate is set "
+          "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
+          "better while the producer falls behind;"]
     if env.get("tools") == "1":
         s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
                  "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
@@ -324,14 +320,14 @@ def write_report(d, env, cases, console, chart, ctx):
     else:
         s.append("- Kafka's tools did not run (--no-kafka-tools, or --tiny): kbench's Consume "
                  "family read its own topic of each case's layout and size.")
-    s.append("")
-    s.append("## Results\n")
-    s.append("Medians over rounds, with the slowest and fastest round in parentheses; interval "
-             "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
-             "of variation). On a shared machine: see the load averages above.\n")
-    s.append("| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 "
-             "| intervals: median records/sec, cv |")
-    s.append("|---|---|---|---|---|---|---|---|---|---|")
+    s += ["",
+          "## Results\n",
+          "Medians over rounds, with the slowest and fastest round in parentheses; interval "
+          "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
+          "of variation). On a shared machine: see the load averages above.\n",
+          "| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 "
+          "| intervals: median records/sec, cv |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
                            ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
@@ -358,11 +354,11 @@ def write_report(d, env, cases, console, chart, ctx):
         s.append("")
     if chart:
         s.append("![throughput and latency](%s)\n" % chart)
-    s.append("## Output, in the tools' format\n")
-    s.append("```\n" + console + "```\n")
-    s.append("Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
-             "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
-             "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n")
+    s += ["## Output, in the tools' format\n",
+          "```\n" + console + "```\n",
+          "Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
+          "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
+          "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n"]
     with open(os.path.join(d, "report.md"), "w") as f:
         f.write("\n".join(s))
 

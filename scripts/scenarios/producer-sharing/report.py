@@ -1,7 +1,6 @@
 """Report of the producer-sharing scenario (seed 000): records/s by threads x shared producers, in the seed's table.
 Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
-import os
 import sys
 
 from kbench import scenario as ks
@@ -44,18 +43,16 @@ def report(directory, args):
     if not groups:
         raise ks.ScenarioError("producer-sharing.json has no threads x producers rows")
 
-    diffs = ks.common_differences(ctx, [
+    lines = ks.header(args, "Producer sharing: records/s by application threads × producers per thread",
+                      "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, "
+                      "\"Experiences testing new producer performance across multiple "
+                      "threads/producer counts\")", ctx, [
         "Original: 24-core client host, 5 brokers (Kafka 0.8.2.1, Java producer) over 10 GbE, "
         "acks=1, 25M records of warm-up then 100M measured; 24 producer threads are far more "
         "than 2 cores can run at once, so here threads mostly measure contention.",
         "Here: librdkafka (%s), one topic of %s partitions with replication 1, "
         "warm-up and measured records as in the run names and commands.txt." % (
             ctx.get("librdkafka_version", "?"), _partitions(table) or "?")])
-    lines = ks.header("Producer sharing: records/s by application threads × producers per thread",
-                   "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, "
-                   "\"Experiences testing new producer performance across multiple "
-                   "threads/producer counts\")",
-                   ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
 
     lines += ["## Records/s (median [lowest–highest] of repetitions)", ""]
     best_overall = None
@@ -63,12 +60,9 @@ def report(directory, args):
         title = "payload %s%s, linger.ms %s" % (
             payload, " (repeated bodies, random keys)" if payload == "repeated" else "", linger)
         cols = [c for c in SHARING if any(c[0] in row for row in g.values())]
-        lines += ["### %s" % title, "",
-                  "| threads | " + " | ".join(c[1] for c in cols) + " |",
-                  "|---:|" + "---:|" * len(cols)]
-        best = None
+        best, rows = None, []
         for threads in sorted(g):
-            cells = []
+            cells = [str(threads)]
             for key, _ in cols:
                 if key in g[threads]:
                     rps, producers, _m = g[threads][key]
@@ -77,7 +71,9 @@ def report(directory, args):
                         best = (rps, threads, producers, key)
                 else:
                     cells.append("—")
-            lines.append("| %d | %s |" % (threads, " | ".join(cells)))
+            rows.append(cells)
+        lines += ["### %s" % title, ""]
+        lines += ks.md_table(["threads"] + [c[1] for c in cols], "r" * (1 + len(cols)), rows)
         if best:
             lines += ["", "Highest median: **%d threads %s**: %s records/s. %s"
                       % (best[1], _seed_phrase(best[1], best[2]), ks.fmt_spread(best[0], ks.fmt_k),
@@ -100,11 +96,10 @@ def report(directory, args):
                   "bodies)." % (best_overall[1], best_overall[2], best_overall[4],
                                 ks.fmt_spread(best_overall[0], ks.fmt_k)), ""]
 
-    lines += ["## The original's numbers (records/s)", "",
-              "| threads | " + " | ".join(c[1] for c in SHARING) + " |",
-              "|---:|" + "---:|" * len(SHARING)]
-    for threads, row in sorted(SEED000.items()):
-        lines.append("| %d | %s |" % (threads, " | ".join(ks.fmt_k(row.get(k)) for k, _ in SHARING)))
+    lines += ["## The original's numbers (records/s)", ""]
+    lines += ks.md_table(["threads"] + [c[1] for c in SHARING], "r" * (1 + len(SHARING)),
+                         [[str(threads)] + [ks.fmt_k(row.get(k)) for k, _ in SHARING]
+                          for threads, row in sorted(SEED000.items())])
     lines += ["", "24 threads: 1 and 24 producers poor, 4/6/8 producers about the 16-thread/4-producer "
               "figure. Repeated bodies with random keys: 1.05M.", ""]
 
@@ -162,26 +157,18 @@ def _chart_producer_sharing(directory, groups):
         g = groups[key]
         threads = sorted(g)
         cols = [c for c in SHARING if any(c[0] in g[t] for t in threads)]
-        width = 0.8 / max(len(cols), 1)
-        for i, (ck, label) in enumerate(cols):
-            color = "C%d" % [k for k, _ in SHARING].index(ck)  # same column, same colour
-            xs, cells = [], []
-            for j, t in enumerate(threads):
-                if ck in g[t] and g[t][ck][0] is not None:
-                    xs.append(j + (i - (len(cols) - 1) / 2) * width)
-                    cells.append(g[t][ck][0])
-            ax.bar(xs, [c.median / 1e3 for c in cells], width, label=label, color=color,
-                   yerr=ks.error_bars(cells, 1e-3), capsize=2)
-        ax.set_xticks(range(len(threads)))
-        ax.set_xticklabels([str(t) for t in threads])
-        ax.set_xlabel("application threads")
-        ax.set_ylabel("thousand records/s")
-        ax.set_title("payload %s, linger.ms %s" % key)
+        # Same column, same colour.
+        ks.grouped_bars(ax, [(label, [(j, g[t][ck][0]) for j, t in enumerate(threads)
+                                      if ck in g[t] and g[t][ck][0] is not None],
+                              {"color": "C%d" % [k for k, _ in SHARING].index(ck)})
+                             for ck, label in cols], 1e-3)
+        ax.set(xticks=range(len(threads)), xticklabels=[str(t) for t in threads],
+               xlabel="application threads", ylabel="thousand records/s",
+               title="payload %s, linger.ms %s" % key)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("Producer sharing (seed 000): records/s, median and range of repetitions")
-    fig.savefig(os.path.join(directory, "producer-sharing.png"), dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ks.save_chart(fig, directory, "producer-sharing.png")
 
 if __name__ == "__main__":
     sys.exit(ks.report_main(report))

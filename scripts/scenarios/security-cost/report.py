@@ -50,7 +50,9 @@ def report(directory, args):
     datas = {p: ks.load_dir_json(directory, p + ".json") for p in protocols}
     rows = {p: _rows(d) for p, d in datas.items()}
     ctx = datas["plaintext"].get("context", {})
-    diffs = ks.common_differences(ctx, [
+    lines = ks.header(args, "Security cost: plaintext against TLS, SASL_SSL and mTLS",
+                      "the PLAINTEXT/SSL/SASL matrix of Kafka's benchmark_test.py "
+                      "(tests/kafkatest/benchmarks/core/benchmark_test.py)", ctx, [
         "The security_protocol axis of Kafka's own system test (benchmark_test.py: PLAINTEXT, SSL, "
         "SASL) with librdkafka %s as the client; one broker per protocol on this host, brokers "
         "replicating over the same protocol; throwaway 2048-bit RSA certificates and SCRAM-SHA-512 "
@@ -59,27 +61,22 @@ def report(directory, args):
         "application and librdkafka) within the measured window per MiB of record values; the "
         "broker's CPU is not in it.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools."])
-    lines = ks.header("Security cost: plaintext against TLS, SASL_SSL and mTLS",
-                      "the PLAINTEXT/SSL/SASL matrix of Kafka's benchmark_test.py "
-                      "(tests/kafkatest/benchmarks/core/benchmark_test.py)",
-                      ctx, args.scale, args.tiny, args.wall_seconds, args.note, diffs)
     lines += ["Protocols: " + ", ".join("%s = %s" % (p, LABELS.get(p, p)) for p in protocols), ""]
     keys = sorted({k for r in rows.values() for k in r}, key=lambda k: (k[0] != "produce", k[4], k[1], k[2], k[3]))
     base = rows["plaintext"]
     others = [p for p in protocols if p != "plaintext"]
 
     def table(title, metric, fmt, note, selected):
-        out = ["## %s" % title, "", note, ""]
-        head = ["row", "plaintext"] + ["%s | ×" % p for p in others]
-        out += ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (1 + 2 * len(others))]
+        cells = []
         for k in selected:
             b = base.get(k, {}).get(metric)
-            cells = [_describe(k), fmt(b)]
+            cells.append([_describe(k), fmt(b)])
             for p in others:
                 v = rows[p].get(k, {}).get(metric)
-                cells += [fmt(v), _ratio(v, b)]
-            out.append("| " + " | ".join(cells) + " |")
-        return out + [""]
+                cells[-1] += [fmt(v), _ratio(v, b)]
+        head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
+        return (["## %s" % title, "", note, ""]
+                + ks.md_table(head, "l" + "r" * (1 + 2 * len(others)), cells) + [""])
 
     closed = [k for k in keys if k[4] == 0]
     open_loop = [k for k in keys if k[4] > 0]
@@ -114,11 +111,9 @@ def _headline(rows, others):
             b, v = base.get(k), rows[p].get(k)
             if not b or not v:
                 continue
-            rps = v.get("items_per_second", 0) / b["items_per_second"] if b.get("items_per_second") else None
-            cpu = (v.get("cpu_us_per_mb") / b["cpu_us_per_mb"]
-                   if b.get("cpu_us_per_mb") and v.get("cpu_us_per_mb") is not None else None)
             out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
-                       % (p, size, "%.2f" % rps if rps is not None else "—", "%.2f" % cpu if cpu is not None else "—"))
+                       % (p, size, _ratio(v.get("items_per_second", 0), b.get("items_per_second")),
+                          _ratio(v.get("cpu_us_per_mb"), b.get("cpu_us_per_mb"))))
     return out + [""]
 
 
@@ -138,14 +133,12 @@ def _chart(directory, rows, others, closed):
             xs = [j + (i - (len(others) - 1) / 2) * width for j in range(len(closed))]
             ax.bar(xs, ys, width, label=p)
         ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_xticks(range(len(closed)))
-        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(range(len(closed)), labels, rotation=45, ha="right", fontsize=7)
         ax.set_title(title, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0].legend(fontsize=7)
     fig.suptitle("Security cost: each protocol against plaintext (1.0)")
-    fig.savefig(os.path.join(directory, "security-cost.png"), dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    ks.save_chart(fig, directory, "security-cost.png")
 
 
 def ks_short(key):
