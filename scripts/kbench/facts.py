@@ -132,20 +132,20 @@ def is_secret_setting(key):
 
 # The blocks of the docs that are generated from the description, between
 # <!-- NAME: begin --> and <!-- NAME: end --> markers: {doc path: [(NAME, markdown())]}.
+def _table(header, rows):
+    """A Markdown table: the header's cells, then one line per row of cells."""
+    lines = ["| %s |" % " | ".join(header), "|%s" % ("---|" * len(header))]
+    return "\n".join(lines + ["| %s |" % " | ".join(r) for r in rows])
+
+
 def _keys_table(family):
-    rows = ["| key | meaning |", "|---|---|"]
-    rows += ["| `%s` | %s |" % (k["key"], k["help"]) for k in family["keys"]]
-    return "\n".join(rows)
+    return _table(("key", "meaning"), [("`%s`" % k["key"], k["help"]) for k in family["keys"]])
 
 
 def _families_table(example=True):
-    if not example:
-        rows = ["| family | measures |", "|---|---|"]
-        return "\n".join(rows + ["| `%s` | %s |" % (f["name"], f["measures"]) for f in families()])
-    rows = ["| family | measures | example |", "|---|---|---|"]
-    rows += ["| `%s` | %s | `%s` |" % (f["name"], f["measures"], f["example"])
-             for f in families()]
-    return "\n".join(rows)
+    header = ("family", "measures") + (("example",) if example else ())
+    return _table(header, [("`%s`" % f["name"], f["measures"])
+                           + (("`%s`" % f["example"],) if example else ()) for f in families()])
 
 
 def _codecs_line():
@@ -163,10 +163,9 @@ def _codecs_line():
 
 def _directions_table():
     words = {1: "higher is better", -1: "lower is better", 0: "informational"}
-    rows = ["| metric | direction | why |", "|---|---|---|"]
-    rows += ["| `%s` | %s | %s |" % (m["name"], words[m["direction"]], m["meaning"])
-             for m in describe()["metrics"]]
-    return "\n".join(rows)
+    return _table(("metric", "direction", "why"),
+                  [("`%s`" % m["name"], words[m["direction"]], m["meaning"])
+                   for m in describe()["metrics"]])
 
 
 def generated_blocks():
