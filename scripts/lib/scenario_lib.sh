@@ -121,17 +121,16 @@ scn_local_cluster() {
   export KBENCH_BROKER_VERSION=$version
 }
 
-# scn_try NAME TAG WHAT [kbench args...]: one kbench run, JSON to $OUT/raw/NAME.json, console
-# to logs/NAME.log. A failure is recorded in SCN_FAILED as TAG and the scenario goes on:
+# scn_try NAME TAG WHAT [kbench args...]: one kbench run (scn_run), JSON to
+# $OUT/raw/NAME.json. A failure is recorded in SCN_FAILED as TAG and the scenario goes on:
 # one bad run should not cost the others.
 SCN_FAILED=()
 scn_try() {
-  local json="$OUT/raw/$1.json" log="$OUT/logs/$1.log" tag=$2 what=$3
+  local json="$OUT/raw/$1.json" tag=$2 what=$3
   shift 3
-  scn_note "$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
-  if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
+  if ! scn_run "$json" "$@"; then
     SCN_FAILED+=("$tag")
-    info "$what failed: $(grep -h -m1 -o 'error:.*\|ERROR OCCURRED.*' "$log" | head -n1)"
+    info "$what failed: $(grep -h -m1 -o 'error:.*\|ERROR OCCURRED.*' "$(scn_log "$json")" | head -n1)"
     rm -f "$json"
   fi
 }
@@ -151,16 +150,23 @@ scn_finish() {
   ((n == 0)) || die 1 "$n of $total $what failed: ${SCN_FAILED[*]}"
 }
 
-# scn_kbench JSON [kbench args...]: one kbench run, JSON to $OUT/JSON, console to logs/.
-# Environment for kbench (LD_LIBRARY_PATH, KBENCH_BROKER_VERSION) is inherited.
-scn_kbench() {
-  local json=$1 log
+# scn_log JSON: the console log of the kbench run that writes JSON.
+scn_log() { echo "$OUT/logs/$(basename "${1%.json}").log"; }
+
+# scn_run JSON [kbench args...]: one kbench run, noted in commands.txt with the environment
+# it inherits (LD_LIBRARY_PATH, KBENCH_BROKER_VERSION), JSON to JSON, console to scn_log.
+scn_run() {
+  local json=$1
   shift
-  log="$OUT/logs/$(basename "${json%.json}").log"
   scn_note "${LD_LIBRARY_PATH:+LD_LIBRARY_PATH=$LD_LIBRARY_PATH }${KBENCH_BROKER_VERSION:+KBENCH_BROKER_VERSION=$KBENCH_BROKER_VERSION }$KBENCH_BIN $* --benchmark_out=$json --benchmark_out_format=json"
-  if ! "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$log" 2>&1; then
-    tail -n 15 "$log" >&2
-    die 1 "kbench failed (full output: $log)"
+  "$KBENCH_BIN" "$@" --benchmark_out="$json" --benchmark_out_format=json >"$(scn_log "$json")" 2>&1
+}
+
+# scn_kbench JSON [kbench args...]: scn_run, and the scenario ends if it fails.
+scn_kbench() {
+  if ! scn_run "$@"; then
+    tail -n 15 "$(scn_log "$1")" >&2
+    die 1 "kbench failed (full output: $(scn_log "$1"))"
   fi
 }
 
