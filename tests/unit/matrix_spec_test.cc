@@ -92,5 +92,26 @@ TEST(RunState, TopicsAreNumberedPerRunAndOverridesNotedOnce) {
   EXPECT_TRUE(b.FirstOverrideOf("linger.ms"));
 }
 
+// The Codec pair's hand-off: taken once, only under its own key, and one set at a time.
+TEST(RunState, CompressedSetIsTakenOnceUnderItsKeyAndReplacedByANewerOne) {
+  RunState state;
+  auto batches = [](std::string_view text) {
+    std::vector<ByteBuffer> v(1);
+    v[0].Assign(AsBytes(text));
+    return v;
+  };
+  EXPECT_FALSE(state.TakeCompressed("gzip:6/az"));
+  state.OfferCompressed("gzip:6/az", batches("first"));
+  EXPECT_FALSE(state.TakeCompressed("gzip:1/az"));  // another level: not its bytes
+  state.OfferCompressed("lz4:1/az", batches("second"));
+  EXPECT_FALSE(state.TakeCompressed("gzip:6/az"));  // replaced
+  auto taken = state.TakeCompressed("lz4:1/az");
+  ASSERT_TRUE(taken);
+  ASSERT_EQ(taken->size(), 1u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>((*taken)[0].data()), (*taken)[0].size()),
+            "second");
+  EXPECT_FALSE(state.TakeCompressed("lz4:1/az"));  // once
+}
+
 }  // namespace
 }  // namespace kbench::bench
