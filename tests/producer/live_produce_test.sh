@@ -22,6 +22,7 @@ Environment:
   KBENCH_BIN                 kbench binary (default build/kbench)
   KBENCH_LIVE_TEST_PORT_BASE first broker port (default 29192; controller at +100)
   KBENCH_KAFKA_VERSION       Kafka release scripts/kafka starts (its default if unset)
+  KBENCH_LIVE_TEST_RATE      records/s of the rows that check failures (default 10000)
 USAGE
 }
 # shellcheck source-path=SCRIPTDIR source=../lib/live_test_lib.sh
@@ -37,18 +38,26 @@ VERSION="$("$KAFKA" status --dir "$STATE" | awk -F': *' 'tolower($1) ~ /version/
 export KBENCH_BROKER_VERSION="$VERSION"
 echo "broker $VERSION at $BOOTSTRAP"
 
-# Runs rows FIRST and NEXT (in that order) with a short message timeout, kills the broker
-# once FIRST is being measured (its first progress line not marked warm-up: killed during
-# the warm-up or its end-offset check, it would fail for another reason), and waits for
-# kbench: sets rc. Output: $WORK/TAG.json and TAG.err.
+# Rows that check correctness (end offsets, failures), not throughput, are capped at RATE
+# records/s: unthrottled, the 25 s and 20 s rows below sent 4-8 million records each, two
+# cores' worth of kbench and broker for nothing the checks read. At this rate batches are
+# still in flight and queued whenever the broker dies or an intruder writes.
+RATE="${KBENCH_LIVE_TEST_RATE:-10000}"
+
+# run_and_kill_broker TAG FIRST NEXT FIRST_SPEC NEXT_SPEC: runs rows FIRST and NEXT (in that
+# order; their --produce specs) with a short message timeout, kills the broker once FIRST
+# is being measured (its first progress line not marked warm-up: killed during the warm-up
+# or its end-offset check, it would fail for another reason), and waits for kbench: sets rc.
+# Output: $WORK/TAG.json and TAG.err.
 run_and_kill_broker() {
-  local tag=$1 first=$2 next=$3 waited bench_pid pid_file
-  "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^(${first}|${next})\$" \
+  local tag=$1 first=$2 next=$3 first_spec=$4 next_spec=$5 waited bench_pid pid_file
+  "$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --produce="$first_spec" --produce="$next_spec" \
+    --benchmark_filter="^(${first}|${next})\$" \
     --benchmark_min_time=20 -X message.timeout.ms=5000 \
     --benchmark_out="$WORK/$tag.json" --benchmark_out_format=json >"$WORK/$tag.out" 2>"$WORK/$tag.err" &
   bench_pid=$!
   for ((waited = 0; ; waited++)); do
-    grep -Eq "^${first%/real_time}: [0-9]+ records sent, .* max latency\.\$" "$WORK/$tag.err" && break
+    grep -Eqs "^${first%/real_time}: [0-9]+ records sent, .* max latency\.\$" "$WORK/$tag.err" && break
     kill -0 "$bench_pid" 2>/dev/null || { cat "$WORK/$tag.err" >&2; fail "kbench ended before measuring $first"; }
     ((waited < 240)) || fail "no measurement progress line from $first within 120 s"
     sleep 0.5
@@ -120,8 +129,9 @@ live_on_exit stop_dead
 
 # ---------------------------------------------------------------- 3. extra records
 # kbench names its topics kbench-produce-<pid>-<n>; one row per process makes n = 1.
-ACKS0='Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/real_time'
-"$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --benchmark_filter="^${ACKS0}\$" --benchmark_min_time=25 \
+ACKS0="Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/rate:$RATE/real_time"
+"$KBENCH_BIN" --bootstrap="$BOOTSTRAP" --produce="acks=0,codec=none,record_bytes=500,rate=$RATE" \
+  --benchmark_filter="^${ACKS0}\$" --benchmark_min_time=25 \
   --benchmark_out="$WORK/extra.json" --benchmark_out_format=json >"$WORK/extra.out" 2>"$WORK/extra.err" &
 bench_pid=$!
 for ((waited = 0; ; waited++)); do
@@ -196,9 +206,10 @@ ok "keyed and transactional rows on the broker: end offsets = delivered + marker
 # ---------------------------------------------------------------- 4. broker killed mid-run
 # Benchmarks run in registration order: KILLED is running (min_time 20 s) when the broker
 # dies, NEXT starts after it. A short message timeout makes stranded records fail fast.
-KILLED='Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time'
+KILLED="Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/rate:$RATE/real_time"
 NEXT='Produce/send/acks:0/codec:none/record_bytes:500/threads:1/producers:1/real_time'
-run_and_kill_broker kill "$KILLED" "$NEXT"
+NEXT_SPEC='acks=0,codec=none,record_bytes=500'
+run_and_kill_broker kill "$KILLED" "$NEXT" "acks=1,codec=none,record_bytes=100,rate=$RATE" "$NEXT_SPEC"
 [[ $rc -eq 1 ]] || { cat "$WORK/kill.err" >&2; fail "expected exit 1 after the broker died, got $rc"; }
 "$PY" - "$WORK/kill.json" "$KILLED" "$NEXT" <<'PYEOF' || { cat "$WORK/kill.err" >&2; fail "killed-broker checks (above)"; }
 import json, re, sys
@@ -225,9 +236,9 @@ ok "broker killed mid-run: failure names the undelivered count, run continued, J
 # 5 s), and the next row still runs.
 "$KAFKA" start-node 0 --dir "$STATE" >/dev/null 2>"$WORK/restart.err" \
   || { cat "$WORK/restart.err" >&2; fail "could not start the broker again"; }
-TXN='Produce/send/acks:all/codec:none/record_bytes:500/threads:1/producers:1/transaction_records:10000/real_time'
+TXN="Produce/send/acks:all/codec:none/record_bytes:500/threads:1/producers:1/transaction_records:10000/rate:$RATE/real_time"
 start=$SECONDS
-run_and_kill_broker txkill "$TXN" "$NEXT"
+run_and_kill_broker txkill "$TXN" "$NEXT" "acks=all,codec=none,record_bytes=500,transaction_records=10000,rate=$RATE" "$NEXT_SPEC"
 elapsed=$((SECONDS - start))
 [[ $rc -eq 1 ]] || { cat "$WORK/txkill.err" >&2; fail "expected exit 1 after the broker died, got $rc"; }
 "$PY" - "$WORK/txkill.json" "$TXN" "$NEXT" <<'PYEOF' || { cat "$WORK/txkill.err" >&2; fail "killed-transaction checks (above)"; }
