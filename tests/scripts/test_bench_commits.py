@@ -116,6 +116,23 @@ class TestArguments(BenchCommitsCase):
 
 @unittest.skipUnless(HAVE_TOOLS, "needs git, cmake, ninja and a C compiler")
 class TestEndToEnd(BenchCommitsCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls._instr_fake = None
+
+    def instr_fake_run(self):
+        """(proc, out dir) of `c1 c2 --instructions --iterations 5 --filter ^Fake/`: the
+        command of three tests, which only read its exit status, stderr and files, so one
+        callgrind run (the slowest kind of call here) serves them all, made by whichever
+        test comes first."""
+        if TestEndToEnd._instr_fake is None:
+            out = os.path.join(self.tmp, "instr-whole")
+            proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions",
+                               "--iterations", "5", "--filter", "^Fake/", "--out-dir", out)
+            TestEndToEnd._instr_fake = (proc, out)
+        return TestEndToEnd._instr_fake
+
     def test_time_regression_detected(self):
         out = os.path.join(self.tmp, "time")
         # 5 runs per side reach p = 0.0079 at best, 0.016 after Holm over the 2 rows, so use
@@ -300,9 +317,7 @@ class TestEndToEnd(BenchCommitsCase):
     def test_instructions_of_a_real_time_row(self):
         # Google Benchmark names it Fake/loop/n:2/iterations:N/real_time under fixed
         # iterations: the per-row filter and the iteration check must find it there.
-        out = os.path.join(self.tmp, "instr-rt")
-        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions",
-                           "--iterations", "5", "--filter", "^Fake/", "--out-dir", out)
+        proc, out = self.instr_fake_run()
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         with open(os.path.join(out, "verdict.json")) as f:
             row = json.load(f)["regressions"][0]
@@ -313,12 +328,12 @@ class TestEndToEnd(BenchCommitsCase):
     def test_instructions_of_one_function(self):
         # Only what runs inside work() is counted: the 30 % it grew by, and nothing of the
         # process's start-up (whose instructions the whole-process count includes).
-        whole = os.path.join(self.tmp, "instr-whole")
+        proc, whole = self.instr_fake_run()
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         only = os.path.join(self.tmp, "instr-work")
-        for out, extra in ((whole, ["--instructions"]), (only, ["--instructions-of", "work"])):
-            proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, *extra,
-                               "--iterations", "5", "--filter", "^Fake/", "--out-dir", out)
-            self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        proc = self.run_bc(self.c1, self.c2, "--repo", self.repo, "--instructions-of", "work",
+                           "--iterations", "5", "--filter", "^Fake/", "--out-dir", only)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         rows = {}
         for out in (whole, only):
             with open(os.path.join(out, "verdict.json")) as f:
@@ -364,9 +379,8 @@ class TestEndToEnd(BenchCommitsCase):
         with open(os.path.join(self.tmp, "instr-mixed", "base.json")) as f:
             names = [b["name"] for b in json.load(f)["benchmarks"]]
         self.assertTrue(names and all(n.startswith("Fake/") for n in names), names)
-        proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions",
-                           "--iterations", "2", "--filter", "^Fake/", "--out-dir",
-                           os.path.join(self.tmp, "instr-fake"))
+        # A selection without cluster rows gets no such note (no KBENCH_BOOTSTRAP here).
+        proc, _ = self.instr_fake_run()
         self.assertNotIn("need a cluster", proc.stderr)
 
     def test_kbench_without_fixed_iterations_is_reported(self):

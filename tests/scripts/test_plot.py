@@ -1,20 +1,40 @@
 """Tests of scripts/plot: every chart kind is written as a real PNG when its data
 exists, and nothing is drawn (or a clear error given) otherwise."""
 
+import contextlib
+import io
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import make_json as mj
+from kbench.tools import compare as compare_tool
+from kbench.tools import plot as plot_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLOT = os.path.join(ROOT, "scripts", "plot")
-COMPARE = os.path.join(ROOT, "scripts", "compare")
 
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def in_process(main, prog, args):
+    """scripts/PROG ARGS run in this process (as test_compare runs compare): the charts are
+    the same files, without a process each importing matplotlib (and scipy for compare).
+    test_bad_input runs the real command: its messages and exit statuses."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with mock.patch.object(sys, "argv", [prog] + list(args)), \
+            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            returncode = main() or 0
+        except SystemExit as e:
+            returncode = e.code if isinstance(e.code, int) else 1
+    return subprocess.CompletedProcess([prog] + list(args), returncode, stdout.getvalue(),
+                                       stderr.getvalue())
 
 
 class TestPlot(unittest.TestCase):
@@ -24,6 +44,9 @@ class TestPlot(unittest.TestCase):
         self.dir = self.tmp.name
 
     def run_plot(self, *args):
+        return in_process(plot_tool.main, "plot", args)
+
+    def run_plot_process(self, *args):
         return subprocess.run([PLOT] + list(args), capture_output=True, text=True, timeout=60)
 
     def assert_pngs(self, proc, expected_prefixes):
@@ -47,7 +70,7 @@ class TestPlot(unittest.TestCase):
         shifted = [(s[0], s[1], {"cpu_time": 0.2}) if i == 0 else s for i, s in enumerate(specs)]
         mj.write(new, mj.make(shifted, reps=5, seed=2))
         verdict = os.path.join(self.dir, "verdict.json")
-        subprocess.run([COMPARE, base, new, "--out", verdict], capture_output=True, timeout=60)
+        in_process(compare_tool.main, "compare", [base, new, "--out", verdict])
         out = os.path.join(self.dir, "charts")
         proc = self.run_plot(base, "--verdict", verdict, "--out", out)
         paths = self.assert_pngs(proc, ["produce-throughput", "latency", "codecs", "ab-change"])
@@ -84,7 +107,7 @@ class TestPlot(unittest.TestCase):
         with open(bad, "w") as f:
             f.write("not json")
         for args in ([bad], ["--verdict", bad], []):
-            proc = self.run_plot(*args)
+            proc = self.run_plot_process(*args)
             self.assertEqual(proc.returncode, 2, args)
             self.assertIn("plot: error:", proc.stderr)
             self.assertNotIn("Traceback", proc.stderr)
