@@ -142,10 +142,13 @@ std::size_t DetectorSlowBytes(const CodecParams& p, std::size_t size) {{
 class CompressWork : public CodecWork {{"""
     edit(os.path.join(repo, "benchmarks", "codec_bench.cc"), [
         ("class CompressWork : public CodecWork {", helper),
-        ("explicit CompressWork(const CodecParams& p) : CodecWork(p), codec_(MakeCodec(p.codec)) {}",
-         "explicit CompressWork(const CodecParams& p)\n"
-         "      : CodecWork(p), codec_(MakeCodec(p.codec)),"
-         " slow_bytes_(DetectorSlowBytes(p, data_.raw.empty() ? 0 : data_.raw[0].size())) {}"),
+        ("      : CodecWork(p), codec_(MakeCodec(p.codec)), state_(p.state), key_(CompressedSetKey(p)) {}\n"
+         "  Status Verify() {\n"
+         "    Status s = RoundTripError(",
+         "      : CodecWork(p), codec_(MakeCodec(p.codec)), state_(p.state), key_(CompressedSetKey(p)),"
+         " slow_bytes_(DetectorSlowBytes(p, data_.raw.empty() ? 0 : data_.raw[0].size())) {}\n"
+         "  Status Verify() {\n"
+         "    Status s = RoundTripError("),
         ("      ok_ &= codec_->Compress(data_.raw[b].view(), data_.out[b]).ok();\n",
          "      ok_ &= codec_->Compress(data_.raw[b].view(), data_.out[b]).ok();\n"
          "      std::uint32_t detector_hash = 0;\n"
