@@ -117,13 +117,21 @@ Status RoundTripError(Codec& codec, const std::vector<ByteBuffer>& raw,
   return DecompressesError(codec, raw, compressed);
 }
 
-// What decides a working set's compressed bytes (the compress and decompress rows of one
-// combination share them through RunState::OfferCompressed).
+BenchName Name(std::string_view variant, const CodecParams& p, bool with_codec = true) {
+  BenchName name("Codec", variant);
+  if (with_codec) name.Add("codec", p.codec.Name()).Add("level", p.codec.level);
+  name.Add("payload", p.payload.Name())
+      .Add("record_bytes", p.record_bytes.Name())
+      .Add("batch_bytes", p.batch_bytes);
+  return name;
+}
+
+// What decides a working set's compressed bytes beyond its row name's parts (the compress
+// and decompress rows of one combination share them through RunState::OfferCompressed).
 std::string CompressedSetKey(const CodecParams& p) {
-  return std::string(p.codec.Name()) + ":" + std::to_string(p.codec.level) +
-         (p.codec.reuse_context ? ":reuse/" : ":fresh/") + p.payload.Name() + "/" +
-         p.record_bytes.Name() + "/" + std::to_string(p.batch_bytes) + "/" +
-         std::to_string(p.seed) + "/" + std::to_string(p.working_set.min_batches) + "/" +
+  return Name("set", p).str() + (p.codec.reuse_context ? "/reuse" : "/fresh") +
+         "/seed:" + std::to_string(p.seed) +
+         "/working_set:" + std::to_string(p.working_set.min_batches) + "," +
          std::to_string(p.working_set.min_bytes);
 }
 
@@ -322,15 +330,6 @@ struct DirectDecompressWork : DirectWork {
 };
 
 // ------------------------------------------------------------------ registration
-
-BenchName Name(std::string_view variant, const CodecParams& p, bool with_codec = true) {
-  BenchName name("Codec", variant);
-  if (with_codec) name.Add("codec", p.codec.Name()).Add("level", p.codec.level);
-  name.Add("payload", p.payload.Name())
-      .Add("record_bytes", p.record_bytes.Name())
-      .Add("batch_bytes", p.batch_bytes);
-  return name;
-}
 
 std::vector<CodecSpec> DefaultCodecs() {
   std::vector<CodecSpec> specs;
