@@ -20,6 +20,7 @@
 #include "harness/broker_cost.h"
 #include "harness/cost.h"
 #include "harness/rdkafka_stats.h"
+#include "tests/lib/sanitizer.h"
 
 namespace kbench {
 namespace {
@@ -101,17 +102,6 @@ TEST(Cost, ThreadSplitSumsToProcessTotal) {
   EXPECT_LT(d2.accounting_gap(), 0.05)
       << "threads " << d2.threads_s() << " s, process " << d2.process_s() << " s";
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define KBENCH_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KBENCH_TEST_ASAN 1
-#endif
-#endif
-#ifndef KBENCH_TEST_ASAN
-#define KBENCH_TEST_ASAN 0
-#endif
 
 TEST(Cost, MemoryFiguresArePositiveAndFollowAllocations) {
   EXPECT_TRUE(ResetPeakRss());
