@@ -86,15 +86,6 @@ def without_ld_path():
     return {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
 
 
-def output(cmd, **kw):
-    """CMD's stdout; a command that fails ends the program with its status (its own message
-    on stderr), as bash's set -e did."""
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, **kw)
-    if proc.returncode != 0:
-        sys.exit(proc.returncode)
-    return proc.stdout
-
-
 # --- what is installed -------------------------------------------------------------------------
 
 def installed(lib):
@@ -105,6 +96,11 @@ def installed(lib):
     except OSError:
         return ""
     return proc.stdout.rstrip("\n") if proc.returncode == 0 else ""
+
+
+def source_version(inst):
+    """installed()'s answer as (SOURCE_PACKAGE, SOURCE_VERSION)."""
+    return inst.split(" ", 1)[0], inst.split(" ", 1)[-1]
 
 
 def system_file(lib):
@@ -164,8 +160,8 @@ class Symbols:
         inst = installed(lib)
         if not inst:
             return None
-        source, _, version = inst.partition(" ")
-        return "%s/%s_%s" % (self.root, source, no_epoch(version or inst))
+        source, version = source_version(inst)
+        return "%s/%s_%s" % (self.root, source, no_epoch(version))
 
     @staticmethod
     def is_built(d):
@@ -255,8 +251,7 @@ class Symbols:
         d = self.lib_dir(lib)
         if self.is_built(d):
             return
-        source, _, version = inst.partition(" ")
-        version = version or inst
+        source, version = source_version(inst)
         os.makedirs(d, exist_ok=True)
         # The lock is held until this returns, or the process ends.
         with open(d + "/.lock", "w") as lock:
@@ -332,7 +327,10 @@ class Symbols:
             cli.die("%s: the build reports version '%s', the system library '%s'" % (lib, built_v, system_v),
                     status=1)
         real = os.path.realpath(so)
-        sections = output(["readelf", "-S", "-W", real])
+        readelf = subprocess.run(["readelf", "-S", "-W", real], stdout=subprocess.PIPE, text=True)
+        if readelf.returncode != 0:
+            sys.exit(readelf.returncode)  # its own message on stderr, as under bash's set -e
+        sections = readelf.stdout
         if " .symtab " not in sections:
             cli.die("%s: the built library has no symbol table" % lib, status=1)
         if " .debug_info " not in sections:
@@ -474,7 +472,7 @@ def list_libs(symbols):
         built = "not built"
         if symbols.is_built(d):
             built = cli.read_json(d + "/build.json", status=1).get("built_debian_version", "")
-        print(row % (lib, inst.split(" ", 1)[0], inst.split(" ", 1)[-1], built, d or "-"), flush=True)
+        print(row % ((lib,) + source_version(inst) + (built, d or "-")), flush=True)
 
 
 def parse(argv):
