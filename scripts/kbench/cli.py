@@ -5,6 +5,7 @@ the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/c
     ap = cli.ArgumentParser(prog="compare", ...)  # bad options: usage, one line, exit 2
     cli.die("no such file")                       # "compare: error: no such file", exit 2
     cli.die("the run failed", status=1)
+    cli.info("building")                          # "compare: building" on stderr
     cli.check_out_file(args.out, "--out")         # before the work: can the result file be
     cli.check_out_dir(args.site, "--site")        # written, the results folder be made? else exit 2
     cli.dry_run_exit()                            # KBENCH_DRY_RUN=1: arguments checked, exit 0
@@ -40,6 +41,17 @@ _named = False
 def die(message, status=USAGE, name=None):
     print("%s: error: %s" % (name or prog, message), file=sys.stderr)
     sys.exit(status)
+
+
+def info(message):
+    """A progress line on stderr, "PROG: MESSAGE" (cli_lib.sh's info)."""
+    print("%s: %s" % (prog, message), file=sys.stderr, flush=True)
+
+
+def bad_usage(message, command):
+    """cli_lib.sh's usage_error, for a tool that reads its command line itself: the error,
+    then where its usage is; exit 2."""
+    die("%s\nRun '%s --help' for usage." % (message, command))
 
 
 def read_json(path, status=USAGE, what=""):

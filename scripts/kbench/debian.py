@@ -1,15 +1,10 @@
 """deb-src lines for every deb line of the system's apt sources (one-line .list and deb822
-.sources formats): the same archive and suites, so that scripts/symbols finds the sources of
-the installed versions.
-
-    python -m kbench.debian deb-src-lines /etc/apt/sources.list /etc/apt/sources.list.d
+.sources formats): the same archive and suites, so that scripts/symbols (kbench.tools.symbols)
+finds the sources of the installed versions.
 """
 
 import glob
 import os
-import sys
-
-from kbench.cli import ArgumentParser
 
 
 def one_line(path, lines):
@@ -47,18 +42,3 @@ def deb_src_lines(main, parts):
     # sources for these packages and may not be reachable.
     return sorted(x for x in lines if "debian.org" in x or "debian-security" in x)
 
-
-def main(argv):
-    ap = ArgumentParser(prog="kbench.debian", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    d = sub.add_parser("deb-src-lines", help="print the deb-src lines")
-    d.add_argument("sources_list")
-    d.add_argument("sources_dir")
-    args = ap.parse_args(argv)
-    for line in deb_src_lines(args.sources_list, args.sources_dir):
-        print(line)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -36,6 +36,12 @@ def write(path, pairs):
         name, value = typed(pair)
         if value is not None:
             doc[name] = value
+    write_doc(path, doc)
+
+
+def write_doc(path, doc):
+    """DOC (its fields in order) plus built_at, written atomically."""
+    doc = dict(doc)
     doc["built_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2)
