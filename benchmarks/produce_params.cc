@@ -39,8 +39,9 @@ CodecSpec ProduceCodec(CodecSpec c) {
 }
 
 // One row per --produce key, in the order keys appear in names and settings
-// (fixtures/matrix_spec.h). Adding a key: a ProduceParams field and a row here, plus its
-// driver support where the driver must do something new.
+// (fixtures/matrix_spec.h). Adding a key that is one librdkafka setting: a SettingAxis row
+// here. Any other key: a ProduceParams field and a row here, plus its driver support where
+// the driver must do something new.
 using ProduceAxis = AxisRow<ProduceParams>;
 
 const std::vector<ProduceAxis>& ProduceAxes() {
@@ -100,12 +101,7 @@ const std::vector<ProduceAxis>& ProduceAxes() {
          if (p.records.cycles()) n.Add("repeats", "allowed");
        },
        nullptr, AxisValue<&ProduceParams::payload>},
-      {"linger_ms", "linger.ms (default {})", ParseIntAxis<&ProduceParams::linger_ms, 0, 900000>,
-       NameIfChanged<&ProduceParams::linger_ms>,
-       [](const ProduceParams& p, ClientSettings& s) {
-         s.emplace_back("linger.ms", std::to_string(p.linger_ms));
-       },
-       AxisValue<&ProduceParams::linger_ms>},
+      SettingAxis<ProduceParams, "linger_ms", "linger.ms", 5, 0, 900000>("linger.ms (default {})"),
       {"batch_bytes", "batch.size (default {})",
        ParseIntAxis<&ProduceParams::batch_bytes, 1, 2147483647>,
        NameIfChanged<&ProduceParams::batch_bytes>,
@@ -119,13 +115,8 @@ const std::vector<ProduceAxis>& ProduceAxes() {
       {"replication", "replication factor of the topic (default {})",
        ParseIntAxis<&ProduceParams::replication, 1, 32>, NameIfChanged<&ProduceParams::replication>,
        nullptr, AxisValue<&ProduceParams::replication>},
-      {"max_in_flight", "max.in.flight.requests.per.connection (default {})",
-       ParseIntAxis<&ProduceParams::max_in_flight, 1, 1000000>,
-       NameIfChanged<&ProduceParams::max_in_flight>,
-       [](const ProduceParams& p, ClientSettings& s) {
-         s.emplace_back("max.in.flight.requests.per.connection", std::to_string(p.max_in_flight));
-       },
-       AxisValue<&ProduceParams::max_in_flight>},
+      SettingAxis<ProduceParams, "max_in_flight", "max.in.flight.requests.per.connection", 5, 1,
+                  1000000>("max.in.flight.requests.per.connection (default {})"),
       {"idempotence", "enable.idempotence, true or false (default {})",
        [](ProduceParams& p, std::string_view k, std::string_view v) {
          p.idempotence = OneOf(k, v, std::array<std::string_view, 2>{"true", "false"}) == "true";

@@ -30,11 +30,9 @@ struct ProduceParams {
   CodecSpec codec{};
   SizeSpec record_bytes{100, 100};
   PayloadSpec payload{};  // az, what kafka-producer-perf-test sends
-  int linger_ms = 5;
   int batch_bytes = 1000000;
   int partitions = 2;
   int replication = 1;
-  int max_in_flight = 5;
   bool idempotence = false;
   int threads = 1;
   int producers = 1;
@@ -44,7 +42,8 @@ struct ProduceParams {
   std::int64_t transaction_records = 0;  // > 0: transactional, a commit every N per thread
   std::string_view topic_codec = "producer";  // the topic's compression.type
   std::uint64_t seed = kDefaultPayloadSeed;
-  ClusterRun run;  // the command line's cluster, settings, window; not in the name
+  SettingValues settings;  // the setting axes' values (linger_ms, max_in_flight, ...)
+  ClusterRun run;          // the command line's cluster, settings, window; not in the name
   // The records cycled through, planned at registration (PlanSendRecords) from the above.
   SendRecordsPlan records{};
 };

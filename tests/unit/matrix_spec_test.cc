@@ -20,6 +20,7 @@ struct ToyParams {
   bool fast = false;
   std::string_view mode = "plain";
   int computed = -1;  // -1: decided per row
+  SettingValues settings;
 };
 
 std::vector<AxisRow<ToyParams>> ToyAxes() {
@@ -32,13 +33,14 @@ std::vector<AxisRow<ToyParams>> ToyAxes() {
        AxisValue<&ToyParams::mode>},
       {"computed", "per row (default: whatever fits)", ParseIntAxis<&ToyParams::computed, 0, 9>,
        nullptr, nullptr, nullptr},
+      SettingAxis<ToyParams, "wait_ms", "linger.ms", 5, 0, 100>("linger.ms (default {})"),
   };
 }
 
 TEST(AxisKeys, DefaultsComeFromTheParamsTheParserStartsFrom) {
   FamilyKeys keys = AxisKeys(ToyParams::kFlag, ToyAxes());
   EXPECT_EQ(keys.flag, "--toy");
-  ASSERT_EQ(keys.keys.size(), 4u);
+  ASSERT_EQ(keys.keys.size(), 5u);
   EXPECT_EQ(keys.keys[0].help, "bytes (default 7)");
   EXPECT_EQ(keys.keys[0].default_value, "7");
   EXPECT_EQ(keys.keys[1].help, "true or false (default false: careful)");
@@ -47,6 +49,8 @@ TEST(AxisKeys, DefaultsComeFromTheParamsTheParserStartsFrom) {
   EXPECT_EQ(keys.keys[2].default_value, "plain");
   EXPECT_EQ(keys.keys[3].help, "per row (default: whatever fits)");
   EXPECT_FALSE(keys.keys[3].default_value.has_value());
+  EXPECT_EQ(keys.keys[4].help, "linger.ms (default 5)");
+  EXPECT_EQ(keys.keys[4].default_value, "5");
 }
 
 TEST(AxisRows, IntegerKeysParseWithinTheirRangeAndNameWhenChanged) {
@@ -58,6 +62,27 @@ TEST(AxisRows, IntegerKeysParseWithinTheirRangeAndNameWhenChanged) {
   NameIfChanged<&ToyParams::size>(ToyParams{}, "size", name);
   NameIfChanged<&ToyParams::size>(p, "size", name);
   EXPECT_EQ(name.str(), "Toy/run/size:42");
+}
+
+// A setting axis is one row: it parses, names itself when changed and maps to its librdkafka
+// setting, at its default when the spec does not set it.
+TEST(AxisRows, SettingAxisIsTheWholeKey) {
+  const std::vector<AxisRow<ToyParams>> axes = ToyAxes();
+  const auto& wait = FindAxis(ToyParams::kFlag, axes, "wait_ms");
+  ToyParams p;
+  EXPECT_EQ(AxisSettings(axes, p), (ClientSettings{{"linger.ms", "5"}}));
+  BenchName unchanged("Toy", "run");
+  AddAxisNames(axes, p, unchanged);
+  EXPECT_EQ(unchanged.str(), "Toy/run/mode:plain");
+  wait.parse(p, "wait_ms", "42");
+  wait.parse(p, "wait_ms", "7");  // the last value wins, as for a field
+  EXPECT_EQ(wait.value(p), "7");
+  EXPECT_EQ(AxisSettings(axes, p), (ClientSettings{{"linger.ms", "7"}}));
+  BenchName changed("Toy", "run");
+  AddAxisNames(axes, p, changed);
+  EXPECT_EQ(changed.str(), "Toy/run/mode:plain/wait_ms:7");
+  EXPECT_THROW(wait.parse(p, "wait_ms", "101"), UsageError);
+  EXPECT_EQ(wait.value(ToyParams{}), "5");  // another Params is untouched
 }
 
 TEST(ParseSpecChoice, ReturnsTheChoiceOrSaysWhatIsValid) {
