@@ -1,0 +1,597 @@
+"""scripts/librdkafka: build other librdkafka releases, or commits of a local librdkafka git
+tree, so the same kbench binary can run against them: kbench only uses the C API, whose ABI
+is stable across 2.x, and the run context records the version loaded. Debian ships no other
+release and only package registries are reachable, so releases come from npm packages that
+bundle librdkafka under deps/librdkafka (node-rdkafka, @confluentinc/kafka-javascript).
+
+The one line on stdout is the directory to put on LD_LIBRARY_PATH; progress goes to stderr.
+Cache layout, messages and exit statuses are those of the bash tool it replaces: see --help.
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from kbench import cli, stamp
+from kbench.cli import die, info
+
+PROG = "librdkafka"
+COMMAND = "scripts/librdkafka"
+# The oldest release a tree's commit may be (--tree): the first with zstd.
+OLDEST_TREE = "1.0.0"
+
+# librdkafka version -> the npm package@version bundling exactly that release. A build checks
+# it (the header before, rd_kafka_version_str() after): a wrong row fails, never mislabels.
+SOURCES = {
+    "2.0.2": "node-rdkafka@2.15.0",
+    "2.1.1": "node-rdkafka@2.16.1",
+    "2.2.0": "node-rdkafka@2.17.0",
+    "2.3.0": "node-rdkafka@3.0.1",
+    "2.5.0": "node-rdkafka@3.1.0",
+    "2.6.1": "node-rdkafka@3.2.1",
+    "2.8.0": "node-rdkafka@3.3.1",
+    "2.10.0": "node-rdkafka@3.4.0",
+    "2.11.1": "node-rdkafka@3.5.0",
+    "2.12.0": "node-rdkafka@3.6.1",
+    "2.15.1": "@confluentinc/kafka-javascript@1.10.1",
+}
+
+USAGE = """\
+Usage: scripts/librdkafka build [--from-source] VERSION
+       scripts/librdkafka build --tree DIR REV
+       scripts/librdkafka path  [--from-source] VERSION
+       scripts/librdkafka path  --tree DIR REV
+       scripts/librdkafka list
+
+Builds a librdkafka release from the sources bundled in an npm package (or with --tree a
+commit of a local librdkafka git repository), caches it and prints the directory to put on
+LD_LIBRARY_PATH (the only line on stdout; progress goes to stderr):
+
+  LD_LIBRARY_PATH=$(scripts/librdkafka build 2.15.1) build/kbench ...
+  scripts/bench --librdkafka 2.15.1 ...          (does the same)
+
+  build VERSION   npm pack, extract, configure, make, verify; cached: later calls print at once
+  build --tree DIR REV
+                  commit REV (a branch, tag or sha) of the librdkafka git repository DIR
+                  (bare, or a subdirectory holding src/rdkafka.h and configure), exported
+                  with git archive (DIR's checkout is never touched nor built), then built
+                  and verified as a release; any commit from v%(oldest)s on. Uncommitted
+                  work: --tree DIR "$(git -C DIR stash create)".
+  path VERSION, path --tree DIR REV
+                  print the directory if it is built; exit 1 if not
+  list            known versions, their npm sources, whether they are built, and the
+                  commits of local trees built so far
+
+VERSION 'system' means the system's own librdkafka.so.1 (Debian's 2.0.2): nothing to build,
+nothing printed, no LD_LIBRARY_PATH needed. So does a VERSION equal to the system library's,
+unless --from-source asks to build it from npm anyway.
+
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/ for a
+commit (FLAGS: a digest of the configure flags): lib/librdkafka.so.1, include/, build.log and
+build.json (source, configure flags, builtin.features, ...). Delete one to rebuild it. The
+configure flags, the checks of a build and build.json: docs/comparing.md.
+
+Needs npm, a C compiler, make, and zlib1g-dev libzstd-dev liblz4-dev (SSL with libssl-dev).
+A build takes ~1.5 min on 2 cores.
+Exit status: 0 ok; 1 build failure, or for 'path' not built; 2 bad usage or a missing
+prerequisite (npm, compiler, headers), and for --tree: DIR not a git repository, REV not a
+commit of it, that commit not a librdkafka source tree, or older than %(oldest)s.
+""" % {"oldest": OLDEST_TREE}
+
+HEADER_VERSION = re.compile(r"^#define[^\S\n]+RD_KAFKA_VERSION[^\S\n]+0x([0-9a-fA-F]{8})", re.M)
+CONFIGURE_OPTION = re.compile(r"--(?:enable|disable)-[A-Za-z0-9_-]+")
+
+
+def cache_root():
+    root = (os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench")) + "/librdkafka"
+    # Printed directories go into LD_LIBRARY_PATH, where a relative path would depend on the cwd.
+    if not root.startswith("/"):
+        pwd = os.environ.get("PWD", "")  # the shell's spelling of the cwd, as bash's $PWD
+        if not (pwd.startswith("/") and os.path.isdir(pwd) and os.path.samefile(pwd, ".")):
+            pwd = os.getcwd()
+        root = pwd + "/" + root
+    return root
+
+
+def system_version():
+    """The version of the librdkafka.so.1 the loader picks without LD_LIBRARY_PATH; "" if none.
+    Asked in another process: the loader reads LD_LIBRARY_PATH once, at a process's start."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    proc = subprocess.run([sys.executable, "-m", "kbench.native", "version", "librdkafka",
+                           "librdkafka.so.1"], env=env, capture_output=True, text=True)
+    return proc.stdout.rstrip("\n") if proc.returncode == 0 else ""
+
+
+def header_version(text):
+    """RD_KAFKA_VERSION 0xMMmmrrpp -> "M.m.r" as rd_kafka_version_str() spells it: pp 0xff is a
+    release, up to 200 -preN, above 200 -RC(pp-200) (a tree's development commit may carry one);
+    None without the define."""
+    m = HEADER_VERSION.search(text)
+    if not m:
+        return None
+    n = [int(m.group(1)[i:i + 2], 16) for i in range(0, 8, 2)]
+    suffix = "-pre%d" % n[3] if n[3] <= 200 else "-RC%d" % (n[3] - 200) if n[3] < 255 else ""
+    return "%d.%d.%d%s" % (n[0], n[1], n[2], suffix)
+
+
+def is_built(d):
+    return os.path.isfile(d + "/build.json") and os.path.isfile(d + "/lib/librdkafka.so.1")
+
+
+def print_built(d):
+    """Prints D's library directory if D is built; whether it is."""
+    if is_built(d):
+        print(d + "/lib", flush=True)
+        return True
+    return False
+
+
+def means_system(version, from_source, system):
+    """True when VERSION stands for the system library (no LD_LIBRARY_PATH); there must be one."""
+    if not (version == "system" or (not from_source and system and version == system)):
+        return False
+    if not system:
+        die("no system librdkafka.so.1 found (Debian: apt-get install librdkafka1)")
+    return True
+
+
+def stamp_field(d, key):
+    """One field of D/build.json (empty when absent or unreadable)."""
+    try:
+        with open(d + "/build.json", encoding="utf-8") as f:
+            return str(json.load(f).get(key, ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def cmd_list(root, system):
+    row = "%-8s %-40s %s"
+    print(row % ("VERSION", "NPM SOURCE", "STATUS"))
+    for version, spec in SOURCES.items():
+        status = "built: %s/%s/lib" % (root, version) if is_built(root + "/" + version) else "not built"
+        if version == system:
+            status += " (also the system library)"
+        print(row % (version, spec, status))
+    print(row % ("system", "-", "the system librdkafka.so.1: " + (system or "none found")))
+    trees = root + "/tree"
+    for name in sorted(os.listdir(trees)) if os.path.isdir(trees) else []:
+        entry = trees + "/" + name
+        if not name.startswith(".") and is_built(entry):
+            print(row % ("tree", stamp_field(entry, "describe"),
+                         "built: %s/lib (%s)" % (entry, stamp_field(entry, "source"))))
+
+
+def header_ok(header):
+    """True when the C compiler finds HEADER."""
+    try:
+        return subprocess.run(["cc", "-E", "-x", "c", "-"], input="#include <%s>\n" % header, text=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    except OSError:
+        return False
+
+
+def fresh_dir(path):
+    """PATH as an empty folder (rm -rf, mkdir -p)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+
+
+def first_tgz(d):
+    """The first *.tgz in D in directory order (as find -print -quit); None if none."""
+    try:
+        return next((d + "/" + n for n in os.listdir(d) if n.endswith(".tgz")), None)
+    except OSError:
+        return None
+
+
+def check_build_tools():
+    absent = [tool for tool in ("cc", "make", "tar") if not shutil.which(tool)]
+    if absent:
+        die("missing tools: %s (Debian: build-essential, tar)" % " ".join(absent))
+    # The codecs are what kbench measures: a library built without one would silently send
+    # uncompressed, so they are required, not "try".
+    absent = [pkg for h, pkg in (("zlib.h", "zlib1g-dev"), ("zstd.h", "libzstd-dev"),
+                                 ("lz4frame.h", "liblz4-dev")) if not header_ok(h)]
+    if absent:
+        die("missing codec headers; install: " + " ".join(absent))
+
+
+def choose_flags():
+    """The configure options kbench asks of every build: no --install-deps (it downloads from
+    the internet); what is missing is off."""
+    return ["--disable-gssapi", "--disable-curl", "--enable-zlib", "--enable-zstd", "--enable-lz4-ext",
+            "--enable-ssl" if header_ok("openssl/ssl.h") else "--disable-ssl"]
+
+
+def tail_to_stderr(path, n):
+    """The last N lines of PATH on stderr, as tail -n N."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = len(data) - 1 if data.endswith(b"\n") else len(data)
+    for _ in range(n):
+        pos = data.rfind(b"\n", 0, pos)
+        if pos < 0:
+            break
+    sys.stderr.flush()
+    sys.stderr.buffer.write(data[pos + 1:])
+    sys.stderr.buffer.flush()
+
+
+def run_logged(argv, log, cwd=None, env=None):
+    """Runs ARGV with stdout and stderr appended to LOG; whether it succeeded (a program that
+    cannot start fails, its reason in the log, as the shell's would be)."""
+    with open(log, "a") as out:
+        try:
+            return subprocess.run(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT).returncode == 0
+        except OSError as e:
+            out.write("%s: %s\n" % (argv[0], e.strerror or e))
+            return False
+
+
+def detect_flags(flags, src, log, what):
+    """FLAGS reduced to the options SRC/configure's --help lists (mklove rejects any other;
+    --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0), and the others,
+    dropped: nothing to turn off, and the codec check still proves every codec."""
+    try:
+        helptext = subprocess.run(["./configure", "--help"], cwd=src, capture_output=True).stdout
+    except OSError:
+        helptext = b""
+    known = set(CONFIGURE_OPTION.findall(helptext.decode(errors="replace")))
+    if not known:
+        die("'configure --help' of %s lists no --enable/--disable option: cannot tell which options it takes"
+            % what, status=1)
+    kept, dropped = [f for f in flags if f in known], [f for f in flags if f not in known]
+    if dropped:
+        info("configure of %s has no %s: left out" % (what, " ".join(dropped)))
+        with open(log, "a") as f:
+            f.write("kbench: configure has no %s: left out\n" % " ".join(dropped))
+    return kept, dropped
+
+
+# One build per cache entry at a time; the lock is held until this process exits.
+_locks = []
+
+
+def lock_entry(d, what):
+    """A second caller waits, then finds the cached result."""
+    os.makedirs(d, exist_ok=True)
+    f = open(d + "/.lock", "w")
+    _locks.append(f)
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        info("another build of %s is running; waiting for it" % what)
+        fcntl.flock(f, fcntl.LOCK_EX)
+
+
+def compile_source(d, src, version, what, flags):
+    """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
+    publishes D/lib and D/include; returns (flags kept, flags dropped, builtin.features)."""
+    log = d + "/build.log"
+    info("building librdkafka %s (log: %s)" % (what, log))
+    flags, dropped = detect_flags(flags, src, log, what)
+    if "--disable-ssl" in flags:
+        info("no OpenSSL headers (libssl-dev): building without SSL (no TLS, no SASL/SCRAM)")
+    # ccache, when installed, makes a bisect's neighbouring commits cheap: most of their
+    # sources are the same. BASEDIR and NOHASHDIR let a new checkout path hit the cache.
+    env = None
+    if shutil.which("ccache") and not os.environ.get("KBENCH_NO_CCACHE"):
+        env = dict(os.environ, CC="ccache " + (os.environ.get("CC") or "gcc"), CCACHE_BASEDIR=src,
+                   CCACHE_NOHASHDIR="true")
+    if not run_logged(["./configure"] + flags, log, cwd=src, env=env):
+        tail_to_stderr(log, 30)
+        die("configure failed for %s (flags: %s); log: %s" % (what, " ".join(flags), log), status=1)
+
+    # make: the library only (src/), not the examples or tests.
+    if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0))], log, env=env):
+        tail_to_stderr(log, 30)
+        die("make failed for %s; log: %s" % (what, log), status=1)
+    if not os.path.isfile(src + "/src/librdkafka.so.1"):
+        die("make produced no src/librdkafka.so.1; log: " + log, status=1)
+
+    # Stage, then prove the built library is the version asked for and has every codec.
+    stage = d + "/lib.tmp"
+    fresh_dir(stage)
+    fresh_dir(d + "/include")
+    shutil.copy(src + "/src/librdkafka.so.1", stage)
+    os.symlink("librdkafka.so.1", stage + "/librdkafka.so")
+    for header in ("rdkafka.h", "rdkafka_mock.h"):
+        if header == "rdkafka.h" or os.path.isfile(src + "/src/" + header):
+            shutil.copy(src + "/src/" + header, d + "/include")
+    # Loaded in another process: a broken build may crash the loader, never this tool.
+    with open(log, "a") as errors:
+        proc = subprocess.run([sys.executable, "-m", "kbench.native", "probe", stage + "/librdkafka.so.1"],
+                              stdout=subprocess.PIPE, stderr=errors, text=True)
+    if proc.returncode != 0:
+        die("the built librdkafka.so.1 does not load; log: " + log, status=1)
+    probe = proc.stdout.rstrip("\n")  # VERSION<TAB>builtin.features
+    runtime, tab, features = probe.partition("\t")
+    features = features if tab else probe
+    if runtime != version:
+        die("the built library reports rd_kafka_version_str() = '%s', not %s" % (runtime, version), status=1)
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        if codec not in features.split(","):
+            die("librdkafka %s was built without %s (builtin.features: %s)" % (what, codec, features), status=1)
+
+    # Publish: lib/ appears only complete; the stamp follows.
+    shutil.rmtree(d + "/lib", ignore_errors=True)
+    os.rename(stage, d + "/lib")
+    return flags, dropped, features
+
+
+def write_stamp(d, started, pairs, built):
+    """D/build.json, which marks the entry valid (the pairs, flags, features, seconds,
+    compiler); then prints the library directory."""
+    flags, dropped, features = built
+    seconds = int(time.monotonic() - started)
+    compiler = subprocess.run(["cc", "--version"], stdout=subprocess.PIPE, text=True).stdout
+    stamp.write(d + "/build.json", pairs + [
+        "configure_flags:words=" + " ".join(flags), "configure_flags_unknown:words=" + " ".join(dropped),
+        "builtin_features:csv=" + features, "build_seconds:int=%d" % seconds,
+        "compiler=" + (compiler.splitlines() or [""])[0]])
+    info("built librdkafka in %ds (features: %s)" % (seconds, features))
+    shutil.rmtree(d + "/build", ignore_errors=True)
+    print(d + "/lib", flush=True)
+
+
+def cmd_path(root, version, from_source, system):
+    if means_system(version, from_source, system):
+        return
+    if not print_built(root + "/" + version):
+        info("librdkafka %s is not built; run: scripts/librdkafka build %s" % (version, version))
+        sys.exit(1)
+
+
+def fetch_tarball(d, spec, log):
+    """The npm tarball, kept in the cache so a rebuild needs no registry."""
+    tgz = first_tgz(d)
+    if tgz:
+        return tgz
+    info("fetching %s from npm" % spec)
+    packdir = d + "/pack.tmp"
+    fresh_dir(packdir)
+    if not run_logged(["npm", "pack", "--silent", "--pack-destination", packdir, spec], log, cwd=packdir):
+        tail_to_stderr(log, 20)
+        shutil.rmtree(packdir)
+        die("npm pack %s failed (is the npm registry reachable?); log: %s" % (spec, log), status=1)
+    tgz = first_tgz(packdir)
+    if not tgz:
+        shutil.rmtree(packdir)
+        die("npm pack %s produced no tarball; log: %s" % (spec, log), status=1)
+    shutil.move(tgz, d)
+    shutil.rmtree(packdir)
+    return d + "/" + os.path.basename(tgz)
+
+
+def cmd_build(root, version, from_source, system):
+    if means_system(version, from_source, system):
+        info("librdkafka %s is the system library (%s): nothing to build, no LD_LIBRARY_PATH needed"
+             % (version, system))
+        if version != "system":
+            info("(use --from-source to build %s from %s anyway)" % (version, SOURCES.get(version, "")))
+        return
+    d = root + "/" + version
+    if print_built(d):
+        return
+    spec = SOURCES.get(version, "")
+    # npm only when the entry holds no tarball yet (a rebuild is offline).
+    if not first_tgz(d) and not shutil.which("npm"):
+        die("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)")
+    check_build_tools()
+    lock_entry(d, version)
+    if print_built(d):
+        return
+
+    started, log = time.monotonic(), d + "/build.log"
+    open(log, "w").close()
+    tgz = fetch_tarball(d, spec, log)
+    with open(tgz, "rb") as f:
+        sha = hashlib.file_digest(f, "sha256").hexdigest()
+
+    # Only deps/librdkafka, into a fresh build tree.
+    src = d + "/build"
+    fresh_dir(src)
+    with open(log, "a") as errors:
+        extracted = subprocess.run(["tar", "-xzf", tgz, "-C", src, "--strip-components=3",
+                                    "package/deps/librdkafka"], stderr=errors).returncode == 0
+    if not extracted:
+        die("%s has no package/deps/librdkafka (wrong npm source for %s?); delete %s to fetch it again"
+            % (os.path.basename(tgz), version, tgz), status=1)
+
+    # The bundled release must be the one asked for.
+    try:
+        with open(src + "/src/rdkafka.h", errors="replace") as f:
+            found = header_version(f.read())
+    except OSError:
+        found = None
+    if not found:
+        die("%s: no RD_KAFKA_VERSION in deps/librdkafka/src/rdkafka.h" % spec, status=1)
+    if found != version:
+        die("%s bundles librdkafka %s, not %s: the source table in scripts/librdkafka is wrong"
+            % (spec, found, version), status=1)
+
+    built = compile_source(d, src, version, "%s from %s" % (version, spec), choose_flags())
+    write_stamp(d, started, ["librdkafka_version=" + version, "source=npm:" + spec, "npm_source=" + spec,
+                             "tarball=" + os.path.basename(tgz), "tarball_sha256=" + sha], built)
+
+
+def git(d, *args, quiet=True):
+    """git -C D ARGS: (exit status, stdout less its trailing newlines); stderr shown unless quiet."""
+    proc = subprocess.run(["git", "-C", d] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL if quiet else None)
+    return proc.returncode, proc.stdout.decode(errors="replace").rstrip("\n")
+
+
+class Tree:
+    """Commit REV of the git repository DIR holding a librdkafka source tree, checked: top (the
+    top, or a bare repository's git directory), prefix (DIR inside it, "" or "sub/dir/"), sha,
+    version. Only objects are read: DIR's checkout, index and uncommitted changes are left alone."""
+
+    def __init__(self, tree, rev):
+        if not os.path.isdir(tree):
+            cli.bad_usage("--tree '%s' is not a directory" % tree, COMMAND)
+        if not shutil.which("git"):
+            die("git not found (Debian: apt-get install git)")
+        if git(tree, "rev-parse", "--is-inside-git-dir")[1] == "true":
+            # A bare repository, or a .git directory: the commits are all there is.
+            rc, self.top = git(tree, "rev-parse", "--absolute-git-dir", quiet=False)
+            if rc != 0:
+                cli.bad_usage("--tree '%s' is not a git repository" % tree, COMMAND)
+            self.prefix = ""
+        else:
+            rc, self.top = git(tree, "rev-parse", "--show-toplevel")
+            if rc != 0:
+                cli.bad_usage("--tree '%s' is not inside a git repository (nor a bare one)" % tree, COMMAND)
+            rc, self.prefix = git(tree, "rev-parse", "--show-prefix", quiet=False)
+            if rc != 0:
+                sys.exit(rc)
+        rc, self.sha = git(tree, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+        if rc != 0:
+            cli.bad_usage("'%s' is not a commit in %s" % (rev, self.top), COMMAND)
+        self.path = self.top + ("/" + self.prefix.removesuffix("/") if self.prefix else "")
+        short = self.sha[:12]
+        missing = [f for f in ("configure", "src/rdkafka.h", "src/Makefile")
+                   if git(tree, "cat-file", "-e", "%s:%s%s" % (self.sha, self.prefix, f))[0] != 0]
+        if missing:
+            cli.bad_usage("%s at %s is not a librdkafka source tree (no %s)"
+                          % (self.path, short, " ".join(missing)), COMMAND)
+        self.version = header_version(git(tree, "show", "%s:%ssrc/rdkafka.h" % (self.sha, self.prefix),
+                                          quiet=False)[1])
+        if not self.version:
+            cli.bad_usage("%s at %s: no RD_KAFKA_VERSION in src/rdkafka.h: not a librdkafka source tree"
+                          % (self.top, short), COMMAND)
+        # Before 1.0.0 librdkafka had no zstd: such a library fails the codec check, so refuse it now.
+        if int(self.version.split(".")[0]) < 1:
+            die("commit %s is librdkafka %s, older than %s: unsupported (no zstd compression before 1.0.0); "
+                "the oldest commit kbench builds is %s" % (short, self.version, OLDEST_TREE, OLDEST_TREE))
+
+    def entry(self, root, flags):
+        """The commit's cache entry, keyed by the commit and the flags asked for (SSL is on
+        with libssl-dev)."""
+        return "%s/tree/%s-%s" % (root, self.sha, hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8])
+
+
+def cmd_path_tree(root, tree, rev):
+    t = Tree(tree, rev)
+    if not print_built(t.entry(root, choose_flags())):
+        info("commit %s of %s is not built; run: scripts/librdkafka build --tree %s %s"
+             % (t.sha[:12], t.top, tree, rev))
+        sys.exit(1)
+
+
+def cmd_build_tree(root, tree, rev):
+    t = Tree(tree, rev)
+    flags = choose_flags()
+    d = t.entry(root, flags)
+    if print_built(d):
+        return
+    check_build_tools()
+    rc, describe = git(tree, "describe", "--tags", "--always", "--abbrev=12", t.sha)
+    if rc != 0:
+        describe = t.sha[:12]
+    lock_entry(d, "commit " + t.sha[:12])
+    if print_built(d):
+        return
+
+    started, log, src = time.monotonic(), d + "/build.log", d + "/build"
+    open(log, "w").close()
+    # The commit's files only (no .git: librdkafka's Makefile would then stamp the version
+    # with git describe, and a cache inside another repository would describe that one).
+    fresh_dir(src)
+    with open(log, "a") as errors:
+        archive = subprocess.Popen(["git", "-C", t.top, "archive", "--format=tar", "%s:%s" % (t.sha, t.prefix)],
+                                   stdout=subprocess.PIPE, stderr=errors)
+        untar = subprocess.run(["tar", "-xf", "-", "-C", src], stdin=archive.stdout, stderr=errors)
+        archive.stdout.close()
+        if archive.wait() != 0 or untar.returncode != 0:
+            die("git archive of %s failed; log: %s" % (t.sha[:12], log), status=1)
+    built = compile_source(d, src, t.version, "%s, %s at %s" % (t.version, t.path, describe), flags)
+    write_stamp(d, started, ["librdkafka_version=" + t.version, "source=tree:%s@%s" % (t.path, t.sha),
+                             "tree=" + t.path, "commit=" + t.sha, "describe=" + describe], built)
+
+
+def parse(argv):
+    """(command, VERSION or REV, --tree DIR, --from-source), or usage and exit."""
+    if not argv:
+        cli.bad_usage("a command is required: build, path or list", COMMAND)
+    cmd, args = argv[0], argv[1:]
+    if cmd in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        sys.exit(0)
+    if cmd not in ("build", "path", "list"):
+        cli.bad_usage("unknown command '%s' (build, path or list)" % cmd, COMMAND)
+    from_source, version, tree = False, "", ""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            sys.exit(0)
+        elif a == "--from-source":
+            from_source = True
+        elif a == "--tree":
+            if i + 1 >= len(args) or not args[i + 1]:
+                cli.bad_usage("option --tree needs a value", COMMAND)
+            i += 1
+            tree = args[i]
+        elif a.startswith("--tree="):
+            tree = a[len("--tree="):]
+            if not tree:
+                cli.bad_usage("option --tree needs a value", COMMAND)
+        elif a.startswith("-"):
+            cli.bad_usage("unknown option '%s'" % a, COMMAND)
+        else:
+            if version:
+                cli.bad_usage("one VERSION only (got '%s' and '%s')" % (version, a), COMMAND)
+            version = a
+        i += 1
+    return cmd, version, tree, from_source
+
+
+def main(argv):
+    # Ctrl-C, or a reader that stops reading, ends the tool as they ended the shell script:
+    # by the signal, no traceback.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    cli.prog = PROG
+    cmd, version, tree, from_source = parse(argv)
+    root = cache_root()
+    system = system_version()
+
+    if cmd == "list":
+        if version or tree or from_source:
+            cli.bad_usage("list takes no arguments", COMMAND)
+        cmd_list(root, system)
+        return 0
+
+    if tree:
+        if from_source:
+            cli.bad_usage("--from-source is for releases, not --tree", COMMAND)
+        if not version:
+            cli.bad_usage("%s --tree DIR needs a REV (a commit, branch or tag of DIR)" % cmd, COMMAND)
+        (cmd_build_tree if cmd == "build" else cmd_path_tree)(root, tree, version)
+        return 0
+
+    known = "system " + " ".join(SOURCES)
+    if not version:
+        cli.bad_usage("%s needs a VERSION (known: %s)" % (cmd, known), COMMAND)
+    if version != "system":
+        if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", version):
+            cli.bad_usage("VERSION must look like 2.15.1 or be 'system', not '%s'" % version, COMMAND)
+        if version not in SOURCES and not means_system(version, from_source, system):
+            cli.bad_usage("unknown librdkafka version '%s'; known: %s" % (version, known), COMMAND)
+    elif from_source:
+        cli.bad_usage("--from-source needs a version number, not 'system'", COMMAND)
+    (cmd_build if cmd == "build" else cmd_path)(root, version, from_source, system)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
