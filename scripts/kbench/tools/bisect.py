@@ -16,7 +16,7 @@ import time
 
 import kbench
 from kbench import facts
-from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit
+from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, info
 
 HERE = kbench.SCRIPTS
 
@@ -74,10 +74,6 @@ exit status: 0 the first bad (or fixing) commit was found (named on the last lin
 shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
 revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
 (NEW could not be judged, skipped candidates hide the answer)."""
-
-def info(message):
-    print("bisect: " + message, file=sys.stderr, flush=True)
-
 
 def git(repo, *args):
     """Its output, stripped; None when git fails."""
