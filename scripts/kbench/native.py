@@ -6,10 +6,12 @@ scripts/symbols: a file name or a package version can lie about the code a proce
     python -m kbench.native probe FILE           # librdkafka: VERSION<TAB>builtin.features
 
 FILE may be a soname ("librdkafka.so.1"), which the dynamic loader resolves; a library that
-cannot be loaded prints nothing and exits 1.
+cannot be loaded prints nothing and exits 1. ask() puts the question from another process.
 """
 
 import ctypes
+import os
+import subprocess
 import sys
 
 from kbench.cli import ArgumentParser
@@ -41,6 +43,24 @@ def rdkafka_features(path):
     ok = so.rd_kafka_conf_get(conf, b"builtin.features", buf, ctypes.byref(size)) == 0
     so.rd_kafka_conf_destroy(conf)
     return buf.value.decode() if ok else ""
+
+
+def without_ld_path():
+    """The environment without LD_LIBRARY_PATH: the system's libraries, as the loader finds
+    them for any process."""
+    return {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+
+
+def ask(args, log=None):
+    """This module's answer to ARGS (its stderr to the open file LOG if given), or None when
+    the library does not load. In a process of its own, without LD_LIBRARY_PATH: the loader
+    reads that once, at a process's start; the asking process may already hold another copy
+    of the SONAME; and a broken build may crash the process that loads it."""
+    if log:
+        log.flush()
+    proc = subprocess.run([sys.executable, "-m", "kbench.native"] + args, env=without_ld_path(),
+                          stdout=subprocess.PIPE, stderr=log, text=True)
+    return proc.stdout.rstrip("\n") if proc.returncode == 0 else None
 
 
 def main(argv):

