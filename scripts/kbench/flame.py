@@ -1,7 +1,8 @@
 """Folded stacks, flame graph SVGs and the views scripts/profile derives from them.
 
 Debian 12 packages no flame graph tool (neither Brendan Gregg's FlameGraph
-scripts nor inferno), so scripts/profile uses this small converter:
+scripts nor inferno), so scripts/profile (kbench.tools.profile) uses this small
+converter: its functions, which the command line below also runs by hand:
 
   python -m kbench.flame fold  PERF_SCRIPT.txt  > stacks.folded
   python -m kbench.flame fold-callgrind CALLGRIND_OUT > stacks.folded
@@ -491,14 +492,59 @@ def render_diff_svg(a, b, title, normalize):
                    "for details" % tb_tree["value"], describe, stroke=' stroke="#ccc" stroke-width="0.3"')
 
 
-def _read_folded_file(path):
+def read_folded_file(path):
     with open(path, encoding="utf-8", errors="replace") as fh:
         return read_folded(fh)
 
 
-def _write(path, text):
+def write_text(path, text):
     with open(path, "w") as out:
         out.write(text)
+
+
+# --- the commands, as functions scripts/profile calls too ------------------------------------
+
+def fold_file(kind, path, table=None):
+    """A profiler's output file as folded stacks: kind is fold (perf script), fold-callgrind
+    or offcpu; for offcpu, the per-thread table is also written to TABLE when given."""
+    sites = {}
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind,
+                  "offcpu": lambda lines: fold_offcpu(lines, sites)}[kind](fh)
+    if kind == "offcpu" and table:
+        write_text(table, offcpu_table(stacks, sites=sites))
+    return stacks
+
+
+def write_roles(stacks, out_dir, title):
+    """Per thread role: ROLE.folded and ROLE.svg in OUT_DIR, and roles.txt; returns the table."""
+    os.makedirs(out_dir, exist_ok=True)
+    for role, st in split_roles(stacks).items():
+        write_text(os.path.join(out_dir, "%s.folded" % role), folded_text(st))
+        write_text(os.path.join(out_dir, "%s.svg" % role), render_svg(st, "%s: %s threads" % (title, role)))
+    table = roles_table(stacks)
+    write_text(os.path.join(out_dir, "roles.txt"), table)
+    return table
+
+
+def write_diff(a_path, b_path, svg, table, json_path=None, title="Differential profile",
+               unit="samples", raw=False):
+    """The differential profile of two folded files: SVG, TABLE and (if given) JSON_PATH
+    written; returns the top of the table. ValueError when a side has no samples."""
+    a, b = read_folded_file(a_path), read_folded_file(b_path)
+    if not a or not b:
+        raise ValueError("a side has no samples: %s" % (a_path if not a else b_path))
+    rows, ta, tb = diff_profiles(a, b, normalize=not raw)
+    write_text(table, diff_table(rows, ta, tb, unit, not raw))
+    write_text(svg, render_diff_svg(a, b, title, normalize=not raw))
+    if json_path:
+        with open(json_path, "w") as out:
+            json.dump({"a_total": ta, "b_total": tb, "normalized": not raw,
+                       "rows": [dict(r, delta_pct_of_function=None
+                                     if r["delta_pct_of_function"] == float("inf")
+                                     else r["delta_pct_of_function"]) for r in rows[:200]]},
+                      out, indent=1)
+    return diff_table(rows, ta, tb, unit, not raw, top=10)
 
 
 def main(argv):
@@ -531,15 +577,9 @@ def main(argv):
     args = ap.parse_args(argv)
     try:
         if args.cmd in ("fold", "fold-callgrind", "offcpu"):
-            sites = {}
-            with open(args.input, encoding="utf-8", errors="replace") as fh:
-                stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind,
-                          "offcpu": lambda lines: fold_offcpu(lines, sites)}[args.cmd](fh)
-            sys.stdout.write(folded_text(stacks))
-            if args.cmd == "offcpu" and args.table:
-                _write(args.table, offcpu_table(stacks, sites=sites))
+            sys.stdout.write(folded_text(fold_file(args.cmd, args.input, getattr(args, "table", None))))
         elif args.cmd in ("svg", "summary", "roles"):
-            stacks = _read_folded_file(args.input)
+            stacks = read_folded_file(args.input)
             if not stacks and args.cmd != "summary":
                 die("%s has no samples" % args.input)
             if args.cmd == "svg":
@@ -547,28 +587,10 @@ def main(argv):
             elif args.cmd == "summary":
                 sys.stdout.write(summary_text(stacks, unit=args.unit, root_is_thread=not args.no_thread_root))
             else:
-                os.makedirs(args.out_dir, exist_ok=True)
-                for role, st in split_roles(stacks).items():
-                    _write(os.path.join(args.out_dir, "%s.folded" % role), folded_text(st))
-                    _write(os.path.join(args.out_dir, "%s.svg" % role),
-                           render_svg(st, "%s: %s threads" % (args.title, role)))
-                _write(os.path.join(args.out_dir, "roles.txt"), roles_table(stacks))
-                sys.stdout.write(roles_table(stacks))
+                sys.stdout.write(write_roles(stacks, args.out_dir, args.title))
         else:
-            a, b = _read_folded_file(args.a), _read_folded_file(args.b)
-            if not a or not b:
-                die("a side has no samples: %s" % (args.a if not a else args.b))
-            rows, ta, tb = diff_profiles(a, b, normalize=not args.raw)
-            _write(args.table, diff_table(rows, ta, tb, args.unit, not args.raw))
-            _write(args.svg, render_diff_svg(a, b, args.title, normalize=not args.raw))
-            if args.json:
-                with open(args.json, "w") as out:
-                    json.dump({"a_total": ta, "b_total": tb, "normalized": not args.raw,
-                               "rows": [dict(r, delta_pct_of_function=None
-                                             if r["delta_pct_of_function"] == float("inf")
-                                             else r["delta_pct_of_function"]) for r in rows[:200]]},
-                              out, indent=1)
-            sys.stdout.write(diff_table(rows, ta, tb, args.unit, not args.raw, top=10))
+            sys.stdout.write(write_diff(args.a, args.b, args.svg, args.table, args.json, args.title,
+                                        args.unit, args.raw))
     except (OSError, ValueError) as e:
         die(e)
     return 0

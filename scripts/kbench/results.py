@@ -426,10 +426,30 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
     return e
 
 
+def has_rows(path):
+    """True when the Google Benchmark JSON at PATH holds benchmark entries (a filter that
+    matched nothing leaves none)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return bool(json.load(f).get("benchmarks"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def context_text(path):
+    """The run context of the JSON at PATH, one "KEY: VALUE" line each, keys sorted."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            ctx = json.load(f).get("context", {})
+    except (OSError, ValueError, AttributeError) as e:
+        return "# no context: %s\n" % e
+    return "".join("%s: %s\n" % (k, ctx[k]) for k in sorted(ctx))
+
+
 def _cli(argv):
     from kbench.cli import ArgumentParser, die
     ap = ArgumentParser(prog="kbench.results",
-                        description="JSON chores for scripts/bench, bench-commits and profile.")
+                        description="JSON chores for scripts/bench and bench-commits.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
@@ -443,27 +463,7 @@ def _cli(argv):
                        help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
     c.add_argument("out")
     c.add_argument("table")
-    sub.add_parser("has-rows", help="exit 0 when the file holds benchmark entries, else 1"
-                   ).add_argument("input")
-    sub.add_parser("context", help="print the run context, one KEY: VALUE per line"
-                   ).add_argument("input")
     args = ap.parse_args(argv)
-    if args.cmd == "has-rows":
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                return 0 if json.load(f).get("benchmarks") else 1
-        except (OSError, ValueError):
-            return 1
-    if args.cmd == "context":
-        try:
-            with open(args.input, encoding="utf-8") as f:
-                ctx = json.load(f).get("context", {})
-        except (OSError, ValueError) as e:
-            print("# no context: %s" % e)
-            return 0
-        for k in sorted(ctx):
-            print("%s: %s" % (k, ctx[k]))
-        return 0
     try:
         if args.cmd == "merge":
             datas = [load(p) for p in args.inputs]

@@ -58,7 +58,7 @@ NOT_RUN = {
 DRY_RUN_FILES = ["scripts/bench", "scripts/bench-commits", "scripts/kbench/tools/bisect.py",
                  "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
                  "scripts/kafka", "scripts/lint", "scripts/kbench/tools/plot.py",
-                 "scripts/profile", "scripts/scenario", "scripts/test", "scripts/trogdor",
+                 "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test", "scripts/trogdor",
                  "scripts/vs-perf-test", "scripts/kbench/history.py",
                  "scripts/lib/scenario_lib.sh", "scripts/scenarios/perf-test/run"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
