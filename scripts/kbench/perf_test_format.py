@@ -299,7 +299,8 @@ def read_rows(path, columns):
 
 
 def vs_summary(d, warmup):
-    """DIR/rounds.tsv: kind (perf-test or kbench), round, output file, kbench's stderr or -."""
+    """DIR/rounds.tsv: kind (perf-test or kbench), round, output file, kbench's stderr or -.
+    Writes DIR/summary.json; returns the console lines."""
     tool, kb, tool_windows, kb_windows = [], [], [], []
     for kind, rnd, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 4):
         if kind == "perf-test":
@@ -316,7 +317,6 @@ def vs_summary(d, warmup):
         raise InputError("%s: need at least one round of each tool" % d)
     lines, cmp = comparison_lines(len("kafka-producer-perf-test"), tool, kb, tool_windows,
                                   kb_windows, warmup)
-    print("\n".join(lines))
     keep = FINAL_FIELDS + ["round", "windows"]
     summary = {"rounds": len(tool), "warmup_records": warmup,
                "perf_test": {"median": cmp["perf_test_median"], "intervals": cmp["perf_test_intervals"],
@@ -327,6 +327,7 @@ def vs_summary(d, warmup):
                "ratio_rps": cmp["ratio_rps"], "ratio_interval_median": cmp["ratio_interval_median"]}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
+    return lines
 
 
 # ------------------------------------------------------------------ main
@@ -357,7 +358,7 @@ def main(argv):
             for c in kbench_consumers(a.json, a.end_ms, a.match):
                 print(consumer_line(c))
         else:
-            vs_summary(a.dir, a.warmup)
+            print("\n".join(vs_summary(a.dir, a.warmup)))
     except InputError as e:
         die(e, status=1)  # the runs' output, not the usage, is at fault
     return 0

@@ -59,7 +59,7 @@ DRY_RUN_FILES = ["scripts/bench", "scripts/bench-commits", "scripts/kbench/tools
                  "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
                  "scripts/kafka", "scripts/lint", "scripts/kbench/tools/plot.py",
                  "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test", "scripts/trogdor",
-                 "scripts/vs-perf-test", "scripts/kbench/history.py",
+                 "scripts/kbench/tools/vs_perf_test.py", "scripts/kbench/history.py",
                  "scripts/lib/scenario_lib.sh", "scripts/scenarios/perf-test/run"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
 # kbench options naming a running cluster, left out of kbench's listing.
