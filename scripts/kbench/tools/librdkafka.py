@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from kbench import cli, native, stamp
+from kbench import cli, native, shell, stamp
 from kbench.cli import die, info
 
 PROG = "librdkafka"
@@ -206,20 +206,6 @@ def choose_flags():
             "--enable-ssl" if header_ok("openssl/ssl.h") else "--disable-ssl"]
 
 
-def tail_to_stderr(path, n):
-    """The last N lines of PATH on stderr, as tail -n N."""
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = len(data) - 1 if data.endswith(b"\n") else len(data)
-    for _ in range(n):
-        pos = data.rfind(b"\n", 0, pos)
-        if pos < 0:
-            break
-    sys.stderr.flush()
-    sys.stderr.buffer.write(data[pos + 1:])
-    sys.stderr.buffer.flush()
-
-
 def run_logged(argv, log, cwd=None, env=None):
     """Runs ARGV with stdout and stderr appended to LOG; whether it succeeded (a program that
     cannot start fails, its reason in the log, as the shell's would be)."""
@@ -266,12 +252,12 @@ def compile_source(d, src, version, what, flags):
         env = dict(os.environ, CC="ccache " + (os.environ.get("CC") or "gcc"), CCACHE_BASEDIR=src,
                    CCACHE_NOHASHDIR="true")
     if not run_logged(["./configure"] + flags, log, cwd=src, env=env):
-        tail_to_stderr(log, 30)
+        shell.show_log(log, 30)
         die("configure failed for %s (flags: %s); log: %s" % (what, " ".join(flags), log), status=1)
 
     # make: the library only (src/), not the examples or tests.
     if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0))], log, env=env):
-        tail_to_stderr(log, 30)
+        shell.show_log(log, 30)
         die("make failed for %s; log: %s" % (what, log), status=1)
     if not os.path.isfile(src + "/src/librdkafka.so.1"):
         die("make produced no src/librdkafka.so.1; log: " + log, status=1)
@@ -334,7 +320,7 @@ def fetch_tarball(d, spec, log):
     packdir = d + "/pack.tmp"
     fresh_dir(packdir)
     if not run_logged(["npm", "pack", "--silent", "--pack-destination", packdir, spec], log, cwd=packdir):
-        tail_to_stderr(log, 20)
+        shell.show_log(log, 20)
         shutil.rmtree(packdir)
         die("npm pack %s failed (is the npm registry reachable?); log: %s" % (spec, log), status=1)
     tgz = first_tgz(packdir)

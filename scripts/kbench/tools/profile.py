@@ -18,7 +18,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, flame, results
+from kbench import cli, flame, results, shell
 
 COMMAND = "scripts/profile"
 VALUE_OPTIONS = ("--tool", "--call-graph", "--out-dir", "--librdkafka", "--freq", "--callers")
@@ -91,34 +91,6 @@ a build failed.
 
 # --- small helpers -----------------------------------------------------------------------------
 
-_QUOTED = frozenset("\t\n !\"$&'()*,;<>?[\\]^`{|}")
-_ANSI_C = {"\x1b": "E", "\a": "a", "\v": "v", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t",
-           "\\": "\\", "'": "'"}
-
-
-def bash_quote(word):
-    """WORD as bash's `printf %q` writes it: command.txt keeps the lines the bash tool wrote,
-    which paste back into a shell."""
-    if not word:
-        return "''"
-    if not word.isprintable():
-        out = []
-        for c in word:
-            if c in _ANSI_C:
-                out.append("\\" + _ANSI_C[c])
-            elif c.isprintable():
-                out.append(c)
-            else:
-                out += ["\\%03o" % b for b in c.encode("utf-8", "surrogateescape")]
-        return "$'%s'" % "".join(out)
-    return "".join("\\" + c if c in _QUOTED or (c == "#" and i == 0) or
-                   (c == "~" and (i == 0 or word[i - 1] in ":=")) else c for i, c in enumerate(word))
-
-
-def command_line(cmd):
-    return "".join(bash_quote(w) + " " for w in cmd) + "\n"
-
-
 def split_path(value):
     """A colon-separated list as bash's `IFS=: read -r -a` splits it: a trailing empty
     field is dropped, so "" is no folder at all."""
@@ -150,17 +122,6 @@ def output_of(cmd):
         print("%s: %s" % (cmd[0], e.strerror or e), file=sys.stderr)
         return None
     return proc.stdout.rstrip("\n") if proc.returncode == 0 else None
-
-
-def show_log(path, lines=None):
-    """A log, or its last LINES (ending at "\\n" only, as tail counts them), on stderr."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if lines:
-        data = b"".join(re.findall(rb"[^\n]*\n|[^\n]+$", data)[-lines:])
-    sys.stderr.flush()
-    sys.stderr.buffer.write(data)
-    sys.stderr.buffer.flush()
 
 
 def is_executable_file(path):
@@ -374,7 +335,7 @@ class Profiler:
             with open(blog, "wb") as log:
                 ok = run_to(["git", "-C", kbench.ROOT, "worktree", "add", "--detach", wt, sha], log)
             if not ok:
-                show_log(blog)
+                shell.show_log(blog)
                 cli.die("git worktree add failed for %s" % rev, status=3)
         cli.info("building %s (%s) in %s (log: %s)" % (rev, sha[:12], wt, blog))
         # KBENCH_CMAKE_ARGS holds several arguments, as in bench-commits.
@@ -383,7 +344,7 @@ class Profiler:
             ok = run_to(["cmake", "-S", wt, "-B", wt + "/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
                         + extra, log) and run_to(["cmake", "--build", wt + "/build", "--target", "kbench"], log)
         if not ok:
-            show_log(blog, 20)
+            shell.show_log(blog, 20)
             cli.die("build of %s failed (log: %s)" % (rev, blog), status=3)
         return wt + "/build/kbench"
 
@@ -423,13 +384,13 @@ class Profiler:
                     % (now, self.tool, desc, binary, commit_of("HEAD", subprocess.DEVNULL) or "unknown"))
             f.write("LD_LIBRARY_PATH=%s \\\n" % ldp if ldp else "")
             f.write("KBENCH_FIXED_ITERATIONS=%s \\\n" % fixed if fixed else "")
-            f.write(command_line(cmd))
+            f.write(shell.command_line(cmd))
 
         cli.info("profiling %swith %s into %s" % (desc + " " if desc else "", self.tool, d))
         with open(d + "/kbench.log", "wb") as log:
             ok = run_to(cmd, log, env)
         if not ok:
-            show_log(d + "/kbench.log", 20)
+            shell.show_log(d + "/kbench.log", 20)
             cli.info("the profiled run failed (log: %s/kbench.log)" % d)
             sys.exit(3)
         if not results.has_rows(d + "/result.json"):
@@ -481,13 +442,13 @@ class Profiler:
                "-o", d + "/offcpu.data", "--"] + kb + ["--benchmark_out=%s/offcpu-result.json" % d,
                                                        "--benchmark_out_format=json"] + self.kbench_args
         with open(d + "/command.txt", "a", errors="surrogateescape") as f:
-            f.write(command_line(cmd))
+            f.write(shell.command_line(cmd))
         cli.info("off-CPU run (sched:sched_switch + switch events)")
         log_path = d + "/offcpu-kbench.log"
         with open(log_path, "wb") as log:
             ok = run_to(cmd, log, env)
         if not ok:
-            show_log(log_path, 20)
+            shell.show_log(log_path, 20)
             cli.die("the off-CPU run failed (log: %s)" % log_path, status=3)
         with open(d + "/offcpu.script", "wb") as out, open(log_path, "ab") as log:
             if not run_to(["perf", "script", "-i", d + "/offcpu.data", "--show-switch-events", "-F",
@@ -524,7 +485,7 @@ class Profiler:
             f.write("# tool: %s; KBENCH_FIXED_ITERATIONS=%s\n"
                     % (self.tool, os.environ.get("KBENCH_FIXED_ITERATIONS", "")))
             # The bash tool wrote its $0 here; the entry point's full path runs from anywhere.
-            f.write(command_line([os.path.join(kbench.SCRIPTS, "profile")] + self.argv))
+            f.write(shell.command_line([os.path.join(kbench.SCRIPTS, "profile")] + self.argv))
         list_files(out + "/diff")
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 
 import kbench
-from kbench import cli
+from kbench import cli, shell
 from kbench.perf_test_format import InputError, vs_summary
 
 USAGE = """\
@@ -225,35 +225,12 @@ def kbench_args(o, setting, extra_keys):
 
 # ------------------------------------------------------------------ helpers
 
-def last_lines(text, n):
-    """The last N lines of TEXT as $(tail -N) gives them: trailing newlines dropped."""
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    return "\n".join(lines[-n:]).rstrip("\n")
-
-
 def read_text(path):
     try:
         with open(path, errors="replace") as f:
             return f.read()
     except OSError:
         return ""
-
-
-_ANSIC = {"\x1b": "\\E", "\a": "\\a", "\v": "\\v", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-          "\t": "\\t", "\\": "\\\\", "'": "\\'"}
-
-
-def shell_quote(s):
-    """bash's printf %q (commands.txt's kbench line is copy-pasteable, as the bash tool wrote it)."""
-    if not s:
-        return "''"
-    if not s.isprintable():
-        return "$'%s'" % "".join(_ANSIC.get(c) or (c if c.isprintable() else "".join(
-            "\\%03o" % b for b in os.fsencode(c))) for c in s)
-    s = re.sub(r"[ !\"$&'()*,;<>?\[\\\]^`{|}]", lambda m: "\\" + m.group(0), s)
-    return re.sub(r"^#|(?:^|(?<=[:=]))~", lambda m: "\\" + m.group(0), s)
 
 
 def logical_abspath(path):
@@ -359,7 +336,7 @@ def main(argv):
                 start = trap.run([kafka, "start"] + kafka_args + ["--dir", out + "/kafka", "--port-base", "auto"],
                                  stdout=subprocess.PIPE, stderr=log, text=True)
             if start.returncode != 0:
-                cli.die("scripts/kafka start failed: %s" % last_lines(read_text(out + "/kafka-start.log"), 3),
+                cli.die("scripts/kafka start failed: %s" % shell.last_lines(read_text(out + "/kafka-start.log"), 3),
                         status=1)
             o["bootstrap"] = start.stdout.rstrip("\n")
             kafka_args += ["--dir", out + "/kafka"]
@@ -391,7 +368,7 @@ def run_rounds(o, trap, tool, kbench_base, java_props, out):
     with open(out + "/commands.txt", "w") as f:
         f.write("# %s bootstrap=%s\n" % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), bootstrap))
         f.write(" ".join(["kafka-producer-perf-test --topic TOPIC"] + perf_args) + "\n")
-        f.write("".join(shell_quote(a) + " " for a in kbench_cmd) + "\n")
+        f.write(shell.command_line(kbench_cmd))
     open(out + "/rounds.tsv", "w").close()
 
     def note_round(*fields):
@@ -406,13 +383,13 @@ def run_rounds(o, trap, tool, kbench_base, java_props, out):
                                        "--partitions", str(o["partitions"]), "--replication-factor",
                                        str(o["replication_factor"])], stdout=lf, stderr=subprocess.STDOUT)
         if created.returncode != 0:
-            cli.die("creating topic %s failed: %s" % (topic, last_lines(read_text(log), 3)), status=1)
+            cli.die("creating topic %s failed: %s" % (topic, shell.last_lines(read_text(log), 3)), status=1)
         cli.info("round %d: kafka-producer-perf-test" % r)
         with open(f, "w") as pf:
             perf = trap.run(tool + ["producer-perf", "--topic", topic] + perf_args, stdout=pf,
                             stderr=subprocess.STDOUT)
         if perf.returncode != 0:
-            cli.die("kafka-producer-perf-test failed (round %d): %s" % (r, last_lines(read_text(f), 5)), status=1)
+            cli.die("kafka-producer-perf-test failed (round %d): %s" % (r, shell.last_lines(read_text(f), 5)), status=1)
         with open(log, "a") as lf:
             trap.run(tool + ["topics", "--bootstrap-server", bootstrap, "--delete", "--topic", topic],
                      stdout=lf, stderr=subprocess.STDOUT)
@@ -427,7 +404,7 @@ def run_rounds(o, trap, tool, kbench_base, java_props, out):
                           env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1"), stdout=so, stderr=se)
         if kb.returncode != 0:
             text = "\n".join(line for line in read_text(err).split("\n") if not line.startswith("***"))
-            cli.die("kbench failed (round %d): %s" % (r, last_lines(text, 5)), status=1)
+            cli.die("kbench failed (round %d): %s" % (r, shell.last_lines(text, 5)), status=1)
         note_round("kbench", str(r), j, err)
 
     for r in range(1, o["rounds"] + 1):
