@@ -40,7 +40,7 @@ bool IsKafka3160(std::int8_t magic, const CodecSpec& spec) {
 }
 }  // namespace
 
-Status RecordCodecs::Get(const CodecSpec& spec, Codec** codec) {
+StatusOr<Codec*> RecordCodecs::Get(const CodecSpec& spec) {
   if (codecs_.empty()) codecs_.resize(CodecTable().size());
   auto index = static_cast<std::size_t>(spec.row);
   if (index >= codecs_.size()) {
@@ -54,15 +54,14 @@ Status RecordCodecs::Get(const CodecSpec& spec, Codec** codec) {
       return Status::Error(e.what());
     }
   }
-  *codec = slot.get();
-  return Status::Ok();
+  return slot.get();
 }
 
 Status RecordCodecs::Compress(std::int8_t magic, const CodecSpec& spec, ByteView in,
                               ByteBuffer& out) {
-  Codec* codec = nullptr;
-  if (Status s = Get(spec, &codec); !s) return s;
-  if (Status s = codec->Compress(in, out); !s) return s;
+  StatusOr<Codec*> codec = Get(spec);
+  if (!codec.ok()) return codec.status();
+  if (Status s = (*codec)->Compress(in, out); !s) return s;
   if (IsKafka3160(magic, spec)) {
     std::size_t hc = 0;
     std::uint8_t correct = 0;
@@ -77,8 +76,8 @@ Status RecordCodecs::Compress(std::int8_t magic, const CodecSpec& spec, ByteView
 
 Status RecordCodecs::Decompress(std::int8_t magic, const CodecSpec& spec, ByteView in,
                                 ByteBuffer& out, std::size_t max_out) {
-  Codec* codec = nullptr;
-  if (Status s = Get(spec, &codec); !s) return s;
+  StatusOr<Codec*> codec = Get(spec);
+  if (!codec.ok()) return codec.status();
   if (IsKafka3160(magic, spec)) {
     std::size_t hc = 0;
     std::uint8_t correct = 0;
@@ -99,7 +98,7 @@ Status RecordCodecs::Decompress(std::int8_t magic, const CodecSpec& spec, ByteVi
       in = lz4_fixed_.view();
     }
   }
-  return codec->Decompress(in, out, max_out);
+  return (*codec)->Decompress(in, out, max_out);
 }
 
 }  // namespace kbench::record

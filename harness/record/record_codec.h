@@ -27,7 +27,7 @@ class RecordCodecs {
                     std::size_t max_out);
 
  private:
-  Status Get(const CodecSpec& spec, Codec** codec);
+  StatusOr<Codec*> Get(const CodecSpec& spec);  // owned here, made on first use
   std::vector<std::unique_ptr<Codec>> codecs_;  // by codec row
   ByteBuffer lz4_fixed_;  // magic 0 lz4 input with its header checksum corrected
 };
