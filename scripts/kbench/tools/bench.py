@@ -353,8 +353,11 @@ def run_processes(run, o, base_cmd, out):
 def main(argv):
     cli.prog = "bench"
     os.chdir(ROOT)
-    # Until the run installs its own handlers, Ctrl-C ends it as it ends a shell script.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # A signal ignored on entry stays ignored, as in the shell (a background job's SIGINT);
+    # until the run installs its own handlers, Ctrl-C ends it as it ends a shell script.
+    ignored = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) == signal.SIG_IGN}
+    if signal.SIGINT not in ignored:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     o = parse(argv)
     window_args = []
     # The full profile measures 30 s steady-state windows (Produce, Consume); quick keeps
@@ -397,8 +400,8 @@ def main(argv):
     run = Run()
     # SIGINT/SIGTERM: kbench ends the benchmark it runs and writes the JSON of what finished;
     # no further process starts; the JSON is merged, the cluster stopped, exit 128 + signal.
-    signal.signal(signal.SIGINT, run.on_signal)
-    signal.signal(signal.SIGTERM, run.on_signal)
+    for signum in {signal.SIGINT, signal.SIGTERM} - ignored:
+        signal.signal(signum, run.on_signal)
     try:
         return measure(run, o, out, window_args, binary, lrk_env)
     finally:
