@@ -210,7 +210,6 @@ class Run:
         self.kafka_dir = ""
 
     def on_signal(self, signum, _frame=None):
-        # A foreground command finishes first, as bash runs a trap after it.
         if self.foreground:
             self.pending = signum
             return
@@ -222,17 +221,24 @@ class Run:
         with contextlib.suppress(ProcessLookupError):
             self.kbench.send_signal(signum)
 
-    def run(self, cmd, check=True, **kw):
-        """Runs CMD in the foreground; with CHECK a failure ends the run with its status."""
-        sys.stdout.flush()
+    @contextlib.contextmanager
+    def in_foreground(self):
+        """A signal that arrives meanwhile is handled after the work, as bash runs a trap
+        after the foreground command."""
         self.foreground = True
         try:
-            proc = subprocess.run(cmd, **kw)
+            yield
         finally:
             self.foreground = False
         if self.pending:
             signum, self.pending = self.pending, 0
             self.on_signal(signum)
+
+    def run(self, cmd, check=True, **kw):
+        """Runs CMD in the foreground; with CHECK a failure ends the run with its status."""
+        sys.stdout.flush()
+        with self.in_foreground():
+            proc = subprocess.run(cmd, **kw)
         if check and proc.returncode != 0:
             sys.exit(status(proc.returncode))
         return proc
@@ -256,9 +262,8 @@ class Run:
     def stop_cluster(self):
         if self.kafka_dir:
             cli.info("stopping the local Kafka cluster")
-            sys.stdout.flush()
-            subprocess.run([os.path.join(SCRIPTS, "kafka"), "stop", "--dir", self.kafka_dir],
-                           stdout=sys.stderr.fileno(), check=False)
+            self.run([os.path.join(SCRIPTS, "kafka"), "stop", "--dir", self.kafka_dir],
+                     check=False, stdout=sys.stderr.fileno())
 
 
 def start_cluster(run, o):
@@ -287,16 +292,9 @@ def warm_up(run, base_cmd, out):
     """A broker that has just started runs its first minute of load slower (its JIT is cold:
     docs/methodology.md, "A warm cluster"), so one untimed process first runs the selection's
     live rows, with 1 s warm-ups and windows, never merged or compared."""
-    run.foreground = True
-    try:
-        listing = subprocess.run(base_cmd + ["--benchmark_list_tests=true"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True).stdout
-    finally:
-        run.foreground = False
+    listing = run.run(base_cmd + ["--benchmark_list_tests=true"], check=False, stdout=subprocess.PIPE,
+                      stderr=subprocess.DEVNULL, text=True).stdout
     rows = live_rows(listing, MAX_WARMUP_ROWS)
-    if run.pending:
-        signum, run.pending = run.pending, 0
-        run.on_signal(signum)
     if not rows:
         return
     warmup = os.path.join(out, "warmup")
@@ -442,7 +440,7 @@ def measure(run, o, out, window_args, binary, lrk_env):
     if os.path.isfile(kbench_json) and os.path.getsize(kbench_json) > 0:
         text = io.StringIO()
         try:
-            with contextlib.redirect_stdout(text):
+            with run.in_foreground(), contextlib.redirect_stdout(text):
                 src = summary.main(kbench_json)
         finally:
             sys.stdout.write(text.getvalue())
