@@ -19,7 +19,7 @@ import sys
 import time
 
 import kbench
-from kbench import cli, facts, summary
+from kbench import cli, facts, shell, summary
 
 COMMAND = "scripts/bench"
 ROOT = kbench.ROOT
@@ -27,10 +27,6 @@ SCRIPTS = kbench.SCRIPTS
 MAX_WARMUP_ROWS = 40
 VALUE_OPTIONS = ("--kafka-version", "--profile", "--filter", "--processes", "--repetitions",
                  "--min-time", "--out", "--librdkafka")
-# kbench's IsSecretSetting markers: such a -X value is written as *** in command.txt.
-SECRET_KEY = re.compile(r"password|secret|token|sasl\.jaas|sasl\.username|ssl\.key|ssl_key|private"
-                        r"|credential|sasl\.oauthbearer\.config")
-
 USAGE = """\
 Usage: scripts/bench [options] [-- kbench args...]
 
@@ -135,26 +131,13 @@ def status(returncode):
     return 128 - returncode if returncode < 0 else returncode
 
 
-def shell_quote(arg):
-    """bash's printf %q, so that command.txt reads as it always has."""
-    if not arg:
-        return "''"
-    if not arg.isprintable():
-        escapes = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                   "\v": "\\v", "\x1b": "\\E", "\\": "\\\\", "'": "\\'"}
-        return "$'%s'" % "".join(escapes.get(c) or (c if c.isprintable() else "".join(
-            "\\%03o" % b for b in c.encode())) for c in arg)
-    # A tilde starts, or follows = or :, where the shell would expand it; a # starts.
-    return re.sub(r"""([ '"\\|&;()<>!{}*\[\]?^$`,])|(?:^|(?<=[=:]))~|^#""", lambda m: "\\" + m.group(0), arg)
-
-
 def redacted(cmd):
     """CMD with the value of every secret -X setting (-X K=V or -XK=V) written as ***."""
     out, after_x = [], False
     for arg in cmd:
-        if after_x and "=" in arg and SECRET_KEY.search(arg.split("=", 1)[0].lower()):
+        if after_x and "=" in arg and facts.is_secret_setting(arg.split("=", 1)[0]):
             arg = arg.split("=", 1)[0] + "=***"
-        elif re.fullmatch(r"-X.+=.*", arg, re.S) and SECRET_KEY.search(arg[2:].split("=", 1)[0].lower()):
+        elif re.fullmatch(r"-X.+=.*", arg, re.S) and facts.is_secret_setting(arg[2:].split("=", 1)[0]):
             arg = arg.split("=", 1)[0] + "=***"
         after_x = arg == "-X"
         out.append(arg)
@@ -415,12 +398,11 @@ def measure(run, o, out, window_args, binary, lrk_env):
                 + [binary, "--benchmark_filter=" + o.filter, "--benchmark_repetitions=" + o.repetitions,
                    "--benchmark_min_time=" + o.min_time, "--benchmark_display_aggregates_only=true",
                    "--benchmark_out_format=json"] + window_args + o.kbench_args)
-    # command.txt is kept with the results: a secret given with -X (kbench's IsSecretSetting
-    # markers) is written as ***, as kbench writes it into the JSON context.
+    # command.txt is kept with the results: a secret given with -X (kbench's own rule,
+    # facts.is_secret_setting) is written as ***, as kbench writes it into the JSON context.
     with open(out + "/command.txt", "w", encoding="utf-8") as f:
         f.write("# %s process(es), each:\n" % o.processes)
-        f.write("".join(shell_quote(a) + " " for a in redacted(base_cmd)
-                        + ["--benchmark_out=%s/processes/pN.json" % out]) + "\n")
+        f.write(shell.command_line(redacted(base_cmd) + ["--benchmark_out=%s/processes/pN.json" % out]))
     cli.info("running profile '%s' (target: %s): %s process(es) x %s repetition(s) -> %s"
              % (o.profile, o.target, o.processes, o.repetitions, out))
 
