@@ -593,7 +593,7 @@ class BenchCommits:
         cluster) warms its own."""
         o = self.o
         live = bool(os.environ.get("KBENCH_BOOTSTRAP")) or any(
-            a.startswith("--bootstrap") or re.match("KBENCH_BOOTSTRAP=.", a)
+            a.startswith("--bootstrap") or a.startswith("KBENCH_BOOTSTRAP=") and a != "KBENCH_BOOTSTRAP="
             for a in o.kbench_args + o.args["a"] + o.args["b"] + o.env["a"] + o.env["b"])
         if o.instructions or not live:
             return
@@ -778,4 +778,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # before there is anything to clean up
+        sys.exit(130)
+    except OSError as e:  # writing the results (bash's set -e stopped there too)
+        die(e, status=1)
