@@ -16,7 +16,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, commits, facts, results, stamp
+from kbench import cli, commits, facts, results, shell, stamp
 from kbench.cli import die, info
 from kbench.tools import librdkafka
 
@@ -140,23 +140,15 @@ def home(path):
 
 # --- running commands as bash ran them ----------------------------------------------------
 
-_child = [None]  # the command running now, if any
-_pending = [0]  # the status a signal asked for while it ran
-
-
-def on_term(*_):
-    # bash runs a trap once its foreground command has ended, and so does this.
-    if _child[0] is None:
-        sys.exit(143)
-    _pending[0] = _pending[0] or 143
+# bash's traps: INT and TERM end the tool (130, 143) once the running command has ended.
+TRAP = shell.Trap({signal.SIGINT: 130, signal.SIGTERM: 143})
 
 
 def run(cmd, env=None, stdout=None, stderr=None):
-    """(exit status, stdout if captured) of CMD. A Ctrl-C (which its process group also got)
-    or SIGTERM ends the tool (130, 143) once CMD has ended, as bash's traps did."""
+    """(exit status, stdout if captured, less its trailing newlines) of CMD."""
     sys.stderr.flush()
     try:
-        child = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr)
+        proc = TRAP.run(cmd, env=env, stdout=stdout, stderr=stderr)
     except OSError as e:  # as bash says a command it cannot run
         target = stdout if stderr == subprocess.STDOUT else stderr
         message = "%s: %s\n" % (cmd[0], e.strerror or e)
@@ -165,28 +157,7 @@ def run(cmd, env=None, stdout=None, stderr=None):
         elif target != subprocess.DEVNULL:
             sys.stderr.write(message)
         return 127, ""
-    _child[0] = child
-    try:
-        while True:
-            try:
-                out, _ = child.communicate()
-                break
-            except KeyboardInterrupt:
-                _pending[0] = _pending[0] or 130
-    finally:
-        _child[0] = None
-    if _pending[0]:
-        sys.exit(_pending[0])
-    return child.returncode, (out or b"").decode(errors="surrogateescape").rstrip("\n")
-
-
-def tail(path, lines=None):
-    """PATH, or its last LINES lines (tail -n), on stderr."""
-    with open(path, "rb") as f:
-        data = f.read().splitlines(keepends=True)[-lines if lines else 0:]
-    sys.stderr.flush()
-    sys.stderr.buffer.write(b"".join(data))
-    sys.stderr.buffer.flush()
+    return proc.returncode, (proc.stdout or b"").decode(errors="surrogateescape").rstrip("\n")
 
 
 # --- the command line ---------------------------------------------------------------------
@@ -377,8 +348,7 @@ class BenchCommits:
 
     def cleanup(self):
         # A second Ctrl-C must not leave a broker running: stopping is not interruptible.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        TRAP.hold()
         with open(os.path.join(self.out_dir, "kafka-stop.log"), "ab") as log:
             stops = [subprocess.Popen([os.path.join(HERE, "kafka"), "stop", "--dir", d], stdout=log,
                                       stderr=subprocess.STDOUT) for d in self.kafka_dirs]
@@ -410,7 +380,7 @@ class BenchCommits:
                 rc, _ = run(["git", "-C", self.o.repo, "worktree", "add", "--detach", wt, sha],
                             stdout=log, stderr=subprocess.STDOUT)
             if rc != 0:
-                tail(blog, None)
+                shell.show_log(blog)
                 die("git worktree add failed for %s" % sha, 3)
             if not self.build_cache:
                 self.worktrees.append(wt)
@@ -425,7 +395,7 @@ class BenchCommits:
                 + words(os.environ.get("KBENCH_CMAKE_ARGS", "")),
                 ["cmake", "--build", wt + "/build", "--target", "kbench"]))
         if not ok:
-            tail(blog, 30)
+            shell.show_log(blog, 30)
             die("build of %s %s failed (full log: %s)" % (label, sha[:12], blog), 3)
         binary = wt + "/build/kbench"
         if not os.access(binary, os.X_OK):
@@ -502,7 +472,7 @@ class BenchCommits:
                         + self.o.kbench_args + self.o.args[side], env=self.env(side, extra_env),
                         stdout=log, stderr=subprocess.STDOUT)
         if not os.path.isfile(out) or os.path.getsize(out) == 0:
-            tail(self.run_log, 20)
+            shell.show_log(self.run_log, 20)
             die("kbench wrote no %s (exit %d): %s (log: %s)" % (out, rc, " ".join(cmd), self.run_log), 3)
         if rc != 0:
             info("kbench exited %d (a benchmark failed its checks; compare will say which)" % rc)
@@ -768,11 +738,9 @@ def main(argv):
             die("cannot create %s (%s)" % (folder, e.strerror))
     work = tempfile.mkdtemp(prefix="kbench-commits.", dir=os.environ.get("TMPDIR") or "/tmp")
     tool = BenchCommits(o, os.path.abspath(out_dir), o.build_cache and os.path.abspath(o.build_cache), work)
-    signal.signal(signal.SIGTERM, on_term)
+    TRAP.install()
     try:
         return tool.main()
-    except KeyboardInterrupt:
-        return 130
     finally:
         tool.cleanup()
 
