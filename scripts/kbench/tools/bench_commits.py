@@ -349,12 +349,12 @@ class BenchCommits:
     def cleanup(self):
         # A second Ctrl-C must not leave a broker running: stopping is not interruptible.
         TRAP.hold()
-        with open(os.path.join(self.out_dir, "kafka-stop.log"), "ab") as log:
-            stops = [subprocess.Popen([os.path.join(HERE, "kafka"), "stop", "--dir", d], stdout=log,
-                                      stderr=subprocess.STDOUT) for d in self.kafka_dirs]
-            for p in stops:
-                p.wait()
         if self.kafka_dirs:
+            with open(os.path.join(self.out_dir, "kafka-stop.log"), "ab") as log:
+                stops = [subprocess.Popen([os.path.join(HERE, "kafka"), "stop", "--dir", d], stdout=log,
+                                          stderr=subprocess.STDOUT) for d in self.kafka_dirs]
+                for p in stops:
+                    p.wait()
             info("stopped the clusters (logs: %s)" % " ".join(d + "/logs" for d in self.kafka_dirs))
         if self.o.keep_worktrees:
             info("kept worktrees under %s" % self.work)
