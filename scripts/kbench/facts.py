@@ -48,7 +48,7 @@ def offer(document):
             _offered = d
 
 
-def _load():
+def _load(kbench_bin=None):
     path = os.environ.get("KBENCH_DESCRIBE")
     if path:
         try:
@@ -65,7 +65,7 @@ def _load():
     # project's own build says it.
     own = os.path.join(ROOT, "build", "kbench")
     tried = []
-    for binary in dict.fromkeys(b for b in (os.environ.get("KBENCH_BIN"), own) if b):
+    for binary in dict.fromkeys(b for b in (kbench_bin or os.environ.get("KBENCH_BIN"), own) if b):
         if not os.access(binary, os.X_OK):
             tried.append("%s: not built" % binary)
             continue
@@ -106,14 +106,27 @@ def families():
     return describe()["families"]
 
 
-def cluster_families():
+def cluster_families(description=None):
     """Names of the families whose rows need a Kafka cluster (the mock or a broker)."""
-    return [f["name"] for f in families() if f["needs_cluster"]]
+    return [f["name"] for f in (description or describe())["families"] if f["needs_cluster"]]
 
 
-def cluster_name_regex():
+def cluster_name_regex(description=None):
     """An extended regex matching the names of the rows that need a cluster."""
-    return "^(%s)/" % "|".join(cluster_families())
+    return "^(%s)/" % "|".join(cluster_families(description))
+
+
+def cluster_regex(*binaries):
+    """cluster_name_regex() as told by the first of BINARIES that can say, or None. A kbench
+    older than --describe cannot (then, as for KBENCH_BIN, the project's own build says), so
+    bench-commits asks its other side's build next."""
+    for binary in binaries:
+        if os.access(binary, os.X_OK):
+            try:
+                return cluster_name_regex(_load(binary))
+            except (FactsUnavailable, KeyError, TypeError):
+                pass
+    return None
 
 
 def codec_version_keys():

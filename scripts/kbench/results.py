@@ -3,8 +3,7 @@
 Shared by scripts/compare, scripts/plot and scripts/bench-commits. Pure stdlib so
 that it can be imported without scipy or matplotlib.
 
-Run as a program it offers the small JSON chores that scripts/bench-commits
-needs (merge, list-names, callgrind-json); see `--help`.
+Run as a program it merges runs for scripts/bench (`merge`); see `--help`.
 """
 
 import json
@@ -345,6 +344,15 @@ def merge_runs(datas, sources=None):
     return out
 
 
+def merge_files(out, inputs, pairing=None):
+    """Merges the run files INPUTS into OUT; PAIRING marks it as paired by process order
+    with every other file given the same label (kbench_pairing; scripts/compare pairs them)."""
+    merged = merge_runs([load(p) for p in inputs], inputs)
+    if pairing:
+        merged["context"]["kbench_pairing"] = pairing
+    write_json(out, merged)
+
+
 def _merge_per_run_samples(datas, key):
     """Each process's per-run samples (kbench_intervals, kbench_rate_curves) for a merged
     file, each keeping its process (PROCESS_KEY, numbered as merge_runs numbers them)."""
@@ -446,10 +454,52 @@ def context_text(path):
     return "".join("%s: %s\n" % (k, ctx[k]) for k in sorted(ctx))
 
 
+def callgrind_json(table, only=()):
+    """The instruction JSON of bench-commits' callgrind runs: TABLE holds (name, N,
+    callgrind.out of N, callgrind.out of 2N, 2N's run JSON) per row; ONLY, the functions
+    counted (--instructions-of), if any."""
+    benches = []
+    ctx = None
+    for name, n, out_n, out_2n, run_json in table:
+        run = load(run_json)
+        if ctx is None:
+            ctx = dict(run.get("context", {}))
+        src = next((b for b in run["benchmarks"] if b["name"] == name), None)
+        ir_n, ir_2n = parse_callgrind_total(out_n), parse_callgrind_total(out_2n)
+        if only:
+            ir_n -= allocator_instructions(out_n)
+            ir_2n -= allocator_instructions(out_2n)
+        benches.append(instructions_entry(name, ir_n, ir_2n, int(n), src))
+    if not benches:
+        raise BenchmarkJsonError("no benchmarks were measured")
+    ctx = ctx or {}
+    ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
+    if only:
+        # Counting only inside FUNC: a FUNC the row never calls (a typo, an inlined or
+        # static name) would give 0 on both sides, which compares as unchanged.
+        for b in benches:
+            if b["instructions"] <= 0:
+                raise BenchmarkJsonError(
+                    "%s: no instructions collected inside %s (is it called, and exported under "
+                    "that name?)" % (b["name"], " ".join(only)))
+        ctx["kbench_instructions_of"] = " ".join(only) + " (glibc allocator excluded)"
+    return {"context": ctx, "benchmarks": benches}
+
+
+def regex_escape(text):
+    """TEXT as a literal extended regex (kbench's --benchmark_filter)."""
+    return re.sub(r"([][\\.*^$+?(){}|])", r"\\\1", text)
+
+
+def exact_filter(names):
+    """A --benchmark_filter selecting exactly NAMES."""
+    return "|".join("^%s$" % regex_escape(n) for n in names if n)
+
+
 def _cli(argv):
     from kbench.cli import ArgumentParser, die
     ap = ArgumentParser(prog="kbench.results",
-                        description="JSON chores for scripts/bench and bench-commits.")
+                        description="JSON chores for scripts/bench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
     m.add_argument("out")
@@ -457,58 +507,10 @@ def _cli(argv):
     m.add_argument("--pairing", metavar="LABEL",
                    help="mark the merged file as paired by process order with every other "
                         "file given the same LABEL (kbench_pairing; scripts/compare pairs them)")
-    n = sub.add_parser("iterations", help="print name<TAB>iterations of a run's entries")
-    n.add_argument("input")
-    c = sub.add_parser("callgrind-json",
-                       help="build instruction JSON from lines NAME<TAB>N<TAB>OUT_N<TAB>OUT_2N<TAB>RUN_JSON")
-    c.add_argument("out")
-    c.add_argument("table")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "merge":
-            datas = [load(p) for p in args.inputs]
-            merged = merge_runs(datas, args.inputs)
-            if args.pairing:
-                merged["context"]["kbench_pairing"] = args.pairing
-            write_json(args.out, merged)
-        elif args.cmd == "iterations":
-            data = load(args.input)
-            for b in data["benchmarks"]:
-                if is_iteration(b):
-                    print("%s\t%s\t%s" % (b["name"], b.get("iterations", ""),
-                                          b.get("error_message", "") if b.get("error_occurred") else ""))
-        elif args.cmd == "callgrind-json":
-            benches = []
-            ctx = None
-            with open(args.table, encoding="utf-8") as f:
-                for line in f:
-                    if not line.strip():
-                        continue
-                    name, n, out_n, out_2n, run_json = line.rstrip("\n").split("\t")
-                    run = load(run_json)
-                    if ctx is None:
-                        ctx = dict(run.get("context", {}))
-                    src = next((b for b in run["benchmarks"] if b["name"] == name), None)
-                    ir_n, ir_2n = parse_callgrind_total(out_n), parse_callgrind_total(out_2n)
-                    if os.environ.get("KBENCH_INSTRUCTIONS_OF"):
-                        ir_n -= allocator_instructions(out_n)
-                        ir_2n -= allocator_instructions(out_2n)
-                    benches.append(instructions_entry(name, ir_n, ir_2n, int(n), src))
-            if not benches:
-                raise BenchmarkJsonError("no benchmarks were measured")
-            ctx = ctx or {}
-            ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
-            only = os.environ.get("KBENCH_INSTRUCTIONS_OF", "").split()
-            if only:
-                # Counting only inside FUNC: a FUNC the row never calls (a typo, an inlined
-                # or static name) would give 0 on both sides, which compares as unchanged.
-                for b in benches:
-                    if b["instructions"] <= 0:
-                        raise BenchmarkJsonError(
-                            "%s: no instructions collected inside %s (is it called, and "
-                            "exported under that name?)" % (b["name"], " ".join(only)))
-                ctx["kbench_instructions_of"] = " ".join(only) + " (glibc allocator excluded)"
-            write_json(args.out, {"context": ctx, "benchmarks": benches})
+            merge_files(args.out, args.inputs, args.pairing)
     except BenchmarkJsonError as e:
         die(e)
     return 0

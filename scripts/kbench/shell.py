@@ -1,8 +1,10 @@
 """What the tools that were bash scripts share to keep their output as it was: commands
 written the way bash's `printf %q` writes them (command.txt lines paste back into a shell),
-and a log's last lines as `tail -n` gives them."""
+a log's last lines as `tail -n` gives them, and signals handled as bash's traps handle them."""
 
 import re
+import signal
+import subprocess
 import sys
 
 _QUOTED = frozenset("\t\n !\"$&'()*,;<>?[\\]^`{|}")
@@ -39,6 +41,41 @@ def last_lines(text, n):
     if text.endswith("\n"):
         lines.pop()
     return "\n".join(lines[-n:]).rstrip("\n")
+
+
+class Trap:
+    """bash's `trap 'exit N' SIGNAL` for each {SIGNAL: N} of STATUSES: the signal ends the
+    tool with N (and its clean-up) at once between commands, and once the running command
+    has ended during one (bash runs a trap only after its foreground child exits)."""
+
+    def __init__(self, statuses):
+        self.statuses = statuses
+        self.in_child, self.pending = False, 0
+
+    def install(self):
+        for signum in self.statuses:
+            # As bash's trap: a signal ignored on entry (a background job's SIGINT) stays so.
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                signal.signal(signum, self.on_signal)
+
+    def on_signal(self, signum, frame):
+        if self.in_child:
+            self.pending = self.pending or self.statuses[signum]
+        else:
+            sys.exit(self.statuses[signum])
+
+    def run(self, cmd, **kwargs):
+        self.in_child = True
+        try:
+            return subprocess.run(cmd, **kwargs)
+        finally:
+            self.in_child = False
+            if self.pending:
+                sys.exit(self.pending)
+
+    def hold(self):
+        """From here on (the clean-up) signals no longer end the tool."""
+        self.in_child = True
 
 
 def show_log(path, lines=None):

@@ -3,11 +3,10 @@ scripts/symbols) and records how it was made.
 
     python -m kbench.stamp write PATH KEY=VALUE...   # KEY:int=, KEY:bool=, KEY:words=, KEY:csv=
     python -m kbench.stamp get PATH KEY              # one field (empty when absent)
-    python -m kbench.stamp librdkafka-source PATH [TREE]
 
 `write` adds built_at and writes atomically. A typed key: int (a number), bool (true when
 "true"), words (split on white space), csv (split on commas; omitted when empty). lock() and
-compiler() serve the builds that stamp.
+compiler() serve the builds that stamp; librdkafka_source() reads one for bench-commits.
 """
 
 import fcntl
@@ -91,19 +90,11 @@ def main(argv):
     g = sub.add_parser("get", help="print one field")
     g.add_argument("path")
     g.add_argument("key")
-    s = sub.add_parser("librdkafka-source", help="KBENCH_LIBRDKAFKA_SOURCE=... of a build")
-    s.add_argument("path")
-    s.add_argument("tree", nargs="?", default="")
     args = ap.parse_args(argv)
     if args.cmd == "write":
         write(args.path, args.pairs)
         return 0
-    doc = read_json(args.path, status=1)
-    if args.cmd == "get":
-        print(doc.get(args.key, ""))
-    else:
-        src = librdkafka_source(doc, args.tree)
-        print("KBENCH_LIBRDKAFKA_SOURCE=" + src if src else "")
+    print(read_json(args.path, status=1).get(args.key, ""))
     return 0
 
 

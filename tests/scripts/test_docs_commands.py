@@ -55,7 +55,8 @@ NOT_RUN = {
     "ctest --test-dir build": "the whole test suite",
 }
 # Scripts whose dry run is checked; on a tree without dry runs nothing is run at all.
-DRY_RUN_FILES = ["scripts/kbench/tools/bench.py", "scripts/bench-commits", "scripts/kbench/tools/bisect.py",
+DRY_RUN_FILES = ["scripts/kbench/tools/bench.py", "scripts/kbench/tools/bench_commits.py",
+                 "scripts/kbench/tools/bisect.py",
                  "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
                  "scripts/kafka", "scripts/lint", "scripts/kbench/tools/plot.py",
                  "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test", "scripts/trogdor",

@@ -244,40 +244,6 @@ def logical_abspath(path):
     return os.path.normpath(os.path.join(cwd, path))
 
 
-class Trap:
-    """bash's `trap 'exit 130' INT TERM`: the signal ends the tool with 130 (and its clean-up)
-    at once between commands, and once the running command has ended during one (bash runs
-    a trap only after its foreground child exits)."""
-
-    def __init__(self):
-        self.in_child = self.pending = False
-
-    def install(self):
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            # As bash's trap: a signal ignored on entry (a background job's SIGINT) stays so.
-            if signal.getsignal(signum) != signal.SIG_IGN:
-                signal.signal(signum, self.on_signal)
-
-    def on_signal(self, signum, frame):
-        if self.in_child:
-            self.pending = True
-        else:
-            sys.exit(130)
-
-    def run(self, cmd, **kwargs):
-        self.in_child = True
-        try:
-            return subprocess.run(cmd, **kwargs)
-        finally:
-            self.in_child = False
-            if self.pending:
-                sys.exit(130)
-
-    def hold(self):
-        """From here on (the clean-up) signals no longer end the tool."""
-        self.in_child = True
-
-
 # ------------------------------------------------------------------ main
 
 def main(argv):
@@ -326,7 +292,7 @@ def main(argv):
     out = logical_abspath(out)
 
     kafka_args = ["--version", o["kafka_version"]] if o["kafka_version"] else []
-    trap, started = Trap(), False
+    trap, started = shell.Trap({signal.SIGINT: 130, signal.SIGTERM: 130}), False
     trap.install()
     try:
         if not o["bootstrap"]:
