@@ -6,6 +6,7 @@ the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/c
     cli.die("no such file")                       # "compare: error: no such file", exit 2
     cli.die("the run failed", status=1)
     cli.info("building")                          # "compare: building" on stderr
+    cli.run(main)                                 # exit main(argv); Ctrl-C exits 130
     cli.check_out_file(args.out, "--out")         # before the work: can the result file be
     cli.check_out_dir(args.site, "--site")        # written, the results folder be made? else exit 2
     cli.dry_run_exit()                            # KBENCH_DRY_RUN=1: arguments checked, exit 0
@@ -41,6 +42,18 @@ _named = False
 def die(message, status=USAGE, name=None):
     print("%s: error: %s" % (name or prog, message), file=sys.stderr)
     sys.exit(status)
+
+
+def run(main, failed_writes=()):
+    """A tool's last line: exit with main(argv)'s status. Ctrl-C before the tool handles it
+    exits 130, as bash does; an exception of FAILED_WRITES (writing the results) is one error
+    line and exit 1, where bash's set -e stopped."""
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except failed_writes as e:
+        die(e, status=1)
 
 
 def info(message):

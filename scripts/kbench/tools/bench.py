@@ -19,7 +19,7 @@ import sys
 import time
 
 import kbench
-from kbench import cli, facts, shell, summary
+from kbench import cli, facts, results, shell, summary
 
 COMMAND = "scripts/bench"
 ROOT = kbench.ROOT
@@ -142,11 +142,6 @@ def redacted(cmd):
         after_x = arg == "-X"
         out.append(arg)
     return out
-
-
-def exact_filter(names):
-    """A Google Benchmark filter selecting exactly NAMES."""
-    return "|".join("^%s$" % re.sub(r"([][\\.*^$+?(){}|])", r"\\\1", n) for n in names if n)
 
 
 def live_rows(listing, limit):
@@ -285,7 +280,7 @@ def warm_up(run, base_cmd, out):
     cli.info("warming the cluster up: %d live row(s), untimed -> %s/" % (len(rows), warmup))
     with open(os.path.join(warmup, "console.txt"), "w") as console, \
             open(os.path.join(warmup, "stderr.txt"), "w") as err:
-        krc = run.kbench_process(base_cmd + ["--benchmark_filter=" + exact_filter(rows),
+        krc = run.kbench_process(base_cmd + ["--benchmark_filter=" + results.exact_filter(rows),
                                              "--benchmark_repetitions=1", "--window-seconds=1",
                                              "--warmup-seconds=1",
                                              "--benchmark_out=%s/warmup.json" % warmup],

@@ -746,9 +746,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:  # before there is anything to clean up
-        sys.exit(130)
-    except OSError as e:  # writing the results (bash's set -e stopped there too)
-        die(e, status=1)
+    cli.run(main, failed_writes=OSError)

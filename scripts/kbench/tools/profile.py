@@ -551,9 +551,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except (OSError, ValueError) as e:  # writing the results (bash's set -e stopped there too)
-        cli.die(e, status=1)
+    cli.run(main, failed_writes=(OSError, ValueError))

@@ -390,7 +390,4 @@ def run_rounds(o, trap, tool, kbench_base, java_props, out):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.exit(130)
+    cli.run(main)
