@@ -9,7 +9,7 @@ Where the description comes from, first found:
   KBENCH_BIN               the kbench binary to ask
   build/kbench             the project's own build
 
-Run as a program it answers the shell scripts' questions (see `--help`).
+Run as a program: `docs` regenerates the docs' generated blocks, `json` prints the description.
 """
 
 import json
@@ -213,9 +213,8 @@ def _cli(argv):
     from kbench.cli import ArgumentParser, die
     ap = ArgumentParser(
         prog="kbench.facts",
-        description="Answers from kbench --describe=json, for the shell scripts.")
-    ap.add_argument("question", choices=("cluster-regex", "cluster-families",
-                                         "codec-version-keys", "json", "docs"),
+        description="The docs' generated blocks, or kbench's description as scripts see it.")
+    ap.add_argument("question", choices=("json", "docs"),
                     help="docs: regenerate the generated blocks of the docs (README's "
                          "codecs and families, docs/families.md's families and row keys, "
                          "docs/counters.md's metric directions)")
@@ -228,14 +227,7 @@ def _cli(argv):
                         f.write(new)
                     print("regenerated %s" % os.path.relpath(path, ROOT))
             return 0
-        if args.question == "cluster-regex":
-            print(cluster_name_regex())
-        elif args.question == "cluster-families":
-            print("\n".join(cluster_families()))
-        elif args.question == "codec-version-keys":
-            print("\n".join(codec_version_keys()))
-        else:
-            print(json.dumps(describe(), indent=2))
+        print(json.dumps(describe(), indent=2))
     except FactsUnavailable as e:
         die(str(e))
     return 0

@@ -120,8 +120,6 @@ class Helpers(unittest.TestCase):
         with open(existing, "w") as f:
             f.write("old\n")
         for proc in (self.bash('check_out_dir --out "%s"' % new),
-                     self.bash('check_out_file --out "%s/x.json"' % new),
-                     self.bash('check_out_file --out "%s"' % existing),
                      self.bash('check_out_dir --out "%s"' % self.tmp),
                      self.python("cli.check_out_dir(%r)" % new),
                      self.python("cli.check_out_file(%r)" % (new + "/x.json")),
