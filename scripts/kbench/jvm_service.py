@@ -522,19 +522,3 @@ def cluster_node(path, node, role):
         return None, "%s has no node %r with hostname and %s" % (path, node, port)
     return (entry["hostname"], entry[port]), None
 
-
-def main(argv):
-    """scripts/trogdor's (bash) calls, until it is Python too: answers URL...,
-    cluster-node FILE NODE ROLE --prog PROG."""
-    if argv[0] == "answers":
-        return 0 if answers(argv[1:]) else 1
-    found, error = cluster_node(argv[1], argv[2], argv[3])
-    if error:
-        print("%s: error: %s" % (argv[5], error), file=sys.stderr)
-        return 2
-    print("%s %s" % found)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
