@@ -218,8 +218,9 @@ def missing_binding(lib):
     return "org.slf4j:slf4j-reload4j:" + slf4j_version
 
 
-NOT_FOUND = re.compile(r"(kafka_2\.13|kafka-tools):(jar|pom):%s.*(was not found|Could not find)"
-                       r"|Could not find artifact org\.apache\.kafka:(kafka_2\.13|kafka-tools)")
+# Maven's words for a release that does not exist (%s: the version).
+NOT_FOUND = (r"(kafka_2\.13|kafka-tools):(jar|pom):%s.*(was not found|Could not find)"
+             r"|Could not find artifact org\.apache\.kafka:(kafka_2\.13|kafka-tools)")
 
 
 def kafka_mvn(c, version, extra):
@@ -230,7 +231,7 @@ def kafka_mvn(c, version, extra):
         return
     with open(c + "/mvn.log", errors="replace") as f:
         log = f.read()
-    if re.search(NOT_FOUND.pattern.replace("%s", version), log):
+    if re.search(NOT_FOUND % version, log):
         shutil.rmtree(c, ignore_errors=True)  # leave no empty cache entry for a version that does not exist
         cli.die("Kafka %s is not on Maven Central (org.apache.kafka:kafka_2.13:%s not found); pick a released "
                 "version, e.g. %s or 3.9.1" % (version, version, DEFAULT_VERSION))
