@@ -16,6 +16,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/live_test_lib.sh"
 live_test_init kafka-script-test "$@"
 live_need_java
+# scripts/kafka runs in kbench's venv; a scratch KBENCH_CACHE below holds none (scripts/lib/python
+# reads KBENCH_VENV first).
+export KBENCH_VENV="${KBENCH_VENV:-${KBENCH_CACHE:-$HOME/.cache/kbench}/venv}"
 
 PORT_BASE="${KBENCH_TEST_KAFKA_PORT_BASE:-29092}"
 VERSION="${KBENCH_KAFKA_VERSION:-}"

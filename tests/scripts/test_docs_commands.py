@@ -58,8 +58,9 @@ NOT_RUN = {
 DRY_RUN_FILES = ["scripts/kbench/tools/bench.py", "scripts/kbench/tools/bench_commits.py",
                  "scripts/kbench/tools/bisect.py",
                  "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
-                 "scripts/kafka", "scripts/lint", "scripts/kbench/tools/plot.py",
-                 "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test", "scripts/trogdor",
+                 "scripts/kbench/tools/kafka.py", "scripts/lint", "scripts/kbench/tools/plot.py",
+                 "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test",
+                 "scripts/kbench/tools/trogdor.py",
                  "scripts/kbench/tools/vs_perf_test.py", "scripts/kbench/history.py",
                  "scripts/lib/scenario_lib.sh", "scripts/scenarios/perf-test/run"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
