@@ -36,7 +36,7 @@ Target (default: start a local one-broker Apache Kafka with scripts/kafka, stop 
   --kafka-version V      broker release for the local cluster (default: scripts/kafka's)
 
 Selection and statistics:
-  --profile NAME         quick (default, < 10 min on 2 cores) or full; see benchmarks/profiles.conf
+  --profile NAME         quick (default, ~10 min on 2 cores) or full; see benchmarks/profiles.conf
   --filter REGEX         run exactly this Google Benchmark filter instead of a profile
   --processes N          kbench processes run one after another (default 5); each keeps its
                          JSON, and scripts/compare takes one value per process
