@@ -16,6 +16,7 @@ the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/c
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -54,6 +55,11 @@ def run(main, failed_writes=()):
         sys.exit(130)
     except failed_writes as e:
         die(e, status=1)
+
+
+def is_uint(text):
+    """A non-negative decimal integer, as a command line gives it (cli_lib.sh's is_uint)."""
+    return re.fullmatch(r"[0-9]+", text or "") is not None
 
 
 def info(message):

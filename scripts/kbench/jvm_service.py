@@ -28,10 +28,6 @@ ATTEMPTS = 50
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
-def is_uint(s):
-    return re.fullmatch(r"[0-9]+", s or "") is not None
-
-
 def read_text(path):
     """A file's text as $(<FILE) gives it: trailing newlines dropped."""
     with open(path, encoding="utf-8", errors="surrogateescape") as f:
@@ -118,7 +114,7 @@ class Service:
             cli.die("another scripts/%s start/stop is working on %s" % (self.prog, d), 1)
 
     def check_timeout(self, t):
-        if not (is_uint(t) and int(t) >= 1):
+        if not (cli.is_uint(t) and int(t) >= 1):
             self.bad_usage("--timeout must be a positive number of seconds, got '%s'" % t)
         return int(t)
 
@@ -369,7 +365,7 @@ def pid(pidfile):
     A recycled pid or a zombie fails the check, so stop never signals a stranger."""
     try:
         p = read_text(pidfile)
-        if not is_uint(p):
+        if not cli.is_uint(p):
             return None
         with open("/proc/%s/cmdline" % p, "rb") as f:
             cmdline = f.read().replace(b"\0", b" ").decode("utf-8", "surrogateescape")

@@ -521,7 +521,7 @@ def stop_cluster(d, timeout):
 # ---------------------------------------------------------------- commands
 
 def check_port_base(port_base, brokers):
-    if not (svc.is_uint(port_base) and int(port_base) >= 1024
+    if not (cli.is_uint(port_base) and int(port_base) >= 1024
             and int(port_base) + CONTROLLER_PORT_OFFSET + brokers <= 65535):
         SVC.bad_usage("--port-base must leave room for %d broker and controller ports in 1024..65535, got '%s'"
                       % (brokers, port_base))
@@ -538,7 +538,7 @@ def cmd_start(argv):
                            "--security": os.environ.get("KBENCH_KAFKA_SECURITY") or "plaintext"}, argv)
     version = effective_version(o["version"])
     d = SVC.state_dir(o["dir"])
-    if not (svc.is_uint(o["brokers"]) and 1 <= int(o["brokers"]) <= MAX_BROKERS):
+    if not (cli.is_uint(o["brokers"]) and 1 <= int(o["brokers"]) <= MAX_BROKERS):
         SVC.bad_usage("--brokers must be 1..%d, got '%s'" % (MAX_BROKERS, o["brokers"]))
     brokers, host, netns_dir, security, port_base = (int(o["brokers"]), o["host"], o["netns"], o["security"],
                                                      o["port_base"])
@@ -707,7 +707,7 @@ def node_args(cmd, argv):
             node = a
         i += 1
     d = SVC.state_dir(d)
-    if not svc.is_uint(node):
+    if not cli.is_uint(node):
         SVC.bad_usage("%s: needs a node number N, got '%s'" % (cmd, node))
     if not os.path.isfile("%s/node-%s/server.properties" % (d, node)):
         SVC.bad_usage("%s: %s has no node %s" % (cmd, d, node))

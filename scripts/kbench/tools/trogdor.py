@@ -328,9 +328,9 @@ def cmd_start(argv):
         return start_real_host(d, o["nodes"], o["role"], o["node"])
     if o["role"] or o["node"]:
         SVC.bad_usage("--role and --node go with --nodes FILE")
-    if not (svc.is_uint(o["agents"]) and 1 <= int(o["agents"]) <= MAX_AGENTS):
+    if not (cli.is_uint(o["agents"]) and 1 <= int(o["agents"]) <= MAX_AGENTS):
         SVC.bad_usage("--agents must be 1..%d, got '%s'" % (MAX_AGENTS, o["agents"]))
-    if not (svc.is_uint(o["brokers"]) and int(o["brokers"]) <= MAX_BROKER_NS):
+    if not (cli.is_uint(o["brokers"]) and int(o["brokers"]) <= MAX_BROKER_NS):
         SVC.bad_usage("--brokers must be 0..%d, got '%s'" % (MAX_BROKER_NS, o["brokers"]))
     agents, brokers, rate, delay = int(o["agents"]), int(o["brokers"]), o["rate_limit"], o["delay"]
     if rate and not re.fullmatch(r"[0-9]+(kbit|mbit|gbit)", rate):

@@ -94,12 +94,8 @@ LEVEL_KEY = re.compile(r"compression\.([a-z0-9]+)\.level")
 MAX_RECORDS = 2000000000
 
 
-def is_uint(v):
-    return re.fullmatch(r"[0-9]+", v) is not None
-
-
 def positive(v):
-    return is_uint(v) and int(v) > 0
+    return cli.is_uint(v) and int(v) > 0
 
 
 def parse(argv):
@@ -139,13 +135,13 @@ def check_numbers(o):
     for key in ("partitions", "replication_factor"):
         if not positive(o[key]):
             cli.die("--%s must be a positive integer" % key.replace("_", "-"))
-    if not (is_uint(o["rounds"]) and 0 < int(o["rounds"]) <= 50):
+    if not (cli.is_uint(o["rounds"]) and 0 < int(o["rounds"]) <= 50):
         cli.die("--rounds must be 1..50")
     if int(o["num_records"]) > MAX_RECORDS:
         cli.die("--num-records is at most 2000000000")
     if not o["warmup_records"]:
         o["warmup_records"] = str(max(int(o["num_records"]) // 10, 1))
-    if not (is_uint(o["warmup_records"]) and 1 <= int(o["warmup_records"]) <= MAX_RECORDS):
+    if not (cli.is_uint(o["warmup_records"]) and 1 <= int(o["warmup_records"]) <= MAX_RECORDS):
         cli.die("--warmup-records must be 1..2000000000 (kbench always sends one before timing), not '%s'"
                 % o["warmup_records"])
     for key in ("num_records", "warmup_records", "record_size", "throughput", "partitions",
@@ -186,7 +182,7 @@ def settings(o, props):
         if m and m.group(1) != setting["compression.type"]:
             cli.die("%s given but compression.type is %s" % (k, setting["compression.type"]))
     for k in ("batch.size", "linger.ms", "max.in.flight.requests.per.connection", "buffer.memory"):
-        if not is_uint(setting[k]):
+        if not cli.is_uint(setting[k]):
             cli.die("%s must be a non-negative integer, not '%s'" % (k, setting[k]))
     if setting["enable.idempotence"] not in ("true", "false"):
         cli.die("enable.idempotence must be true or false")
