@@ -413,6 +413,29 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual(os.stat(binary).st_mtime_ns, before, "cached build was rebuilt")
         git(self.repo, "worktree", "remove", "--force", os.path.join(cache, self.c1))
 
+    def test_build_cache_entry_of_a_deleted_clone_is_made_again(self):
+        # A cache entry is a worktree of the clone that first built it. Once that clone is
+        # deleted the entry is a dead link: another clone at the same commit must make it
+        # again, not stop at it. An entry that is alive but at another commit stays refused.
+        cache = os.path.join(self.tmp, "cache-gone")
+        gone = os.path.join(self.tmp, "gone-clone")
+        subprocess.run(["git", "clone", "-q", self.repo, gone], check=True)
+        args = [self.c1, self.c1, "--runs", "1", "--build-cache", cache, "--accept-inconclusive"]
+        proc = self.run_bc(*args, "--repo", gone, "--out-dir", os.path.join(self.tmp, "g1"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        shutil.rmtree(gone)
+        proc = self.run_bc(*args, "--repo", self.repo, "--out-dir", os.path.join(self.tmp, "g2"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("made again", proc.stderr)
+        entry = os.path.join(cache, self.c1)
+        self.assertEqual(git(entry, "rev-parse", "HEAD"), self.c1)
+        self.assertIn(entry, "\n".join(self.worktrees()))
+        git(entry, "checkout", "-q", "--detach", self.c2)
+        proc = self.run_bc(*args, "--repo", self.repo, "--out-dir", os.path.join(self.tmp, "g3"))
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("is not a worktree at " + self.c1, proc.stderr)
+        git(self.repo, "worktree", "remove", "--force", entry)
+
     def test_errored_run_is_not_judged(self):
         # A kbench that fails its checks (exit 1, error_occurred in its JSON) must not
         # pass: compare reports the benchmark as errored and bench-commits exits 3.

@@ -99,7 +99,8 @@ Options:
                       largest first.
   --build-cache DIR   build each commit in DIR/<sha> and keep it there, so a later call with
                       the same commit only re-runs ninja. Keyed by the commit alone: use
-                      another DIR for other KBENCH_CMAKE_ARGS.
+                      another DIR for other KBENCH_CMAKE_ARGS. An entry left by a clone
+                      that has since been deleted is built again.
   -h, --help          this text.
 
 Everything after `--` is passed to every kbench run.
@@ -336,6 +337,19 @@ def check(o):
 
 # --- the run ------------------------------------------------------------------------------
 
+def dead_worktree(path):
+    """True if PATH is a git worktree whose repository no longer exists (its .git file
+    names a folder that is gone): a build-cache entry made by a clone since deleted."""
+    try:
+        with open(os.path.join(path, ".git")) as f:
+            line = f.readline()
+    except OSError:  # no .git file (a folder, or nothing): not a worktree of another clone
+        return False
+    if not line.startswith("gitdir: "):
+        return False
+    return not os.path.isdir(os.path.join(path, line[len("gitdir: "):].strip()))
+
+
 class BenchCommits:
     def __init__(self, o, out_dir, build_cache, work):
         self.o, self.out_dir, self.build_cache, self.work = o, out_dir, build_cache, work
@@ -375,6 +389,11 @@ class BenchCommits:
         if self.build_cache:
             wt = os.path.join(self.build_cache, sha)
         open(blog, "w").close()
+        if self.build_cache and dead_worktree(wt):
+            info("%s was a worktree of a clone that is gone: made again from %s" % (wt, self.o.repo))
+            shutil.rmtree(wt)
+            run(["git", "-C", self.o.repo, "worktree", "prune"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not os.path.exists(os.path.join(wt, ".git")):
             with open(blog, "wb") as log:
                 rc, _ = run(["git", "-C", self.o.repo, "worktree", "add", "--detach", wt, sha],
