@@ -168,6 +168,19 @@ rc=0
 ((rc == 2)) && grep -q "bootstrap" "$WORK/bad.err" && ok "refused with exit 2: no bootstrap" ||
   not_ok "no bootstrap: exit $rc"
 
+# A node stopped and started again comes back in its own namespace, on its own address.
+ns2="$(awk 'NR == 3 { print $3 }' "$TDIR/brokers")"
+rc=0
+"$KAFKA" stop-node 2 --dir "$KDIR" >/dev/null 2>"$WORK/node.err" &&
+  "$KAFKA" start-node 2 --dir "$KDIR" --timeout 90 >/dev/null 2>>"$WORK/node.err" || rc=$?
+pid2="$(cat "$KDIR/node-2/pid" 2>/dev/null || true)"
+in_ns="$(ip netns identify "$pid2" 2>/dev/null || true)"
+if ((rc == 0)) && [[ -n $ns2 && $in_ns == "$ns2" ]]; then
+  ok "start-node 2: back in its namespace $ns2"
+else
+  not_ok "start-node 2: exit $rc, node in namespace '$in_ns', want '$ns2':$(tail -n 5 "$WORK/node.err" | sed 's/^/    /')"
+fi
+
 # stop removes what start made.
 count_ns() {
   local tag n=0 f

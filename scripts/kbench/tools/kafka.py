@@ -94,8 +94,9 @@ Commands:
         controlled shutdown that hands its leaderships over; --kill: SIGKILL, a
         crash). For fault tests: the other nodes keep running.
   start-node N [--dir DIR] [--timeout S]
-        Start node N again on its data and wait until every broker of the
-        cluster is registered.
+        Start node N again on its data (in its namespace, if the cluster was
+        started with --netns) and wait until every broker of the cluster is
+        registered.
   status [--dir DIR]
         Print state, version, security, bootstrap, client config, pids and log
         paths. Exit 0 running, 3 stopped, 1 partly running.
@@ -607,8 +608,12 @@ def cmd_start(argv):
 
     # Fresh cluster every start: old data (if a previous run crashed) would carry a
     # different cluster id and stale topics into the benchmark.
-    svc.remove(d + "/node-*", d + "/bootstrap", d + "/version", d + "/cluster.id", d + "/security", d + "/logs")
+    svc.remove(d + "/node-*", d + "/bootstrap", d + "/version", d + "/cluster.id", d + "/security", d + "/logs",
+               d + "/netns")
     os.makedirs(d + "/logs", exist_ok=True)
+    if netns_dir:  # start-node brings a node back in its namespace
+        with open(d + "/netns", "w") as f:
+            f.write("".join(ns + "\n" for ns in netns))
     # Certificates, users and client settings: new ones for every cluster.
     security_block, scram_args = prepare_security(d, security, hosts)
     cluster_id = random_cluster_id()
@@ -738,9 +743,12 @@ def cmd_start_node(argv):
     java = svc.find_java()
     cp = resolve_classpath(version)
     t0 = svc.seconds()
-    # As it always has: the node comes back on this host's stack, probed on 127.0.0.1.
-    start_node(java, cp, d, int(node))
-    if not wait_ready(java, cp, version, d, n, port_base, bootstrap, int(timeout or 120), ["127.0.0.1"] * n):
+    # The node comes back where it ran: in its network namespace (start --netns), probed on
+    # the addresses the cluster was started on.
+    hosts = [b.rsplit(":", 1)[0] for b in bootstrap.split(",")]
+    netns = svc.read_text(d + "/netns").split("\n") if os.path.isfile(d + "/netns") else [""] * n
+    start_node(java, cp, d, int(node), netns[int(node)])
+    if not wait_ready(java, cp, version, d, n, port_base, bootstrap, int(timeout or 120), hosts):
         return 1
     cli.info("node %s is back (%d s)" % (node, svc.seconds() - t0))
     return 0
