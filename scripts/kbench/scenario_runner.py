@@ -24,6 +24,7 @@ import time
 
 import kbench
 from kbench import cli, shell
+from kbench.cli import die, info
 from kbench import results as kr
 from kbench import scenario as ks
 
@@ -33,14 +34,6 @@ KAFKA_VERSION = "4.4.0"  # the broker a scenario starts unless KBENCH_KAFKA_VERS
 
 def kafka_version(default=KAFKA_VERSION):
     return os.environ.get("KBENCH_KAFKA_VERSION") or default
-
-
-def info(message):
-    cli.info(message)
-
-
-def die(status, message):
-    cli.die(message, status)
 
 
 class Scenario:
@@ -87,7 +80,7 @@ class Scenario:
                 setattr(self, key[2:], value if eq else rest[1])
                 i += 1 if eq else 2
             elif key in ("--scale", "--out", "--bootstrap"):
-                die(2, {"--scale": "--scale needs a value (small or full)",
+                die({"--scale": "--scale needs a value (small or full)",
                         "--out": "--out needs a directory",
                         "--bootstrap": "--bootstrap needs HOST:PORT"}[key])
             elif a == "--tiny":
@@ -98,25 +91,25 @@ class Scenario:
             else:
                 used = extra_arg(rest) if extra_arg else 0
                 if not used:
-                    die(2, "unknown argument '%s' (see --help)" % a)
+                    die("unknown argument '%s' (see --help)" % a)
                 i += used
         if self.scale not in ("small", "full"):
-            die(2, "unknown scale '%s' (known: small, full)" % self.scale)
+            die("unknown scale '%s' (known: small, full)" % self.scale)
         if self.bootstrap and not BOOTSTRAP.fullmatch(self.bootstrap):
-            die(2, "--bootstrap must be HOST:PORT[,HOST:PORT...], got '%s'" % self.bootstrap)
+            die("--bootstrap must be HOST:PORT[,HOST:PORT...], got '%s'" % self.bootstrap)
         if self.out:
             cli.check_out_dir(self.out, "--out")
         if check:
             check()
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
-            die(2, "kbench binary not found at %s (build it: cmake --build build --target kbench, "
+            die("kbench binary not found at %s (build it: cmake --build build --target kbench, "
                    "or run through scripts/scenario)" % self.bin)
         self.out = os.path.abspath(self.out or default_out(self.root, self.name))
         try:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         except OSError:
-            die(2, "cannot create %s" % self.out)
+            die("cannot create %s" % self.out)
         self.tiny_arg = ["--tiny"] if self.tiny else []
         self.trap.install()
         self.note("scenario %s, scale %s%s, out %s"
@@ -169,7 +162,7 @@ class Scenario:
                             stdout=subprocess.PIPE, stderr=f)
         if proc.returncode != 0:
             shell.show_log(log, 5)
-            die(1, "could not start Kafka %s (log: %s)" % (version, log))
+            die("could not start Kafka %s (log: %s)" % (version, log), 1)
         bootstrap = proc.stdout.decode().rstrip("\n")
         info("Kafka %s is up at %s" % (version, bootstrap))
         return bootstrap, os.path.join(d, "client.properties")
@@ -195,14 +188,14 @@ class Scenario:
                           env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode
         if rc != 0:
             shell.show_log(log, 5)
-            die(2, "cannot reach a Kafka cluster at %s (log: %s)" % (bootstrap, log))
+            die("cannot reach a Kafka cluster at %s (log: %s)" % (bootstrap, log))
         try:
             have = int(kr.load(probe)["context"]["broker_count"])
         except (kr.BenchmarkJsonError, KeyError, TypeError, ValueError):
-            die(1, "the probe run's context has no broker_count")
+            die("the probe run's context has no broker_count", 1)
         os.remove(probe)
         if have < n:
-            die(2, "%s needs a cluster of at least %d brokers, but %s has %d; run without "
+            die("%s needs a cluster of at least %d brokers, but %s has %d; run without "
                    "--bootstrap to start a %d-broker cluster here" % (self.name, n, bootstrap, have, n))
         info("cluster at %s has %d broker(s)" % (bootstrap, have))
 
@@ -232,7 +225,7 @@ class Scenario:
         """run_kbench, and the scenario ends if it fails."""
         if not self.run_kbench(json_path, args):
             shell.show_log(self.log_of(json_path), 15)
-            die(1, "kbench failed (full output: %s)" % self.log_of(json_path))
+            die("kbench failed (full output: %s)" % self.log_of(json_path), 1)
 
     def try_kbench(self, name, tag, what, args):
         """One kbench run, JSON to OUT/raw/NAME.json. A failure is recorded as TAG and the
@@ -263,7 +256,7 @@ class Scenario:
             kr.write_json(out, combine([kr.load(p) for p in inputs], inputs))
         except (ks.ScenarioError, kr.BenchmarkJsonError, OSError) as e:
             print("kbench.scenario: error: %s" % e, file=sys.stderr)
-            die(1, failure)
+            die(failure, 1)
 
     def report(self, *args):
         """The scenario's own report.py writes report.md and the charts from OUT, with the
@@ -271,7 +264,7 @@ class Scenario:
         cmd = [sys.executable, os.path.join(self.dir, "report.py"), self.out, "--scale", self.scale,
                *self.tiny_arg, "--wall-seconds", str(self.elapsed()), *args]
         if self.run(cmd).returncode != 0:
-            die(1, "writing the report failed")
+            die("writing the report failed", 1)
         info("report: %s/report.md" % self.out)
 
     def finish(self, total, what, missing, *args):
@@ -284,7 +277,7 @@ class Scenario:
                          % (n, total, what, missing, " ".join(self.failed)))
         self.report(*[w for note in notes for w in ("--note", note)], *args)
         if n:
-            die(1, "%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)))
+            die("%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)), 1)
 
 
 def default_out(root, name):

@@ -2,7 +2,8 @@
 application threads and the number of producer instances they share vary.
 Run through scripts/scenario; see README.md beside this file."""
 
-from kbench.scenario_runner import Scenario, info, kafka_version
+from kbench.cli import info
+from kbench.scenario_runner import Scenario, kafka_version
 
 
 def usage():

@@ -6,7 +6,8 @@ Run through scripts/scenario; see README.md beside this file."""
 import glob
 import os
 
-from kbench.scenario_runner import Scenario, die, info, kafka_version
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario, kafka_version
 
 # Debian's librdkafka 2.0.2 cannot authenticate with SCRAM to Kafka 4.x (3.9.1 accepts it):
 # the same broker release for every protocol keeps the ratios about the protocol alone.
@@ -39,7 +40,7 @@ def main(argv):
     with Scenario("security-cost", __file__) as scn:
         scn.parse(argv, usage)
         if scn.bootstrap:
-            die(2, "--bootstrap is not supported: security-cost starts one cluster per protocol itself")
+            die("--bootstrap is not supported: security-cost starts one cluster per protocol itself")
         version = kafka_version(DEFAULT_BROKER)
         produce = ["acks=1|all,codec=none|lz4,record_bytes=100|1000",
                    "acks=all,codec=none,record_bytes=100|1000,rate=2000"]
@@ -77,9 +78,9 @@ def main(argv):
                 scn.merge("%s/%s.json" % (scn.out, p), files, "the %s results" % p)
                 merged += 1
         if not merged:
-            die(1, "every run failed (see %s/logs/)" % scn.out)
+            die("every run failed (see %s/logs/)" % scn.out, 1)
         if not os.path.isfile(scn.out + "/plaintext.json"):
-            die(1, "the plaintext runs failed: no baseline for the ratios (see %s/logs/)" % scn.out)
+            die("the plaintext runs failed: no baseline for the ratios (see %s/logs/)" % scn.out, 1)
         scn.notes = ["%d round(s); in each, every protocol ran the same rows once in a rotating order "
                      "(median of the rounds shown); windows of %d s after 1 s of warm-up; Kafka %s, one "
                      "broker per protocol, all started before the first round." % (rounds, window, version)]
