@@ -24,9 +24,9 @@ import time
 
 import kbench
 from kbench import cli, shell
-from kbench.cli import die, info
 from kbench import results as kr
 from kbench import scenario as ks
+from kbench.cli import die, info
 
 BOOTSTRAP = re.compile(r"[^,:\s]+:[0-9]+(,[^,:\s]+:[0-9]+)*")
 KAFKA_VERSION = "4.4.0"  # the broker a scenario starts unless KBENCH_KAFKA_VERSION says
@@ -81,8 +81,8 @@ class Scenario:
                 i += 1 if eq else 2
             elif key in ("--scale", "--out", "--bootstrap"):
                 die({"--scale": "--scale needs a value (small or full)",
-                        "--out": "--out needs a directory",
-                        "--bootstrap": "--bootstrap needs HOST:PORT"}[key])
+                     "--out": "--out needs a directory",
+                     "--bootstrap": "--bootstrap needs HOST:PORT"}[key])
             elif a == "--tiny":
                 self.tiny, i = True, i + 1
             elif a in ("-h", "--help"):
@@ -104,7 +104,7 @@ class Scenario:
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
             die("kbench binary not found at %s (build it: cmake --build build --target kbench, "
-                   "or run through scripts/scenario)" % self.bin)
+                "or run through scripts/scenario)" % self.bin)
         self.out = os.path.abspath(self.out or default_out(self.root, self.name))
         try:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
@@ -196,7 +196,7 @@ class Scenario:
         os.remove(probe)
         if have < n:
             die("%s needs a cluster of at least %d brokers, but %s has %d; run without "
-                   "--bootstrap to start a %d-broker cluster here" % (self.name, n, bootstrap, have, n))
+                "--bootstrap to start a %d-broker cluster here" % (self.name, n, bootstrap, have, n))
         info("cluster at %s has %d broker(s)" % (bootstrap, have))
 
     # --- kbench runs ------------------------------------------------------------------
