@@ -9,7 +9,8 @@ import re
 import subprocess
 
 from kbench import shell
-from kbench.scenario_runner import Scenario, die, info, kafka_version
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario, kafka_version
 
 # The last broker release that still accepts message formats v0/v1.
 FORMAT_BROKER = "3.9.1"
@@ -58,15 +59,15 @@ def value_of(spec):
 def check_spec(spec):
     kind, _, value = spec.partition(":")
     if not value:
-        die(2, "bad SPEC '%s' (%s)" % (spec, SPECS))
+        die("bad SPEC '%s' (%s)" % (spec, SPECS))
     if kind in ("librdkafka", "broker"):
         if not re.fullmatch(r"system|[0-9]+\.[0-9]+\.[0-9]+", value):
-            die(2, "bad version in '%s'" % spec)
+            die("bad version in '%s'" % spec)
     elif kind == "format":
         if value not in ("v1", "v2"):
-            die(2, "format must be v1 or v2, got '%s'" % spec)
+            die("format must be v1 or v2, got '%s'" % spec)
     else:
-        die(2, "unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)" % (kind, spec))
+        die("unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)" % (kind, spec))
 
 
 def records_for(scn, size):
@@ -103,7 +104,7 @@ def main(argv):
             if key not in ("--a", "--b"):
                 return 0
             if not eq and len(rest) < 2:
-                die(2, "%s needs a SPEC (%s)" % (rest[0], SPECS))
+                die("%s needs a SPEC (%s)" % (rest[0], SPECS))
             specs[key[2:].upper()] = value if eq else rest[1]
             return 1 if eq else 2
 
@@ -113,15 +114,15 @@ def main(argv):
             check_spec(specs["B"])
             kind = kind_of(specs["A"])
             if kind_of(specs["B"]) != kind:
-                die(2, "--a %s and --b %s compare different things; use two SPECs of one kind"
+                die("--a %s and --b %s compare different things; use two SPECs of one kind"
                     % (specs["A"], specs["B"]))
             if specs["A"] == specs["B"]:
-                die(2, "--a and --b are both %s" % specs["A"])
+                die("--a and --b are both %s" % specs["A"])
             if kind == "broker" and scn.bootstrap:
-                die(2, "broker:VER comparisons start one cluster per version; --bootstrap cannot be "
-                       "used with them")
+                die("broker:VER comparisons start one cluster per version; --bootstrap cannot be "
+                    "used with them")
             if kind == "broker" and "system" in (value_of(specs["A"]), value_of(specs["B"])):
-                die(2, "broker:VER needs a Kafka release number, e.g. broker:3.9.1")
+                die("broker:VER needs a Kafka release number, e.g. broker:3.9.1")
 
         scn.parse(argv, usage, extra_arg, check)
         kind = kind_of(specs["A"])
@@ -150,7 +151,7 @@ def main(argv):
                 with open(log, "ab") as f:
                     proc = scn.run([scn.script("librdkafka"), "build", value], stdout=subprocess.PIPE, stderr=f)
                 if proc.returncode != 0:
-                    die(1, "scripts/librdkafka build %s failed (log: %s)" % (value, log))
+                    die("scripts/librdkafka build %s failed (log: %s)" % (value, log), 1)
                 lib[side] = proc.stdout.decode().rstrip("\n")
             elif kind == "format" and value == "v1":
                 xargs[side] = ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.10.0"]
@@ -195,16 +196,15 @@ def main(argv):
             scn.merge("%s/%s.json" % (scn.out, side),
                       sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-r*.json" % side)), side)
         a, b, verdict = (scn.out + "/A.json", scn.out + "/B.json", scn.out + "/verdict.json")
-        scn.note("scripts/compare %s %s --alpha %s --threshold %s --out %s" % (a, b, ALPHA, THRESHOLD, verdict))
+        compare = ["--alpha", ALPHA, "--threshold", THRESHOLD, "--accept-inconclusive", "--out", verdict]
+        scn.note(" ".join(["scripts/compare", a, b] + compare))
         with open(scn.out + "/compare.txt", "wb") as f:
-            rc = scn.run([scn.script("compare"), a, b, "--alpha", ALPHA, "--threshold", THRESHOLD,
-                          "--accept-inconclusive", "--out", verdict],
-                         stdout=f, stderr=subprocess.STDOUT).returncode
+            rc = scn.run([scn.script("compare"), a, b] + compare, stdout=f, stderr=subprocess.STDOUT).returncode
         # 1 only says that B is slower somewhere, and an inconclusive case is reported as such:
         # findings here, not failures. 3 (a benchmark errored or is missing) and 2 are failures.
         if rc not in (0, 1):
             shell.show_log(scn.out + "/compare.txt")
-            die(1, "scripts/compare failed")
+            die("scripts/compare failed", 1)
 
         records = "%d at 100 B" % records_for(scn, 100)
         if 1000 in sizes:

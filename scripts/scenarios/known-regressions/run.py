@@ -10,7 +10,8 @@ import sys
 import time
 
 from kbench import shell
-from kbench.scenario_runner import Scenario, die, info, kafka_version
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario, kafka_version
 
 USAGE = """Usage: scripts/scenario known-regressions [--scale small|full] [--out DIR] [--tiny]
            [--cases ID,...] [--cases-file FILE] [--librdkafka-tree DIR] [--build-cache DIR]
@@ -105,7 +106,7 @@ class Run:
         if not eq:
             value = rest[1] if len(rest) > 1 else ""
         if not value:
-            die(2, "%s needs a value" % opt)
+            die("%s needs a value" % opt)
         setattr(self, OPTIONS[opt], value)
         return 1 if eq else 2
 
@@ -174,19 +175,19 @@ class Run:
         scn = self.scn
         scn.parse(argv, self.usage, self.extra_arg)
         if scn.bootstrap:
-            die(2, "known-regressions starts the cluster each case needs (plaintext or TLS); "
-                   "--bootstrap cannot be used")
+            die("known-regressions starts the cluster each case needs (plaintext or TLS); "
+                "--bootstrap cannot be used")
         if not os.path.isfile(self.cases_file):
-            die(2, "no cases file %s" % self.cases_file)
+            die("no cases file %s" % self.cases_file)
         if self.tree:
             if not os.path.isdir(self.tree):
-                die(2, "--librdkafka-tree %s is not a directory" % self.tree)
+                die("--librdkafka-tree %s is not a directory" % self.tree)
             self.tree = os.path.abspath(self.tree)
         self.bench_commits = os.environ.get("KBENCH_BENCH_COMMITS") or scn.script("bench-commits")
         self.compare = os.environ.get("KBENCH_COMPARE") or scn.script("compare")
         for tool in (self.bench_commits, self.compare):
             if not os.access(tool, os.X_OK):
-                die(2, "%s is not executable" % tool)
+                die("%s is not executable" % tool)
 
         # The table is checked (and the selection resolved) by report.py, so that one parser
         # reads it: "plan" prints the selected cases, one per line, fields separated by TABs.
@@ -210,7 +211,7 @@ class Run:
         head = subprocess.run(["git", "-C", scn.root, "rev-parse", "--verify", "-q", "HEAD^{commit}"],
                               stdout=subprocess.PIPE, text=True)
         if head.returncode != 0:
-            die(2, "%s is not a git checkout with a commit (scripts/bench-commits builds kbench from one)"
+            die("%s is not a git checkout with a commit (scripts/bench-commits builds kbench from one)"
                 % scn.root)
         self.commit = head.stdout.strip()
         scn.note("kbench commit " + self.commit)
@@ -225,7 +226,7 @@ class Run:
         scn.report(*plan_args)
         proc = self.report_py("exit-code", scn.out + "/summary.json", stdout=subprocess.PIPE, text=True)
         if proc.returncode != 0:
-            die(1, "no exit code in %s/summary.json" % scn.out)
+            die("no exit code in %s/summary.json" % scn.out, 1)
         shell.show_log(scn.out + "/summary.txt")
         return int(proc.stdout)
 

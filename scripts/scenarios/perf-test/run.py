@@ -17,7 +17,8 @@ import sys
 import time
 
 from kbench import cli, shell
-from kbench.scenario_runner import Scenario, die, info
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario
 
 PARTITIONS, BATCH_SIZE, ACKS, LINGER_MS, BUFFER_BYTES = 15, 8196, 1, 0, 33554432
 # name, measured records per round, record size, throughput cap
@@ -111,26 +112,26 @@ class PerfTest:
         a = rest[0]
         if a in self.VALUED:
             if len(rest) < 2:
-                die(2, self.VALUED[a])
+                die(self.VALUED[a])
             self.opts[a] = rest[1]
             return 2
         if a in ("--no-kafka-tools", "--kafka-tools"):
             self.tools = a == "--kafka-tools"
             return 1
-        die(2, "unknown option '%s' (see --help)" % a)
+        die("unknown option '%s' (see --help)" % a)
 
     def check(self):
         """perf-test's own options, in the order its bash runner checked them; before a dry
         run (KBENCH_DRY_RUN=1) ends, as the kbench binary's check always was."""
         scn, rounds = self.scn, self.opts["--rounds"]
         if rounds and not (cli.is_uint(rounds) and 1 <= int(rounds) <= 20):
-            die(2, "--rounds must be 1..20, not '%s'" % rounds)
+            die("--rounds must be 1..20, not '%s'" % rounds)
         # The JVM tools take seconds each: CI's pipeline check (--tiny) leaves them out unless asked.
         if self.tools is None:
             self.tools = not scn.tiny
         self.rounds = int(rounds) if rounds else (1 if scn.tiny else 3)
         if not os.access(scn.bin, os.X_OK):
-            die(2, "kbench binary %s not found (build it, or set KBENCH_BIN)" % scn.bin)
+            die("kbench binary %s not found (build it, or set KBENCH_BIN)" % scn.bin)
         all_cases = CASES["tiny" if scn.tiny else scn.scale]
         only = self.opts["--cases"]
         if not only:
@@ -140,7 +141,7 @@ class PerfTest:
         for w in (only[:-1] if only.endswith(",") else only).split(","):
             found = [c for c in all_cases if c[0] == w]
             if not found:
-                die(2, "--cases: unknown case '%s' (10k-2000B, 10m-100B, 100m-2000B)" % w)
+                die("--cases: unknown case '%s' (10k-2000B, 10m-100B, 100m-2000B)" % w)
             self.cases += found
 
     # --- Kafka's tools and kbench -----------------------------------------------------
@@ -184,7 +185,7 @@ class PerfTest:
                 "--benchmark_filter=^Produce/", "-X", "queue.buffering.max.kbytes=%d" % (BUFFER_BYTES // 1024),
                 "-X", "queue.buffering.max.messages=%d" % self.qmsgs, "--bootstrap=" + self.scn.bootstrap,
                 "--benchmark_out=%s.json" % p, "--benchmark_out_format=json"]):
-            die(1, "kbench Produce failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)))
+            die("kbench Produce failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)), 1)
         self.round_row(self.name, self.r, self.first, "kbench-produce", p + ".json", p + ".err")
 
     def produce_tool(self):
@@ -192,7 +193,7 @@ class PerfTest:
         if not self.tool(["topics", "--bootstrap-server", self.scn.bootstrap, "--create", "--topic", self.topic,
                           "--partitions", str(PARTITIONS), "--replication-factor", str(self.replication)],
                          log, "a"):
-            die(1, "creating %s failed: %s" % (self.topic, tail(log, 3)))
+            die("creating %s failed: %s" % (self.topic, tail(log, 3)), 1)
         cmd = ["producer-perf", "--topic", self.topic, "--num-records", str(self.records + self.warm),
                "--warmup-records", str(self.warm), "--record-size", str(self.size),
                "--throughput", str(self.tput), "--producer-props", "bootstrap.servers=" + self.scn.bootstrap,
@@ -203,7 +204,7 @@ class PerfTest:
         self.log_cmd("scripts/kafka", ["run-class"] + cmd)
         out = self.p + "-tool-produce.txt"
         if not self.tool(cmd, out):
-            die(1, "kafka-producer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)))
+            die("kafka-producer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)), 1)
         self.round_row(self.name, self.r, self.first, "tool-produce", out, "-")
 
     def consume_tool(self):
@@ -214,7 +215,7 @@ class PerfTest:
         self.log_cmd("scripts/kafka", ["run-class"] + cmd)
         out = self.p + "-tool-consume.txt"
         if not self.tool(cmd, out):
-            die(1, "kafka-consumer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)))
+            die("kafka-consumer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)), 1)
         self.round_row(self.name, self.r, self.first, "tool-consume", out, "-")
 
     def consume_kbench(self):
@@ -228,7 +229,7 @@ class PerfTest:
         if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/",
                                    "--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % p,
                                    "--benchmark_out_format=json"]):
-            die(1, "kbench Consume failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)))
+            die("kbench Consume failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)), 1)
         self.round_row(self.name, self.r, self.first, "kbench-consume", p + ".json", int(time.time() * 1000))
 
     # --- the cluster --------------------------------------------------------------------
@@ -243,9 +244,9 @@ class PerfTest:
             n = sum(1 for line in proc.stdout.decode(errors="replace").split("\n")
                     if re.match(r"[^ ].*\(id: [0-9]* rack", line))
             if n <= 0:
-                die(2, "cannot reach a Kafka cluster at %s" % scn.bootstrap)
+                die("cannot reach a Kafka cluster at %s" % scn.bootstrap)
             if n < self.replication:
-                die(2, "scale %s needs %d brokers (replication %d); %s has %d"
+                die("scale %s needs %d brokers (replication %d); %s has %d"
                     % (scn.scale, self.replication, self.replication, scn.bootstrap, n))
             return "the given cluster at %s (%d brokers), topic RF %d" % (scn.bootstrap, n, self.replication)
         # Disk: every record lands replication times in the local data directory. Topics are
@@ -256,11 +257,11 @@ class PerfTest:
         df = subprocess.run(["df", "-Pk", scn.out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         fields = df.stdout.split("\n")[1].split() if df.stdout.count("\n") >= 2 else []
         if len(fields) < 4 or not cli.is_uint(fields[3]):
-            die(1, "cannot read the free space under %s (df)" % scn.out)
+            die("cannot read the free space under %s (df)" % scn.out, 1)
         free = int(fields[3]) * 1024
         if free <= need + (1 << 30):
-            die(2, "scale %s needs about %d GiB free under %s (%d GiB free); use --bootstrap with a real "
-                   "cluster" % (scn.scale, need // (1 << 30) + 1, scn.out, free // (1 << 30)))
+            die("scale %s needs about %d GiB free under %s (%d GiB free); use --bootstrap with a real "
+                "cluster" % (scn.scale, need // (1 << 30) + 1, scn.out, free // (1 << 30)))
         d = os.path.join(scn.out, "kafka")
         info("starting a local %d-broker cluster in %s" % (self.brokers, d))
         scn.started.append(d)
@@ -270,10 +271,10 @@ class PerfTest:
                            + ["--brokers", str(self.brokers), "--dir", d, "--port-base", "auto"],
                            stdout=subprocess.PIPE, stderr=f)
         if proc.returncode != 0:
-            die(1, "scripts/kafka start failed: %s" % tail(log, 3))
+            die("scripts/kafka start failed: %s" % tail(log, 3), 1)
         scn.bootstrap = proc.stdout.decode().rstrip("\n")
         if not scn.bootstrap:
-            die(1, "scripts/kafka start printed no bootstrap address")
+            die("scripts/kafka start printed no bootstrap address", 1)
         self.kafka_args += ["--dir", d]
         return "%d local broker(s) (scripts/kafka, KRaft), topic RF %d" % (self.brokers, self.replication)
 
@@ -297,7 +298,7 @@ class PerfTest:
         try:
             os.makedirs(rounds_dir, exist_ok=True)
         except OSError:
-            die(2, "cannot create %s" % out)
+            die("cannot create %s" % out)
         self.brokers, self.replication = (3, 3) if scn.scale == "full" else (1, 1)
         self.kafka_args = ["--version", self.opts["--kafka-version"]] if self.opts["--kafka-version"] else []
         cluster = self.use_cluster()
@@ -307,8 +308,8 @@ class PerfTest:
             proc = scn.run(self.tool_cmd(["producer-perf", "--help"]), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
             if b"--warmup-records" not in proc.stdout:
-                die(2, "kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
-                       "the tools cannot be warmed up alike" % kafka_version)
+                die("kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
+                    "the tools cannot be warmed up alike" % kafka_version)
         # The Java consumer's fetch settings as kbench's consumer has them (harness/consumer.cc).
         with open(os.path.join(out, "consumer.properties"), "w") as f:
             f.write("fetch.max.wait.ms=10\n")
