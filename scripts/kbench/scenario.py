@@ -2,7 +2,7 @@
 the report's common header and number formats, matplotlib, and report_main(), the command
 line of each scenario's own report.py.
 
-Subcommands (the scenarios' runners call them through scenario_lib.sh):
+Subcommands (the runners call the functions behind them through scenario_runner.py):
   context JSON KEY                       print one run-context value
   sum OUT.json IN.json...                per benchmark and repetition, the rates of
                                          concurrent processes added up

@@ -2,6 +2,7 @@
 written the way bash's `printf %q` writes them (command.txt lines paste back into a shell),
 a log's last lines as `tail -n` gives them, and signals handled as bash's traps handle them."""
 
+import contextlib
 import re
 import signal
 import subprocess
@@ -65,9 +66,15 @@ class Trap:
             sys.exit(self.statuses[signum])
 
     def run(self, cmd, **kwargs):
+        with self.child():
+            return subprocess.run(cmd, **kwargs)
+
+    @contextlib.contextmanager
+    def child(self):
+        """While commands run: a signal ends the tool once they have ended."""
         self.in_child = True
         try:
-            return subprocess.run(cmd, **kwargs)
+            yield
         finally:
             self.in_child = False
             if self.pending:

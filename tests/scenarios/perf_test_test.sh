@@ -124,7 +124,7 @@ expect2() { # expect2 DESCRIPTION COMMAND...
   if [[ $rc -eq 2 && -s $WORK/usage.err ]]; then ok "exit 2: $d"; else not_ok "exit 2: $d (got $rc)"; fi
 }
 VS="$ROOT/scripts/vs-perf-test"
-SC="$ROOT/scripts/scenarios/perf-test/run"
+SC=("$ROOT/scripts/scenario" perf-test)
 expect2 "vs-perf-test unknown flag" "$VS" --bogus
 expect2 "vs-perf-test --num-records 0" "$VS" --num-records 0
 expect2 "vs-perf-test --record-size abc" "$VS" --record-size abc
@@ -134,12 +134,13 @@ expect2 "vs-perf-test --producer-props without k=v" "$VS" --producer-props linge
 expect2 "vs-perf-test unknown librdkafka setting" "$VS" --producer-props no.such.setting=1
 expect2 "vs-perf-test compression.type bogus" "$VS" --producer-props compression.type=brotli
 expect2 "vs-perf-test --warmup-records 0" "$VS" --warmup-records 0
-expect2 "perf-test unknown flag" "$SC" --out "$WORK/x" --bogus
-expect2 "perf-test --scale huge" "$SC" --out "$WORK/x" --scale huge
-expect2 "perf-test without --out" "$SC" --tiny
-expect2 "perf-test --rounds 0" "$SC" --out "$WORK/x" --rounds 0
-expect2 "perf-test --cases unknown" "$SC" --out "$WORK/x" --cases 1k-1B
-check "--help exits 0" eval '"$VS" --help >/dev/null && "$SC" --help >/dev/null'
+expect2 "perf-test unknown flag" "${SC[@]}" --out "$WORK/x" --bogus
+expect2 "perf-test --scale huge" "${SC[@]}" --out "$WORK/x" --scale huge
+# Through scripts/scenario --out has a default; an --out without its folder is the usage error.
+expect2 "perf-test --out without a folder" "${SC[@]}" --tiny --out
+expect2 "perf-test --rounds 0" "${SC[@]}" --out "$WORK/x" --rounds 0
+expect2 "perf-test --cases unknown" "${SC[@]}" --out "$WORK/x" --cases 1k-1B
+check "--help exits 0" eval '"$VS" --help >/dev/null && "${SC[@]}" --help >/dev/null'
 
 if ((offline)); then
   live_test_done
@@ -156,7 +157,7 @@ live_on_exit "$KAFKA" stop --dir "$SOUT/kafka"
 live_on_exit "$KAFKA" stop --dir "$VOUT/kafka"
 # One case, two rounds, with Kafka's tools: the comparison's whole pipeline in under a
 # minute (the three cases without the tools run in tests/scenarios/scenario_test.sh).
-run=("$SC" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
+run=("${SC[@]}" --tiny --kafka-tools --rounds 2 --cases 10k-2000B --out "$SOUT")
 start=$SECONDS
 "${run[@]}" >"$WORK/scenario.out" 2>"$WORK/scenario.err"
 rc=$?

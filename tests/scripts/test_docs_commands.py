@@ -59,10 +59,10 @@ DRY_RUN_FILES = ["scripts/kbench/tools/bench.py", "scripts/kbench/tools/bench_co
                  "scripts/kbench/tools/bisect.py",
                  "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
                  "scripts/kbench/tools/kafka.py", "scripts/lint", "scripts/kbench/tools/plot.py",
-                 "scripts/kbench/tools/profile.py", "scripts/scenario", "scripts/test",
+                 "scripts/kbench/tools/profile.py", "scripts/kbench/tools/scenario.py", "scripts/test",
                  "scripts/kbench/tools/trogdor.py",
                  "scripts/kbench/tools/vs_perf_test.py", "scripts/kbench/history.py",
-                 "scripts/lib/scenario_lib.sh", "scripts/scenarios/perf-test/run"]
+                 "scripts/kbench/scenario_runner.py", "scripts/scenarios/perf-test/run.py"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
 # kbench options naming a running cluster, left out of kbench's listing.
 LIVE_OPTIONS = ("--bootstrap=", "--broker-dir=")

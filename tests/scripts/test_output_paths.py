@@ -35,8 +35,6 @@ CASES = [
     ("scripts/plot", ["no-such.json"], "--out", DIR, "plot"),
     ("scripts/profile", ["X"], "--out-dir", DIR, "profile"),
     ("scripts/scenario", ["producer-sharing"], "--out", DIR, "scenario"),
-    ("scripts/scenarios/perf-test/run", [], "--out", DIR, "perf-test"),
-    ("scripts/scenarios/producer-sharing/run", [], "--out", DIR, "producer-sharing"),
     ("scripts/vs-perf-test", [], "--out", DIR, "vs-perf-test"),
     ("scripts/kafka", ["start"], "--dir", DIR, "kafka"),
     ("scripts/trogdor", ["start"], "--dir", DIR, "trogdor"),

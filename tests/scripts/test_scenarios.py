@@ -1,4 +1,4 @@
-"""A scenario is a folder scripts/scenarios/NAME/ (run, report.py, README.md) plus its line in
+"""A scenario is a folder scripts/scenarios/NAME/ (run.py, report.py, README.md) plus its line in
 scripts/scenarios/registry: the two agree, every README has its sections, every runner and
 report refuses bad usage with exit 2, and no scenario keeps a fixed port."""
 
@@ -55,7 +55,7 @@ class Folders(unittest.TestCase):
         for name in folders():
             d = os.path.join(SCENARIOS, name)
             with self.subTest(scenario=name):
-                self.assertTrue(os.access(os.path.join(d, "run"), os.X_OK), "run is not executable")
+                self.assertTrue(os.path.isfile(os.path.join(d, "run.py")), "no runner run.py")
                 self.assertTrue(os.path.isfile(os.path.join(d, "report.py")))
                 with open(os.path.join(d, "README.md"), encoding="utf-8") as f:
                     readme = f.read()
@@ -77,7 +77,7 @@ class Folders(unittest.TestCase):
     def test_no_fixed_ports(self):
         # Clusters start with scripts/kafka --port-base auto: no scenario keeps a port number.
         for name in folders():
-            with open(os.path.join(SCENARIOS, name, "run"), encoding="utf-8") as f:
+            with open(os.path.join(SCENARIOS, name, "run.py"), encoding="utf-8") as f:
                 text = f.read()
             with self.subTest(scenario=name):
                 fixed = re.search(r"PORT_BASE|--port-base (?!auto)", text)

@@ -42,7 +42,7 @@ BAD_USAGE = {
     "tests/profile/plant_lz4.sh": ([], "plant_lz4"),
     "tests/scripts/make_json.py": ([], "make_json.py"),
 }
-# Scenarios: scripts/scenarios/<name>/run, each with the same bad option.
+# Scenarios: scripts/scenario NAME, each with the same bad option.
 SCENARIO_DIR = os.path.join(ROOT, "scripts", "scenarios")
 
 # Executables that are not commands with options of their own.
@@ -70,18 +70,14 @@ def executables():
     return found
 
 
-def scenario_scripts():
-    out = {}
-    for n in sorted(os.listdir(SCENARIO_DIR)):
-        for p in (os.path.join(SCENARIO_DIR, n, "run"), os.path.join(SCENARIO_DIR, n)):
-            if os.path.isfile(p) and os.access(p, os.X_OK):
-                out[os.path.relpath(p, ROOT)] = (["--no-such-option"], n)
-                break
-    return out
+def scenario_names():
+    """The scenarios: folders of scripts/scenarios/ with a runner, run.py."""
+    return sorted(n for n in os.listdir(SCENARIO_DIR)
+                  if os.path.isfile(os.path.join(SCENARIO_DIR, n, "run.py")))
 
 
-def run(script, args):
-    env = dict(os.environ, KBENCH_BIN="/nonexistent/kbench")
+def run(script, args, env=None):
+    env = dict(os.environ, KBENCH_BIN="/nonexistent/kbench", **(env or {}))
     # Python runs in kbench's one interpreter; a module of the package kbench with a command
     # line as `python -m kbench.NAME`.
     python = os.path.join(ROOT, "scripts", "lib", "python")
@@ -96,8 +92,8 @@ def run(script, args):
 
 
 class BadUsage(unittest.TestCase):
-    def check(self, script, args, prog):
-        proc = run(script, args)
+    def check(self, script, args, prog, env=None):
+        proc = run(script, args, env)
         self.assertEqual(proc.returncode, 2, "%s %s: exit %d, stderr: %s"
                          % (script, args, proc.returncode, proc.stderr))
         self.assertRegex(proc.stderr, r"(?m)^%s( [\w-]+)?: error: \S" % re.escape(prog),
@@ -109,11 +105,13 @@ class BadUsage(unittest.TestCase):
                 self.check(script, args, prog)
 
     def test_every_scenario(self):
-        cases = scenario_scripts()
-        self.assertGreaterEqual(len(cases), 4)
-        for script, (args, prog) in cases.items():
-            with self.subTest(script=script):
-                self.check(script, args, prog)
+        # Through scripts/scenario, as a dry run: the scenario's runner reads its options
+        # before anything (the kbench binary here does not exist).
+        names = scenario_names()
+        self.assertGreaterEqual(len(names), 4)
+        for name in names:
+            with self.subTest(scenario=name):
+                self.check("scripts/scenario", [name, "--no-such-option"], name, {"KBENCH_DRY_RUN": "1"})
 
     def test_missing_value_is_usage_too(self):
         # need_value: an option at the end of the line, without its value.
@@ -125,7 +123,7 @@ class BadUsage(unittest.TestCase):
 
     def test_every_command_is_covered(self):
         # A new script gets a bad-usage case here, or this fails.
-        covered = set(BAD_USAGE) | set(scenario_scripts()) | NOT_COMMANDS
+        covered = set(BAD_USAGE) | NOT_COMMANDS
         test_scripts = {s for s in executables() if re.match(r"tests/(?!detector/|scripts/make_json)", s)}
         missing = sorted(executables() - covered - test_scripts)
         self.assertEqual(missing, [], "scripts without a bad-usage case in test_usage.py")

@@ -1,6 +1,6 @@
 """Report of the compression-format scenario (seed 003): the cases where A beats B
 (and B beats A), as scripts/compare decides.
-Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
+Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import json
 import os

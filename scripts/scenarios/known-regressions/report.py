@@ -8,7 +8,7 @@ time it took; the scenario's exit status.
       DIR/report.md, DIR/known-regressions.png, DIR/summary.json (with "exit_code") and
       DIR/summary.txt (the per-case table the runner prints)
 
-Run by ./run (kbench.scenario.report_main)."""
+Run by run.py (kbench.scenario.report_main)."""
 
 import json
 import os

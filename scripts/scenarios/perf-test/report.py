@@ -1,6 +1,6 @@
 """Report of the perf-test scenario (seed 004): per case and round both tools' lines in
 kafka-producer-perf-test's and kafka-consumer-perf-test's formats, the medians with their
-ratio, report.md, summary.json and perf-test.png. Run by ./run as `report.py DIR`; the
+ratio, report.md, summary.json and perf-test.png. Run by run.py as `report.py DIR`; the
 line formats and parsers are scripts/kbench/perf_test_format.py's (shared with
 scripts/vs-perf-test)."""
 

@@ -1,0 +1,123 @@
+"""acks-replication — seed 001 (Bert Corderman, 2014): MB/s and records/s by record size,
+acks and replication on a three-broker cluster, batches of 1 record against batches of
+200, one producer process against three concurrent ones.
+Run through scripts/scenario; see README.md beside this file."""
+
+import glob
+import os
+
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario, kafka_version
+
+BROKERS = 3
+
+
+def usage():
+    return """Usage: scripts/scenario acks-replication [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] [--tiny]
+
+Seed 001: record sizes {200, 300, 1000, 2200} x acks {0, 1, all} x replication {2, 3},
+batches of 1 record (batch.num.messages=1, batch_bytes = record size, linger 0) against
+batches of 200 (batch.num.messages=200, batch_bytes = 200 x record size, linger 10 ms),
+one kbench process against three concurrent ones (their records/s summed). Needs %(n)d
+brokers: a %(n)d-broker Kafka (%(version)s) is started on free ports
+unless --bootstrap names a cluster of at least %(n)d brokers (checked before anything runs; exit 2 if it is smaller).
+
+  small   the whole matrix with one process and the batched half with three processes;
+          3 repetitions of a 1 s warm-up and a 2 s steady-state window (~15 min)
+  full    both halves with three processes; 5 repetitions of a 5 s warm-up and a 30 s
+          window (about 2 hours)
+  --tiny  300-byte records, replication 3, every acks, 1 repetition of a 1 s window (CI)
+
+Every repetition measures a steady-state window after its own warm-up (kbench's
+--window-seconds), so a cell's spread over repetitions is real and the report orders
+two cells only when their ranges do not overlap.
+
+Every process uses socket.nagle.disable=true (the Java client's TCP_NODELAY; librdkafka
+2.0.2 still defaults to Nagle, which caps unbatched sends at a few hundred per second).
+Writes single.json, three-processes.json, raw/, report.md, acks-replication.png.
+""" % {"n": BROKERS, "version": kafka_version()}
+
+
+def matrix(scn):
+    """(sizes, acks, replications, repetitions, warm-up s, window s, modes run by three
+    processes too) of the scale."""
+    if scn.tiny:
+        return [300], ["0", "1", "all"], [3], 1, 0.5, 1, ["b200"]
+    if scn.scale == "full":
+        return [200, 300, 1000, 2200], ["0", "1", "all"], [2, 3], 5, 5, 30, ["b1", "b200"]
+    return [200, 300, 1000, 2200], ["0", "1", "all"], [2, 3], 3, 1, 2, ["b200"]
+
+
+def case_args(mode, size, acks, rf):
+    """kbench arguments of one case. A closed-loop window keeps the client's queue full, so a
+    record waits queue length / rate: the queue is capped (1000 records unbatched, 100 batches
+    batched) so that even a slow unbatched case stays far from the 30 s message timeout (with
+    librdkafka's 100,000 it timed out on a loaded machine)."""
+    spec = "acks=%s,codec=none,record_bytes=%d,partitions=3,replication=%d" % (acks, size, rf)
+    # acks=0 may lose records by design (nothing waits for the broker): the case reports
+    # lost_records (the report lists them) instead of failing.
+    loss = ["--allow-loss"] if acks == "0" else []
+    if mode == "b1":
+        return ["--produce=%s,linger_ms=0,batch_bytes=%d" % (spec, size), "-X", "batch.num.messages=1",
+                "-X", "queue.buffering.max.messages=1000"] + loss
+    return ["--produce=%s,linger_ms=10,batch_bytes=%d" % (spec, 200 * size), "-X", "batch.num.messages=200",
+            "-X", "queue.buffering.max.messages=20000"] + loss
+
+
+def run_case(scn, common, mode, size, acks, rf, procs):
+    """One case, in PROCS concurrent kbench processes. A failed case is recorded and the rest
+    go on: one bad cell should not cost a 12-minute run."""
+    tag = "%s-s%d-a%s-r%d-p%d" % (mode, size, acks, rf, procs)
+    args = common + case_args(mode, size, acks, rf)
+    raw = ["%s/raw/%s-%d.json" % (scn.out, tag, i) for i in range(1, procs + 1)]
+    logs = ["%s/logs/%s-%d.log" % (scn.out, tag, i) for i in range(1, procs + 1)]
+    for path in raw:
+        scn.note(" ".join(scn.kbench_command(path, args)) + " &")
+    if any(scn.run_together([(scn.kbench_command(path, args), log) for path, log in zip(raw, logs)])):
+        scn.fail(tag, "case " + tag, logs)
+        for path in raw:
+            if os.path.exists(path):
+                os.remove(path)
+        return
+    if procs > 1:
+        scn.sum("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag)
+
+
+def main(argv):
+    with Scenario("acks-replication", __file__) as scn:
+        scn.parse(argv, usage)
+        sizes, acks_list, rfs, reps, warmup, window, triple_modes = matrix(scn)
+        if scn.bootstrap:
+            # Refuse before running anything: replication 3 on a smaller cluster cannot be created.
+            scn.require_brokers(scn.bootstrap, BROKERS)
+        else:
+            scn.local_cluster("three", BROKERS)
+        os.makedirs(scn.out + "/raw", exist_ok=True)
+
+        common = ["--bootstrap=" + scn.bootstrap, "--benchmark_filter=^Produce/", "--benchmark_min_time=0",
+                  "--benchmark_repetitions=%d" % reps, "--warmup-seconds=%s" % warmup,
+                  "--window-seconds=%s" % window, "-X", "socket.nagle.disable=true"]
+        total = 0
+        for mode in ("b1", "b200"):
+            for size in sizes:
+                for acks in acks_list:
+                    for rf in rfs:
+                        run_case(scn, common, mode, size, acks, rf, 1)
+                        total += 1
+                        if mode in triple_modes:
+                            run_case(scn, common, mode, size, acks, rf, 3)
+                            total += 1
+            info("batches of %s: done (%d s so far)" % (mode[1:], scn.elapsed()))
+
+        raw = glob.escape(scn.out) + "/raw/"
+        singles, sums = sorted(glob.glob(raw + "*-p1-1.json")), sorted(glob.glob(raw + "*-p3-sum.json"))
+        if not singles:
+            die("every case failed (see %s/logs/)" % scn.out, 1)
+        scn.merge(scn.out + "/single.json", singles)
+        if sums:
+            scn.merge(scn.out + "/three-processes.json", sums)
+
+        scn.notes = ["Each of %d repetition(s): a %s s warm-up, then a %s s steady-state window; cells show "
+                     "the median [lowest–highest] over repetitions; one topic of 3 partitions per case and "
+                     "process." % (reps, warmup, window)]
+        scn.finish(total, "cases", "missing from the tables")

@@ -1,0 +1,192 @@
+"""compression-cost — what each codec costs a producer and the broker, per payload: client
+and broker CPU per MiB, bytes on the wire per value byte, records/s and end-to-end p99, and
+what a topic whose compression.type differs from the producer's costs the broker
+(KAFKA-15418). Run through scripts/scenario; see README.md beside this file."""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario
+
+# The default corpus: the Linux kernel's documentation, as the reStructuredText sources that
+# Debian's linux-doc package ships beside its HTML (about 24 MB of English technical prose).
+DOC_SOURCES_GLOB = "/usr/share/doc/linux-doc-*/html/_sources"
+
+
+def usage():
+    return ("Usage: scripts/scenario compression-cost [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] "
+            "[--tiny] [--corpus FILE]\n" + """
+Codecs none, gzip 1/6, snappy, lz4 1/9, zstd 1/3/9 x payloads az, value_bound:500, repeated
+and a real text corpus (the Linux kernel's documentation from Debian's linux-doc package,
+lines joined into records of about 1 KiB; --corpus FILE: your own records instead, one per
+line, at least 16 MiB of them), 1000-byte records, acks=1, on one Kafka broker started here
+(Kafka ${KBENCH_KAFKA_VERSION:-4.4.0}; with --bootstrap, someone else's cluster, whose
+broker CPU is then not measured):
+  - Produce/send, closed loop: records/s, client CPU per MiB (kbench's cpu_us_per_mb),
+    broker CPU per MiB and log bytes per MiB (scripts/kafka's broker), bytes of the
+    compressed batches per value byte (librdkafka's statistics);
+  - the Codec family on the same payloads in 1 MiB batches: each codec's own ratio, which
+    the send path's bytes per value byte exceed by the record framing (1 to 5 %);
+  - EndToEnd at a fixed 2,000 records/s: end-to-end p99 from the intended send time;
+  - broker recompression: producer lz4 and none into topics whose compression.type is the
+    producer's, and zstd (the broker decompresses and recompresses every batch).
+No record comes back within what a batch holds, so codecs compress the data, not repeats of
+it. Rounds interleave everything; each cell of the report is the median over rounds with its
+range; the Pareto front (client CPU per MiB against bytes per value byte) marks a codec only
+where no other beats it beyond those ranges.
+
+  small   2 rounds of 2 s windows after 1 s of warm-up (~15 minutes)
+  full    5 rounds of 10 s windows after 2 s of warm-up
+  --tiny  codecs none and lz4, payload az, 1 round of 1 s windows (CI)
+
+Writes produce.json, end_to_end.json, codec.json, raw/, corpus.txt, report.md,
+compression-cost.png.
+""")
+
+
+def size(path):
+    """(lines, bytes) of PATH, as wc -l and wc -c count them."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return data.count(b"\n"), len(data)
+
+
+def package_version(pkg):
+    """The installed version of Debian package PKG, or ?."""
+    try:
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    except OSError:
+        return "?"
+    return (proc.stdout + ("?" if proc.returncode else "")).rstrip("\n")
+
+
+def make_corpus(scn, corpus_file):
+    """OUT/corpus.txt: the user's file as it is, or the documentation's lines joined into
+    records of at least 1000 bytes, one per line (kbench's file: payload splits on newlines),
+    each source file's lines in order, the files in path order; where it comes from."""
+    corpus = scn.out + "/corpus.txt"
+    if corpus_file:
+        if not (os.path.isfile(corpus_file) and os.access(corpus_file, os.R_OK)):
+            die("--corpus: cannot read '%s'" % corpus_file)
+        try:
+            shutil.copy(corpus_file, corpus)
+        except OSError:
+            die("could not copy the corpus", 1)
+        return "%s (--corpus)" % os.path.basename(corpus_file)
+    sources = sorted(glob.glob(DOC_SOURCES_GLOB))
+    if not sources:
+        die("the text corpus is the Linux kernel's documentation of Debian's linux-doc package, which "
+            "is not installed (scripts/setup installs it; or apt-get install linux-doc), or give --corpus FILE")
+    src = sources[-1]
+    pkg = src[len("/usr/share/doc/"):].split("/")[0]
+    version = package_version(pkg)
+    if scn.run([sys.executable, scn.dir + "/report.py", "corpus", src, corpus]).returncode != 0:
+        die("could not build the corpus", 1)
+    texts = sum(n.endswith(".txt") for _, dirs, files in os.walk(src) for n in dirs + files)
+    return ("the Linux kernel's documentation: %d reStructuredText sources of Debian's %s %s (GPL-2; some "
+            "documents GFDL-1.1, MIT or BSD-2-Clause by their SPDX lines)" % (texts, pkg, version))
+
+
+def main(argv):
+    with Scenario("compression-cost", __file__) as scn:
+        corpus_file = ""
+
+        def extra_arg(rest):  # --corpus FILE
+            nonlocal corpus_file
+            if rest[0] == "--corpus":
+                if len(rest) < 2:
+                    die("--corpus needs a file")
+                corpus_file = rest[1]
+                return 2
+            if rest[0].startswith("--corpus="):
+                corpus_file = rest[0].partition("=")[2]
+                return 1
+            return 0
+
+        scn.parse(argv, usage, extra_arg)
+        codecs = "none|gzip:1|gzip:6|snappy|lz4:1|lz4:9|zstd:1|zstd:3|zstd:9"
+        payloads = "az|value_bound:500|repeated|file:%s/corpus.txt" % scn.out
+        rounds, window, warmup = 2, 2, 1
+        if scn.tiny:
+            codecs, payloads, rounds, window = "none|lz4:1", "az", 1, 1
+        elif scn.scale == "full":
+            rounds, window, warmup = 5, 10, 2
+        if any(c in scn.out for c in ",|="):
+            die("--out must not contain ',', '|' or '=' (the corpus path goes into a row spec)")
+
+        corpus_origin = ""
+        if "file:" in payloads:
+            corpus_origin = make_corpus(scn, corpus_file)
+            info("corpus: %d records, %d bytes, %s" % (*size(scn.out + "/corpus.txt"), corpus_origin))
+
+        common = ["--benchmark_min_time=0", "--window-seconds=%d" % window, "--warmup-seconds=%d" % warmup]
+        families = {
+            "produce": ["--benchmark_filter=^Produce/send/",
+                        "--produce=acks=1,record_bytes=1000,codec=%s,payload=%s" % (codecs, payloads)],
+            "end_to_end": ["--benchmark_filter=^EndToEnd/",
+                           "--end-to-end=acks=1,record_bytes=1000,rate=2000,codec=%s,payload=%s"
+                           % (codecs, payloads)]}
+
+        # A corpus too small for the batches (kbench: fewer distinct bytes than a batch holds) is
+        # refused here, with kbench's own message, before a broker starts.
+        for rows in families.values():
+            proc = scn.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+            if proc.returncode != 0:
+                die(proc.stderr.decode(errors="replace").rstrip("\n").removeprefix("kbench: error: "))
+
+        # The codecs' own ratios on the same payloads, in 1 MiB batches (compression only: no broker).
+        codec_json = scn.out + "/raw/codec.json"
+        os.makedirs(scn.out + "/raw", exist_ok=True)
+        codec_args = ["--benchmark_min_time=0", "--payload=" + payloads.replace("|", ","), "--record-bytes=1000",
+                      "--codec=" + codecs.replace("|", ","),
+                      "--benchmark_filter=^Codec/compress/.*/batch_bytes:1048576$"]
+        scn.note(" ".join(scn.kbench_command(codec_json, codec_args)))
+        with open(scn.out + "/logs/codec.log", "wb") as log:
+            if scn.run(scn.kbench_command(codec_json, codec_args), stdout=log,
+                       stderr=subprocess.STDOUT).returncode != 0:
+                die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
+        shutil.copy(codec_json, scn.out + "/codec.json")
+
+        broker_dir = ""
+        if not scn.bootstrap:
+            scn.local_cluster("main", 1)
+            broker_dir = scn.out + "/kafka-main"
+
+        common.append("--bootstrap=" + scn.bootstrap)
+        # Recompression shows in the broker's CPU, which is measured only on a cluster started
+        # here. Into a topic that keeps the producer's batches is the first spec's az row
+        # already (a row of the same name would run twice per round).
+        if broker_dir:
+            common.append("--broker-dir=" + broker_dir)
+            families["produce"].append("--produce=acks=1,record_bytes=1000,payload=az,codec=lz4:1|none,"
+                                       "topic_codec=zstd")
+
+        for r in range(1, rounds + 1):
+            # Alternate which family runs first, so that neither always meets a fresher broker.
+            order = ["produce", "end_to_end"] if r % 2 else ["end_to_end", "produce"]
+            for family in order:
+                scn.try_kbench("%s-round%d" % (family, r), "%s/round%d" % (family, r),
+                               "%s, round %d" % (family, r), common + families[family])
+            info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
+
+        for family in families:
+            files = sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-round*.json" % family))
+            if not files:
+                die("every %s run failed (see %s/logs/)" % (family, scn.out), 1)
+            scn.merge("%s/%s.json" % (scn.out, family), files, "the %s results" % family)
+
+        scn.notes = ["%d round(s), Produce and EndToEnd alternating first; windows of %d s after %d s of "
+                     "warm-up; 1000-byte records, acks=1." % (rounds, window, warmup)]
+        if corpus_origin:
+            scn.notes.append("The corpus (payload file:corpus.txt) is %d records, %d bytes: %s."
+                             % (*size(scn.out + "/corpus.txt"), corpus_origin))
+        if not broker_dir:
+            scn.notes.append("The cluster at %s was not started here: broker CPU and log bytes are not "
+                             "measured, and the recompression rows did not run." % scn.bootstrap)
+        scn.finish(rounds * 2, "runs", "missing")

@@ -1,0 +1,71 @@
+"""producer-sharing — seed 000 (Garry Turkington, 2015): records/s of one client host as
+application threads and the number of producer instances they share vary.
+Run through scripts/scenario; see README.md beside this file."""
+
+from kbench.cli import info
+from kbench.scenario_runner import Scenario, kafka_version
+
+
+def usage():
+    return """Usage: scripts/scenario producer-sharing [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] [--tiny]
+
+Seed 000: threads {4, 8, 16, 24} x producers shared by {all, 8, 4, 2 threads, one per
+thread} (producers = threads / threads-per-producer), random 250-750 byte records, acks=1,
+batch.size 64 KiB, linger.ms 0 and 1, warm-up excluded; and the same with repeated bodies
+and random keys. One broker (Kafka %s) is started on a free
+port unless --bootstrap is given.
+
+  small   every threads x sharing cell for random bodies at linger 0 and 1 ms and for
+          repeated bodies at linger 1 ms; 3 repetitions of a 1 s warm-up and a 2 s
+          steady-state window (~9 minutes on 2 cores)
+  full    both payloads at both lingers; 3 repetitions of a 10 s warm-up and a 60 s window
+          (about 3 hours; the original measured 100M records after 25M of warm-up)
+  --tiny  4 and 8 threads, 1 repetition of a 0.5 s warm-up and a 1 s window (CI)
+
+Cells show the median [lowest-highest] over repetitions; the report calls a setting best
+only together with every cell whose range overlaps it.
+
+Writes producer-sharing.json, report.md, producer-sharing.png, commands.txt, logs/.
+""" % kafka_version()
+
+
+def specs(scn):
+    """(--produce specs, warm-up s, window s, repetitions) of the scale."""
+    common = "acks=1,codec=none,record_bytes=250-750,batch_bytes=65536"
+    if scn.tiny:
+        return ([common + ",payload=random|repeated,linger_ms=1,threads=4,producers=1|per_thread",
+                 common + ",payload=random,linger_ms=1,threads=8,producers=1|2|per_thread"], 0.5, 1, 1)
+    if scn.scale == "full":
+        warmup, window, reps, variants = 10, 60, 3, ["payload=random|repeated,linger_ms=0|1"]
+    else:
+        warmup, window, reps = 1, 2, 3
+        variants = ["payload=random,linger_ms=0|1", "payload=repeated,linger_ms=1"]
+    out = []
+    # producers = threads / threads-per-producer for threads-per-producer in {all, 8, 4, 2, 1},
+    # without duplicates (with 4 threads, "shared by 4" is "shared by all").
+    for threads in (4, 8, 16, 24):
+        producers = [1] + [threads // k for k in (8, 4, 2) if k < threads and threads % k == 0]
+        listed = "".join("%d|" % p for p in producers) + "per_thread"
+        out += ["%s,%s,threads=%d,producers=%s" % (common, v, threads, listed) for v in variants]
+    return out, warmup, window, reps
+
+
+def main(argv):
+    with Scenario("producer-sharing", __file__) as scn:
+        scn.parse(argv, usage)
+        produce, warmup, window, reps = specs(scn)
+        if not scn.bootstrap:
+            scn.local_cluster("single", 1)
+        else:
+            info("using the cluster at %s (set KBENCH_BROKER_VERSION to record its version)" % scn.bootstrap)
+        args = ["--bootstrap=" + scn.bootstrap, "--warmup-seconds=%s" % warmup,
+                "--window-seconds=%s" % window, "--benchmark_filter=^Produce/", "--benchmark_min_time=0",
+                "--benchmark_repetitions=%d" % reps]
+        for s in produce:
+            args += ["--produce", s]
+        info("running %d threads x producers specs, %d repetition(s) of a %s s window..."
+             % (len(produce), reps, window))
+        scn.kbench(scn.out + "/producer-sharing.json", args)
+        scn.report("--note", "Each of %d repetition(s): a %s s warm-up, then a %s s steady-state window "
+                   "(original: 100M records measured after 25M of warm-up); cells show the median "
+                   "[lowest–highest] over repetitions; one kbench process." % (reps, warmup, window))

@@ -1,0 +1,87 @@
+"""security-cost — what encryption and authentication cost a producer and a consumer:
+records/s, MB/s, client CPU per MB and latency on plaintext, TLS, SASL_SSL (SCRAM-SHA-512)
+and mutual TLS, one cluster started per protocol, the protocols interleaved round by round.
+Run through scripts/scenario; see README.md beside this file."""
+
+import glob
+import os
+
+from kbench.cli import die, info
+from kbench.scenario_runner import Scenario, kafka_version
+
+# Debian's librdkafka 2.0.2 cannot authenticate with SCRAM to Kafka 4.x (3.9.1 accepts it):
+# the same broker release for every protocol keeps the ratios about the protocol alone.
+DEFAULT_BROKER = "3.9.1"
+
+
+def usage():
+    return """Usage: scripts/scenario security-cost [--scale small|full] [--out DIR] [--tiny]
+
+One one-broker Kafka cluster per protocol (scripts/kafka start --security, Kafka
+${KBENCH_KAFKA_VERSION:-%s}), all started first, then rounds: in each round every
+protocol runs the same kbench rows once, in a rotating order, so that the ratios to
+plaintext come from runs interleaved in time on this noisy machine.
+
+Rows: Produce/send at 100- and 1000-byte records x acks 1 and all x codec none and lz4
+(closed loop: records/s, MB/s, client CPU per MB), Produce at a fixed rate of 2,000
+records/s (acks=all, no compression: latency p50/p99 from the intended send time), and
+Consume/read of 100- and 1000-byte records.
+
+  small   plaintext, ssl, sasl_ssl, mtls; 3 rounds of 2 s windows (~20 min)
+  full    also sasl_plaintext; 5 rounds of 10 s windows (~1.5 h)
+  --tiny  plaintext and ssl, 100- and 1000-byte acks=1 rows and one Consume row, 1 round (CI)
+
+--bootstrap is refused: every protocol needs its own cluster, started here.
+Writes PROTOCOL.json per protocol, raw/, report.md, security-cost.png.
+""" % DEFAULT_BROKER
+
+
+def main(argv):
+    with Scenario("security-cost", __file__) as scn:
+        scn.parse(argv, usage)
+        if scn.bootstrap:
+            die("--bootstrap is not supported: security-cost starts one cluster per protocol itself")
+        version = kafka_version(DEFAULT_BROKER)
+        produce = ["acks=1|all,codec=none|lz4,record_bytes=100|1000",
+                   "acks=all,codec=none,record_bytes=100|1000,rate=2000"]
+        consume = ["record_bytes=100|1000"]
+        if scn.tiny:
+            protocols, rounds, window = ["plaintext", "ssl"], 1, 1
+            produce, consume = ["acks=1,codec=none,record_bytes=100|1000"], ["record_bytes=100,records=20000"]
+        elif scn.scale == "full":
+            protocols, rounds, window = ["plaintext", "ssl", "sasl_plaintext", "sasl_ssl", "mtls"], 5, 10
+        else:
+            protocols, rounds, window = ["plaintext", "ssl", "sasl_ssl", "mtls"], 3, 2
+
+        clusters = {p: scn.cluster_start(p, 1, version, p) for p in protocols}
+        os.environ["KBENCH_BROKER_VERSION"] = version
+        os.makedirs(scn.out + "/raw", exist_ok=True)
+        args = ["--benchmark_filter=^(Produce/send|Consume/read)/", "--benchmark_min_time=0",
+                "--window-seconds=%d" % window, "--warmup-seconds=1"]
+        args += ["--produce=" + s for s in produce] + ["--consume=" + s for s in consume]
+
+        n = len(protocols)
+        for r in range(1, rounds + 1):
+            for i in range(n):
+                p = protocols[(i + r - 1) % n]
+                bootstrap, config = clusters[p]
+                # The client settings come from the cluster's file: its secrets never reach a
+                # command line, commands.txt or the logs.
+                scn.try_kbench("%s-round%d" % (p, r), "%s/round%d" % (p, r), "%s, round %d" % (p, r),
+                               ["--bootstrap=" + bootstrap, "--client-config=" + config] + args)
+            info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
+
+        merged = 0
+        for p in protocols:
+            files = sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-round*.json" % p))
+            if files:
+                scn.merge("%s/%s.json" % (scn.out, p), files, "the %s results" % p)
+                merged += 1
+        if not merged:
+            die("every run failed (see %s/logs/)" % scn.out, 1)
+        if not os.path.isfile(scn.out + "/plaintext.json"):
+            die("the plaintext runs failed: no baseline for the ratios (see %s/logs/)" % scn.out, 1)
+        scn.notes = ["%d round(s); in each, every protocol ran the same rows once in a rotating order "
+                     "(median of the rounds shown); windows of %d s after 1 s of warm-up; Kafka %s, one "
+                     "broker per protocol, all started before the first round." % (rounds, window, version)]
+        scn.finish(rounds * n, "protocol runs", "missing", "--protocols", " ".join(protocols))
