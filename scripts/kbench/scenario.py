@@ -2,19 +2,12 @@
 the report's common header and number formats, matplotlib, and report_main(), the command
 line of each scenario's own report.py.
 
-Subcommands (the runners call the functions behind them through scenario_runner.py):
-  context JSON KEY                       print one run-context value
-  sum OUT.json IN.json...                per benchmark and repetition, the rates of
-                                         concurrent processes added up
-  merge OUT.json IN.json...              concatenate runs (repetitions renumbered)
-
 Reports put the machine, the versions and what differs from the original setup first,
 so that a scaled run on one small host is never read as the original's numbers.
 """
 
 import os
 import statistics
-import sys
 
 from kbench import facts
 from kbench import results as kr
@@ -28,13 +21,6 @@ class ScenarioError(Exception):
 
 
 # ------------------------------------------------------------------ JSON chores
-
-def cmd_context(path, key):
-    ctx = kr.load(path).get("context", {})
-    if key not in ctx:
-        raise ScenarioError("%s: context has no %r" % (path, key))
-    print(ctx[key])
-
 
 SUMMED = ("items_per_second", "bytes_per_second", "wire_bytes_per_second",
           "requests_per_second", "errors", "retries", "delivered_records")
@@ -372,29 +358,3 @@ def report_main(report, add_options=None, argv=None):
     except (ScenarioError, kr.BenchmarkJsonError) as e:
         die(e)
     return 0
-
-
-def main(argv):
-    ap = ArgumentParser(prog="kbench.scenario", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("context")
-    c.add_argument("json")
-    c.add_argument("key")
-    for name in ("sum", "merge"):
-        s = sub.add_parser(name)
-        s.add_argument("out")
-        s.add_argument("inputs", nargs="+")
-    args = ap.parse_args(argv)
-    try:
-        if args.cmd == "context":
-            cmd_context(args.json, args.key)
-        else:
-            combine = sum_processes if args.cmd == "sum" else merge_files
-            kr.write_json(args.out, combine([kr.load(p) for p in args.inputs], args.inputs))
-    except (ScenarioError, kr.BenchmarkJsonError) as e:
-        die(e)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -255,8 +255,7 @@ class Scenario:
         try:
             kr.write_json(out, combine([kr.load(p) for p in inputs], inputs))
         except (ks.ScenarioError, kr.BenchmarkJsonError, OSError) as e:
-            print("kbench.scenario: error: %s" % e, file=sys.stderr)
-            die(failure, 1)
+            die("%s: %s" % (failure, e), 1)
 
     def report(self, *args):
         """The scenario's own report.py writes report.md and the charts from OUT, with the

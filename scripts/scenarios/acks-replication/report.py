@@ -1,6 +1,6 @@
 """Report of the acks-replication scenario (seed 001): MB/s and records/s by record size,
 acks and replication, in the seed's table.
-Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
+Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import sys
 

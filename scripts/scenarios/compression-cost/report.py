@@ -3,7 +3,7 @@ broker CPU per MiB, bytes on the wire per value byte beside the codec's own rati
 end-to-end p99, each the median over rounds with its range; a Pareto chart of client CPU per
 MiB against bytes per value byte whose front is judged beyond those ranges; and the broker's
 cost of recompressing into a topic's own compression.type (KAFKA-15418).
-Run by ./run as `report.py DIR --scale S ...`."""
+Run by run.py as `report.py DIR --scale S ...`."""
 
 import os
 import sys

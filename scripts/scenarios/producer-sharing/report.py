@@ -1,5 +1,5 @@
 """Report of the producer-sharing scenario (seed 000): records/s by threads x shared producers, in the seed's table.
-Run by ./run as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
+Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
 import sys
 

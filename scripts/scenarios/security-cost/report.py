@@ -1,6 +1,6 @@
 """Report of the security-cost scenario: records/s, MB/s, client CPU per MB and latency by
 security protocol, each as a ratio to plaintext, for Produce and Consume rows.
-Run by ./run as `report.py DIR --scale S --protocols "plaintext ssl ..." ...`."""
+Run by run.py as `report.py DIR --scale S --protocols "plaintext ssl ..." ...`."""
 
 import os
 import sys
