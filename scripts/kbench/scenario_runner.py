@@ -281,11 +281,7 @@ class Scenario:
 
 def default_out(root, name):
     """results/scenarios/<NAME>/<YYYYmmdd-HHMMSS>-<sha>"""
-    proc = subprocess.run(["git", "-C", root, "rev-parse", "--short=12", "HEAD"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    sha = proc.stdout.strip() if proc.returncode == 0 else "nogit"
-    return os.path.join(root, "results", "scenarios", name,
-                        "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), sha))
+    return os.path.join(root, "results", "scenarios", name, shell.run_stamp(root, 12))
 
 
 def first_error(logs):

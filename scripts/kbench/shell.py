@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 _QUOTED = frozenset("\t\n !\"$&'()*,;<>?[\\]^`{|}")
 _ANSI_C = {"\x1b": "E", "\a": "a", "\v": "v", "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t",
@@ -94,3 +95,21 @@ def show_log(path, lines=None):
     sys.stderr.flush()
     sys.stderr.buffer.write(data)
     sys.stderr.buffer.flush()
+
+
+def exit_status(returncode):
+    """A child's exit status as the shell reports it: 128 + N for one killed by signal N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def run_stamp(root, sha_length=None):
+    """<YYYYmmdd-HHMMSS>-<short sha of ROOT's HEAD, or nogit>: how a default results
+    folder is named, so that a listing sorts by time and names the commit."""
+    short = "--short" if sha_length is None else "--short=%d" % sha_length
+    try:
+        git = subprocess.run(["git", "-C", root, "rev-parse", short, "HEAD"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+        sha = git.stdout.strip() if git.returncode == 0 else "nogit"
+    except OSError:
+        sha = "nogit"
+    return "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), sha)

@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import kbench
 from kbench import cli, facts, results, shell, summary
@@ -126,11 +125,6 @@ def profile_filter(profile):
     return "|".join(rows)
 
 
-def status(returncode):
-    """A child's exit status as the shell reports it: 128 + N for one killed by signal N."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def redacted(cmd):
     """CMD with the value of every secret -X setting (-X K=V or -XK=V) written as ***."""
     out, after_x = [], False
@@ -172,7 +166,7 @@ def check_call(cmd, **kw):
     sys.stdout.flush()
     proc = subprocess.run(cmd, **kw)
     if proc.returncode != 0:
-        sys.exit(status(proc.returncode))
+        sys.exit(shell.exit_status(proc.returncode))
     return proc
 
 
@@ -218,7 +212,7 @@ class Run:
         with self.in_foreground():
             proc = subprocess.run(cmd, **kw)
         if check and proc.returncode != 0:
-            sys.exit(status(proc.returncode))
+            sys.exit(shell.exit_status(proc.returncode))
         return proc
 
     def kbench_process(self, cmd, **kw):
@@ -233,7 +227,7 @@ class Run:
 
         self.kbench = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, preexec_fn=background, **kw)
         try:
-            return status(self.kbench.wait())
+            return shell.exit_status(self.kbench.wait())
         finally:
             self.kbench = None
 
@@ -344,10 +338,7 @@ def main(argv):
         o.filter = profile_filter(o.profile)
 
     # The output paths first: one that cannot be written is refused before anything runs.
-    sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True)
-    sha = sha.stdout.strip() if sha.returncode == 0 else "nogit"
-    out = o.out or "results/runs/%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), sha)
+    out = o.out or "results/runs/" + shell.run_stamp(".")
     cli.check_out_dir(out, "--out")
     if o.history:
         cli.check_out_file(os.environ.get("KBENCH_HISTORY_DB") or "results/history.sqlite",

@@ -273,13 +273,7 @@ def main(argv):
         cli.die("kbench rejects these settings: %s" % why.rstrip("\n"))
 
     if not out:
-        try:
-            git = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True)
-            sha = git.stdout.rstrip("\n") if git.returncode == 0 else "nogit"
-        except OSError:
-            sha = "nogit"
-        out = os.path.join(root, "results", "runs", "%s-%s-vs-perf-test" % (time.strftime("%Y%m%d-%H%M%S"), sha))
+        out = os.path.join(root, "results", "runs", shell.run_stamp(root) + "-vs-perf-test")
     cli.dry_run_exit()
     try:
         os.makedirs(out, exist_ok=True)

@@ -73,11 +73,6 @@ def case_lines(path):
     return "\n".join(out)
 
 
-def status(proc):
-    """PROC's exit status as bash gives it (128+N after signal N)."""
-    return proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-
-
 def quoted(cmd):
     """CMD as bash's "${cmd[*]@Q}" writes it: every word in single quotes."""
     return " ".join("'%s'" % w.replace("'", "'\\''") if w.isprintable() else shell.bash_quote(w)
@@ -158,7 +153,7 @@ class Run:
         # The broker's version goes into the run context (kbench cannot ask the broker for it).
         env = dict(os.environ, KBENCH_BROKER_VERSION=version) if version else None
         with open(d + "/bench-commits.log", "wb") as log:
-            rc = status(scn.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env))
+            rc = shell.exit_status(scn.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode)
         info("case %s: scripts/bench-commits exited %d after %d s" % (case_id, rc, time.monotonic() - start))
         mcmd, mrc = [], ""
         if metric != "-" and all(os.path.isfile(p) and os.path.getsize(p) for p in
@@ -167,7 +162,7 @@ class Run:
                     "--out", "%s/verdict-%s.json" % (d, metric)]
             scn.note(quoted(mcmd))
             with open("%s/compare-%s.txt" % (d, metric), "wb") as log:
-                mrc = str(status(scn.run(mcmd, stdout=log, stderr=subprocess.STDOUT)))
+                mrc = str(shell.exit_status(scn.run(mcmd, stdout=log, stderr=subprocess.STDOUT).returncode))
             info("case %s: scripts/compare --metric %s exited %s" % (case_id, metric, mrc))
         self.write_case(case_id, int(time.monotonic() - start), str(rc), "", mrc, quoted(mcmd), *cmd)
 

@@ -201,22 +201,23 @@ class PerfTest:
                "buffer.memory=%d" % BUFFER_BYTES, "enable.idempotence=false"]
         info("%s round %d: kafka-producer-perf-test, %d + %d x %d B, --throughput %d"
              % (self.name, self.r, self.warm, self.records, self.size, self.tput))
-        self.log_cmd("scripts/kafka", ["run-class"] + cmd)
-        out = self.p + "-tool-produce.txt"
-        if not self.tool(cmd, out):
-            die("kafka-producer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)), 1)
-        self.round_row(self.name, self.r, self.first, "tool-produce", out, "-")
+        self.tool_round("produce", "kafka-producer-perf-test", cmd)
 
     def consume_tool(self):
         cmd = ["consumer-perf", "--bootstrap-server", self.scn.bootstrap, "--topic", self.topic,
                "--messages", str(self.records + self.warm), "--timeout", "60000",
                "--consumer.config", os.path.join(self.scn.out, "consumer.properties")]
         info("%s round %d: kafka-consumer-perf-test on %s" % (self.name, self.r, self.topic))
+        self.tool_round("consume", "kafka-consumer-perf-test", cmd)
+
+    def tool_round(self, kind, tool_name, cmd):
+        """One run of Kafka's TOOL_NAME (scripts/kafka run-class CMD), its output in the
+        round's -tool-KIND.txt and its row in rounds.tsv; a failure ends the scenario."""
         self.log_cmd("scripts/kafka", ["run-class"] + cmd)
-        out = self.p + "-tool-consume.txt"
+        out = "%s-tool-%s.txt" % (self.p, kind)
         if not self.tool(cmd, out):
-            die("kafka-consumer-perf-test failed on %s round %d: %s" % (self.name, self.r, tail(out, 5)), 1)
-        self.round_row(self.name, self.r, self.first, "tool-consume", out, "-")
+            die("%s failed on %s round %d: %s" % (tool_name, self.name, self.r, tail(out, 5)), 1)
+        self.round_row(self.name, self.r, self.first, "tool-" + kind, out, "-")
 
     def consume_kbench(self):
         """The tool's topic, or (without the tools) kbench's own of that layout."""
