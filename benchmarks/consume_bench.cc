@@ -38,6 +38,7 @@
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
+#include "fixtures/settings_lens.h"
 #include "fixtures/stage_counters.h"
 #include "fixtures/window.h"
 #include "harness/consumer.h"
@@ -77,6 +78,7 @@ struct ConsumeParams {
   std::string topic;
   bool layout_given = false;  // a key that shapes kbench's own topic was set
   ClusterRun run;             // the command line's cluster, settings, window; not in the name
+  std::string not_run;        // why the loaded librdkafka cannot run it (fixtures/runner.h)
 };
 
 // ------------------------------------------------------------------ the axes
@@ -147,6 +149,16 @@ BenchName Name(const ConsumeParams& p) {
 }
 
 FamilyKeys ConsumeKeys() { return AxisKeys("--consume", ConsumeAxes()); }
+
+// The fill's producer settings, batch.size as the loaded librdkafka takes it (before 1.5.0:
+// batch.num.messages; fixtures/settings_lens.h).
+ClientSettings FillSettings(const ConsumeParams& p) {
+  ClientSettings s = {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}};
+  ApplySettingsLens(SettingsLens::kSame,
+                    (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2,
+                    s);
+  return s;
+}
 
 // ------------------------------------------------------------------ work
 
@@ -279,7 +291,7 @@ class ConsumeWork {
          {"statistics.interval.ms", "1000"},
          {"message.timeout.ms", "30000"}},
         run_.client_settings,
-        {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}},
+        FillSettings(p),
         *run_.state);
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
@@ -315,7 +327,8 @@ class ConsumeWork {
 
 // ------------------------------------------------------------------ registration
 
-void Register(BenchSession& session, const ConsumeParams& p) {
+void Register(BenchSession& session, ConsumeParams p) {
+  p.not_run = MockNotRunReason(p.run, CodecSpec{});
   RegisterWork<ConsumeWork>(session, Name(p), p)->UseRealTime();
   session.NoteRegisteredName(Name(p).str() + "/real_time");  // the name as reported and filtered
 }

@@ -44,6 +44,7 @@
 #include "fixtures/rate_search.h"
 #include "fixtures/run_context.h"
 #include "fixtures/runner.h"
+#include "fixtures/settings_lens.h"
 #include "fixtures/stage_counters.h"
 #include "fixtures/target.h"
 #include "fixtures/window.h"
@@ -73,8 +74,10 @@ struct EndToEndParams {
   std::int64_t rate = 10000;  // records/s
   int partitions = 2;
   std::uint64_t seed = kDefaultPayloadSeed;
+  SettingsLens lens = SettingsLens::kSame;  // fixtures/settings_lens.h
   ClusterRun run;             // the command line's cluster, settings, window; not in the name
   SendRecordsPlan records{};  // planned at registration (Register)
+  std::string not_run;        // why the loaded librdkafka cannot run it (fixtures/runner.h)
 };
 
 // One row per --end-to-end key, in the order keys appear in names (fixtures/matrix_spec.h);
@@ -138,6 +141,16 @@ const std::vector<EndToEndAxis>& EndToEndAxes() {
          if (p.records.cycles()) n.Add("repeats", "allowed");
        },
        nullptr, AxisValue<&EndToEndParams::payload>},
+      {"settings",
+       "same (linger.ms 0, pinned) or shipped (linger.ms, batch.size, max.in.flight and Nagle "
+       "at the loaded release's defaults) (default: same)",
+       [](EndToEndParams& p, std::string_view, std::string_view v) {
+         p.lens = ParseSettingsLens("--end-to-end", v);
+       },
+       [](const EndToEndParams& p, std::string_view k, BenchName& n) {
+         if (p.lens != SettingsLens::kSame) n.Add(k, LensName(p.lens));
+       },
+       nullptr},
   };
   return axes;
 }
@@ -160,10 +173,27 @@ BenchName Name(const EndToEndParams& p) {
 }
 
 // The producer's settings from the axes that map to settings.
-ClientSettings BenchmarkSettings(const EndToEndParams& p) {
+ClientSettings PinnedSettings(const EndToEndParams& p) {
   ClientSettings s = AxisSettings(EndToEndAxes(), p);
   s.emplace_back("linger.ms", "0");
   return s;
+}
+
+double MeanRecordBytes(const EndToEndParams& p) {
+  return (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2;
+}
+
+// The producer's settings as the row's lens takes them (fixtures/settings_lens.h).
+ClientSettings BenchmarkSettings(const EndToEndParams& p) {
+  ClientSettings s = PinnedSettings(p);
+  ApplySettingsLens(p.lens, MeanRecordBytes(p), s);
+  return s;
+}
+
+// What the lens changed, for the row's label.
+std::string SettingsNote(const EndToEndParams& p) {
+  ClientSettings s = PinnedSettings(p);
+  return ApplySettingsLens(p.lens, MeanRecordBytes(p), s);
 }
 
 FamilyKeys EndToEndKeys() { return AxisKeys("--end-to-end", EndToEndAxes()); }
@@ -251,6 +281,7 @@ class EndToEndWork {
     }
     state.SetItemsProcessed(w.records);
     state.SetBytesProcessed(w.value_bytes);
+    if (std::string note = SettingsNote(params_); !note.empty()) state.SetLabel(note);
     auto set = [&state](const char* name, double v) { state.counters[name] = counters::Value(v); };
     auto us = [](std::uint64_t v) { return static_cast<double>(v); };
     ReportLatency(state, e2e, /*open_loop=*/true);
@@ -346,6 +377,7 @@ void Register(BenchSession& session, EndToEndParams p) {
                       p.run.allow_repeats, session.run_state().payload_files());
   if (!p.records.refusal.empty())
     session.NoteRefusedRow(Name(p).str() + "/real_time", p.records.refusal);
+  p.not_run = MockNotRunReason(p.run, p.codec);
   RegisterWork<EndToEndWork>(session, Name(p), p)->UseRealTime();
   session.NoteRegisteredName(Name(p).str() + "/real_time");
 }

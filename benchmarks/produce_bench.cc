@@ -183,6 +183,8 @@ class ProduceWork {
       return;
     }
     const bool open_loop = setup_.params().rate > 0;
+    // What the lens or the loaded release changed of the row's settings, in the result.
+    if (std::string note = SettingsNote(setup_.params()); !note.empty()) state.SetLabel(note);
     if (window) {
       state.SetItemsProcessed(window->records);
       state.SetBytesProcessed(window->value_bytes);

@@ -7,6 +7,8 @@
 #include <array>
 #include <cstddef>
 
+#include "fixtures/cluster.h"
+#include "harness/librdkafka_api.h"
 #include "harness/status.h"
 
 namespace kbench::bench::produce {
@@ -171,6 +173,17 @@ const std::vector<ProduceAxis>& ProduceAxes() {
       {"rate", "offered load in records/s, open loop (default {}: unthrottled)",
        ParseIntAxis<&ProduceParams::rate, 0, 2000000000>, NameIfChanged<&ProduceParams::rate>,
        nullptr, AxisValue<&ProduceParams::rate>},
+      {"settings",
+       "same (pinned settings: what the code costs) or shipped (linger.ms, batch.size, "
+       "max.in.flight and Nagle at the loaded release's defaults: what an upgrade brings) "
+       "(default: same)",
+       [](ProduceParams& p, std::string_view, std::string_view v) {
+         p.lens = ParseSettingsLens(ProduceParams::kFlag, v);
+       },
+       [](const ProduceParams& p, std::string_view k, BenchName& n) {
+         if (p.lens != SettingsLens::kSame) n.Add(k, LensName(p.lens));
+       },
+       nullptr},
       // The variant is the name's second component (Produce/VARIANT/...), not a key:value.
       {"variant", "send, bare_producev (the reference loop) or max_rate (default {})",
        [](ProduceParams& p, std::string_view k, std::string_view v) {
@@ -186,6 +199,18 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
   FindAxis(ProduceParams::kFlag, ProduceAxes(), key).parse(p, key, value);
 }
 
+double MeanRecordBytes(const SizeSpec& size) {
+  return (static_cast<double>(size.min) + static_cast<double>(size.max)) / 2;
+}
+
+// The feature of the loaded librdkafka a row needs and lacks, as the reason it is not run.
+std::string NotRunReason(const ProduceParams& p) {
+  if (p.transaction_records > 0 && !HasFeature(Feature::kTransactions)) {
+    return LacksFeature(Feature::kTransactions);
+  }
+  return MockNotRunReason(p.run, p.codec);
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParams& p) {
@@ -193,7 +218,16 @@ std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParam
   return {{"compression.type", std::string(p.topic_codec)}};
 }
 
-ClientSettings BenchmarkSettings(const ProduceParams& p) { return AxisSettings(ProduceAxes(), p); }
+ClientSettings BenchmarkSettings(const ProduceParams& p) {
+  ClientSettings s = AxisSettings(ProduceAxes(), p);
+  ApplySettingsLens(p.lens, MeanRecordBytes(p.record_bytes), s);
+  return s;
+}
+
+std::string SettingsNote(const ProduceParams& p) {
+  ClientSettings s = AxisSettings(ProduceAxes(), p);
+  return ApplySettingsLens(p.lens, MeanRecordBytes(p.record_bytes), s);
+}
 
 BenchName Name(const ProduceParams& p) {
   BenchName name("Produce", p.variant);
@@ -294,6 +328,14 @@ std::vector<ProduceParams> ExpandProduceSpec(std::string_view spec, const Produc
       throw UsageError("--produce: producers (" + std::to_string(p.producers) +
                        ") cannot exceed threads (" + std::to_string(p.threads) + ")");
     }
+    if (p.lens == SettingsLens::kShipped &&
+        (p.settings.Get("linger_ms", -1) != -1 || p.settings.Get("max_in_flight", -1) != -1 ||
+         p.batch_bytes != ProduceParams{}.batch_bytes)) {
+      throw UsageError(
+          "--produce: settings=shipped leaves linger.ms, batch.size and max.in.flight to "
+          "the release: drop linger_ms, batch_bytes and max_in_flight (or use settings=same)");
+    }
+    p.not_run = NotRunReason(p);
   }
   return rows;
 }

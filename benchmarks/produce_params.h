@@ -15,6 +15,7 @@
 #include "fixtures/family.h"
 #include "fixtures/matrix_spec.h"
 #include "fixtures/options.h"
+#include "fixtures/settings_lens.h"
 #include "harness/codec.h"
 #include "harness/payload.h"
 
@@ -43,15 +44,22 @@ struct ProduceParams {
   std::string_view topic_codec = "producer";  // the topic's compression.type
   std::uint64_t seed = kDefaultPayloadSeed;
   SettingValues settings;  // the setting axes' values (linger_ms, max_in_flight, ...)
+  SettingsLens lens = SettingsLens::kSame;  // fixtures/settings_lens.h
   ClusterRun run;          // the command line's cluster, settings, window; not in the name
   // The records cycled through, planned at registration (PlanSendRecords) from the above.
   SendRecordsPlan records{};
+  // Why the loaded librdkafka cannot run this row ("" if it can): the row is registered,
+  // so that its name stays in every result, and reported as not run (fixtures/runner.h).
+  std::string not_run;
 };
 
 // Produce/VARIANT/key:value/..., each axis adding itself when its row says so.
 BenchName Name(const ProduceParams& p);
-// The benchmark's own client settings, from the axes that map to settings.
+// The benchmark's own client settings, from the axes that map to settings, as its lens and
+// the loaded librdkafka take them (fixtures/settings_lens.h).
 ClientSettings BenchmarkSettings(const ProduceParams& p);
+// What the lens or the loaded librdkafka changed of those settings, for the row's label.
+std::string SettingsNote(const ProduceParams& p);
 // The topic's configs (compression.type only when it is not the broker's default).
 std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParams& p);
 // For --help and --describe: one entry per key, with its default.

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "harness/librdkafka_api.h"
+
 namespace kbench {
 
 StatusOr<rd_kafka_conf_t*> BuildConf(const ClientSettings& settings) {
@@ -142,7 +144,9 @@ StatusOr<std::unique_ptr<AdminClient>> AdminClient::Create(const ClientSettings&
   if (!conf) return conf.status();
   admin->log_->Install(*conf);
   // Fails only in a build without SSL, where no certificate is ever checked anyway.
-  if (diagnose_tls) rd_kafka_conf_set_ssl_cert_verify_cb(*conf, &LogCapture::VerifyCertificate);
+  if (diagnose_tls && Optional().conf_set_ssl_cert_verify_cb) {
+    Optional().conf_set_ssl_cert_verify_cb(*conf, &LogCapture::VerifyCertificate);
+  }
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
   if (!rk) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "harness/librdkafka_api.h"
+
 namespace kbench {
 
 namespace {
@@ -71,9 +73,20 @@ Status ConsumerDriver::StartPass() {
       failure = std::string("assign failed: ") + rd_kafka_err2str(err);
     }
     assigned_ = true;
-  } else if (rd_kafka_error_t* error = rd_kafka_seek_partitions(rk_.get(), parts, 0)) {
-    failure = std::string("seek to offset 0 failed: ") + rd_kafka_error_string(error);
-    rd_kafka_error_destroy(error);
+  } else if (!HasFeature(Feature::kSeekPartitions)) {
+    // Before 1.6.0: one asynchronous rd_kafka_seek per partition, the same request.
+    for (int i = 0; i < parts->cnt && failure.empty(); ++i) {
+      rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_.get(), topic_.c_str(), nullptr);
+      rd_kafka_resp_err_t err = rd_kafka_seek(rkt, parts->elems[i].partition, 0, 0);
+      rd_kafka_topic_destroy(rkt);
+      if (err && err != RD_KAFKA_RESP_ERR__IN_PROGRESS) {
+        failure = "seek of partition " + std::to_string(parts->elems[i].partition) +
+                  " failed: " + rd_kafka_err2str(err);
+      }
+    }
+  } else if (rd_kafka_error_t* error = Optional().seek_partitions(rk_.get(), parts, 0)) {
+    failure = std::string("seek to offset 0 failed: ") + Optional().error_string(error);
+    Optional().error_destroy(error);
   } else {
     for (int i = 0; i < parts->cnt; ++i) {
       rd_kafka_resp_err_t err = parts->elems[i].err;

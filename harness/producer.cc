@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness/codec.h"
+#include "harness/librdkafka_api.h"
 
 namespace kbench {
 
@@ -324,10 +325,10 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
     if (options.transaction_records > 0) {
       const auto init_start = NowNs();
       rd_kafka_error_t* error =
-          rd_kafka_init_transactions(rk, static_cast<int>(d->options_.transaction_timeout.count()));
+          Optional().init_transactions(rk, static_cast<int>(d->options_.transaction_timeout.count()));
       if (error) {
-        std::string what = rd_kafka_error_string(error);
-        rd_kafka_error_destroy(error);
+        std::string what = Optional().error_string(error);
+        Optional().error_destroy(error);
         return Status::Error("init_transactions: " + what);
       }
       d->init_transactions_ns_ += static_cast<std::int64_t>(NowNs() - init_start);
@@ -516,8 +517,8 @@ void CountMarkers(DriverThreadState& s) {
 
 // Notes the first transaction error and frees it; returns its text.
 std::string TakeTransactionError(DriverThreadState& s, const char* call, rd_kafka_error_t* e) {
-  std::string text = std::string(call) + ": " + rd_kafka_error_string(e);
-  rd_kafka_error_destroy(e);
+  std::string text = std::string(call) + ": " + Optional().error_string(e);
+  Optional().error_destroy(e);
   if (s.transaction_error.empty()) s.transaction_error = text;
   return text;
 }
@@ -525,7 +526,7 @@ std::string TakeTransactionError(DriverThreadState& s, const char* call, rd_kafk
 }  // namespace
 
 Status ProducerDriver::BeginTransaction(rd_kafka_t* rk, DriverThreadState& s) {
-  if (rd_kafka_error_t* e = rd_kafka_begin_transaction(rk)) {
+  if (rd_kafka_error_t* e = Optional().begin_transaction(rk)) {
     return Status::Error(TakeTransactionError(s, "begin_transaction", e));
   }
   return Status::Ok();
@@ -533,7 +534,7 @@ Status ProducerDriver::BeginTransaction(rd_kafka_t* rk, DriverThreadState& s) {
 
 Status ProducerDriver::EndTransaction(rd_kafka_t* rk, DriverThreadState& s, int timeout_ms) {
   const auto start = NowNs();
-  rd_kafka_error_t* e = rd_kafka_commit_transaction(rk, timeout_ms);
+  rd_kafka_error_t* e = Optional().commit_transaction(rk, timeout_ms);
   s.commit_ns += static_cast<std::int64_t>(NowNs() - start);
   // The commit flushed: every delivery report of the transaction has been served here.
   if (!e) {
@@ -541,10 +542,10 @@ Status ProducerDriver::EndTransaction(rd_kafka_t* rk, DriverThreadState& s, int 
     ++s.transactions;
     return Status::Ok();
   }
-  const bool abortable = rd_kafka_error_txn_requires_abort(e);
+  const bool abortable = Optional().error_txn_requires_abort(e);
   std::string what = TakeTransactionError(s, "commit_transaction", e);
   if (abortable) {
-    rd_kafka_error_t* aborted = rd_kafka_abort_transaction(rk, timeout_ms);
+    rd_kafka_error_t* aborted = Optional().abort_transaction(rk, timeout_ms);
     if (!aborted) {
       CountMarkers(s);  // an abort writes its markers too
       ++s.transactions_aborted;
