@@ -153,10 +153,11 @@ FamilyKeys ConsumeKeys() { return AxisKeys("--consume", ConsumeAxes()); }
 // The fill's producer settings, batch.size as the loaded librdkafka takes it (before 1.5.0:
 // batch.num.messages; fixtures/settings_lens.h).
 ClientSettings FillSettings(const ConsumeParams& p) {
-  ClientSettings s = {{"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}};
-  ApplySettingsLens(SettingsLens::kSame,
-                    (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2,
-                    s);
+  ClientSettings s = {
+      {"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}};
+  ApplySettingsLens(
+      SettingsLens::kSame,
+      (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2, s);
   return s;
 }
 
@@ -286,13 +287,10 @@ class ConsumeWork {
     }
     RecordSet records = PayloadGenerator(p.payload, p.record_bytes, p.seed).Generate(4096);
     ProducerOptions o;
-    o.settings = MergeSettings(
-        {{"bootstrap.servers", cluster_->bootstrap()},
-         {"statistics.interval.ms", "1000"},
-         {"message.timeout.ms", "30000"}},
-        run_.client_settings,
-        FillSettings(p),
-        *run_.state);
+    o.settings = MergeSettings({{"bootstrap.servers", cluster_->bootstrap()},
+                                {"statistics.interval.ms", "1000"},
+                                {"message.timeout.ms", "30000"}},
+                               run_.client_settings, FillSettings(p), *run_.state);
     o.topic = cluster_->topic();
     o.progress_label = Name(p).str() + " (fill)";
     o.digest_records = true;

@@ -10,16 +10,15 @@ namespace {
 
 // Each release's CHANGELOG and headers: where the function or setting first appears.
 constexpr std::array<FeatureRow, 7> kFeatures = {{
-    {Feature::kMockCluster, "the in-process mock cluster", 0x010300ff, "1.3.0"},
+    {Feature::kMockCluster, "in-process mock cluster", 0x010300ff, "1.3.0"},
     {Feature::kMockTopicCreate, "rd_kafka_mock_topic_create", 0x010400ff, "1.4.0"},
     // Before 1.9.0 the mock refused compressed MessageSets (rdkafka_mock.c's Produce handler).
-    {Feature::kMockCompressed, "an in-process mock that takes compressed batches", 0x010900ff,
+    {Feature::kMockCompressed, "in-process mock that takes compressed batches", 0x010900ff,
      "1.9.0"},
     {Feature::kTransactions, "transactions", 0x010400ff, "1.4.0"},
-    {Feature::kBatchSize, "the batch.size setting", 0x010500ff, "1.5.0"},
+    {Feature::kBatchSize, "batch.size setting", 0x010500ff, "1.5.0"},
     {Feature::kSeekPartitions, "rd_kafka_seek_partitions", 0x010600ff, "1.6.0"},
-    {Feature::kSslCertVerifyCallback, "rd_kafka_conf_set_ssl_cert_verify_cb", 0x010100ff,
-     "1.1.0"},
+    {Feature::kSslCertVerifyCallback, "rd_kafka_conf_set_ssl_cert_verify_cb", 0x010100ff, "1.1.0"},
 }};
 
 template <typename Fn>
@@ -49,8 +48,7 @@ OptionalFunctions ResolveAll() {
 
 std::string VersionText(int v) {
   char text[32];
-  std::snprintf(text, sizeof text, "%d.%d.%d", (v >> 24) & 0xff, (v >> 16) & 0xff,
-                (v >> 8) & 0xff);
+  std::snprintf(text, sizeof text, "%d.%d.%d", (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff);
   return text;
 }
 

@@ -15,19 +15,19 @@
 namespace kbench {
 
 enum class Feature {
-  kMockCluster,          // the in-process mock cluster (rd_kafka_mock_cluster_new)
-  kMockTopicCreate,      // rd_kafka_mock_topic_create
-  kMockCompressed,       // a mock that accepts compressed batches
-  kTransactions,         // rd_kafka_init_transactions and the rd_kafka_error_t API
-  kBatchSize,            // the batch.size setting (before: batch.num.messages alone)
-  kSeekPartitions,       // rd_kafka_seek_partitions (before: rd_kafka_seek per partition)
-  kSslCertVerifyCallback // rd_kafka_conf_set_ssl_cert_verify_cb
+  kMockCluster,           // the in-process mock cluster (rd_kafka_mock_cluster_new)
+  kMockTopicCreate,       // rd_kafka_mock_topic_create
+  kMockCompressed,        // a mock that accepts compressed batches
+  kTransactions,          // rd_kafka_init_transactions and the rd_kafka_error_t API
+  kBatchSize,             // the batch.size setting (before: batch.num.messages alone)
+  kSeekPartitions,        // rd_kafka_seek_partitions (before: rd_kafka_seek per partition)
+  kSslCertVerifyCallback  // rd_kafka_conf_set_ssl_cert_verify_cb
 };
 
 struct FeatureRow {
   Feature feature;
-  std::string_view what;   // for messages: "transactions", "the batch.size setting", ...
-  int since;               // rd_kafka_version() of the first release that has it
+  std::string_view what;  // what "librdkafka X has no ..." names: "transactions", ...
+  int since;              // rd_kafka_version() of the first release that has it
   std::string_view since_text;
 };
 

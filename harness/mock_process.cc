@@ -1,7 +1,7 @@
 #include "harness/mock_process.h"
 
-#include <spawn.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +36,8 @@ bool ReadLine(std::FILE* f, std::string& line) {
 StatusOr<std::unique_ptr<MockProcess>> MockProcess::Start(int brokers, std::string program) {
   if (program.empty()) program = Beside("kbench-mock");
   if (access(program.c_str(), X_OK) != 0) {
-    return Status::Error("the mock host " + program + " is missing (build it: cmake --build build)");
+    return Status::Error("the mock host " + program +
+                         " is missing (build it: cmake --build build)");
   }
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + strerror(errno));
@@ -49,15 +50,16 @@ StatusOr<std::unique_ptr<MockProcess>> MockProcess::Start(int brokers, std::stri
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  // The release under test is on kbench's LD_LIBRARY_PATH; the cluster must not run it.
+  // The release under test is on kbench's LD_LIBRARY_PATH (or LD_PRELOAD); the cluster must
+  // not run it.
   std::vector<char*> env;
   for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0) env.push_back(*e);
+    if (std::strncmp(*e, "LD_LIBRARY_PATH=", 16) != 0 && std::strncmp(*e, "LD_PRELOAD=", 11) != 0)
+      env.push_back(*e);
   }
   env.push_back(nullptr);
   std::string count = std::to_string(brokers);
-  std::vector<char*> argv = {program.data(), const_cast<char*>("--brokers"), count.data(),
-                             nullptr};
+  std::vector<char*> argv = {program.data(), const_cast<char*>("--brokers"), count.data(), nullptr};
   std::unique_ptr<MockProcess> p(new MockProcess());
   int rc = posix_spawn(&p->pid_, program.c_str(), &actions, nullptr, argv.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -95,8 +97,8 @@ StatusOr<std::string> MockProcess::Ask(const std::string& line) {
 }
 
 Status MockProcess::CreateTopic(const std::string& name, int partitions, int replication) {
-  StatusOr<std::string> answer = Ask("topic " + name + " " + std::to_string(partitions) + " " +
-                                     std::to_string(replication));
+  StatusOr<std::string> answer =
+      Ask("topic " + name + " " + std::to_string(partitions) + " " + std::to_string(replication));
   if (!answer) return answer.status();
   if (*answer != "ok") return Status::Error("mock topic create failed: " + answer->substr(6));
   return Status::Ok();

@@ -1,8 +1,8 @@
 #pragma once
 
 // The mock cluster in a process of its own (mock/mock_host.cc, `kbench-mock` beside the
-// kbench binary): started with LD_LIBRARY_PATH removed, so it runs the system's librdkafka
-// whatever release kbench itself loaded, and stopped (end of its input) when this object
+// kbench binary): started without LD_LIBRARY_PATH and LD_PRELOAD, so it runs the system's
+// librdkafka whatever release kbench itself loaded, and stopped (end of its input) when this object
 // goes. Topics are created through it; clients reach it by its bootstrap address.
 
 #include <sys/types.h>

@@ -324,8 +324,8 @@ StatusOr<std::unique_ptr<ProducerDriver>> ProducerDriver::Create(const ProducerO
     }
     if (options.transaction_records > 0) {
       const auto init_start = NowNs();
-      rd_kafka_error_t* error =
-          Optional().init_transactions(rk, static_cast<int>(d->options_.transaction_timeout.count()));
+      rd_kafka_error_t* error = Optional().init_transactions(
+          rk, static_cast<int>(d->options_.transaction_timeout.count()));
       if (error) {
         std::string what = Optional().error_string(error);
         Optional().error_destroy(error);

@@ -25,7 +25,8 @@
 namespace {
 
 int Usage(const char* why) {
-  std::cerr << "kbench-mock: " << why << "\nUsage: kbench-mock [--brokers N]  (N 1-32, default 3)\n";
+  std::cerr << "kbench-mock: " << why
+            << "\nUsage: kbench-mock [--brokers N]  (N 1-32, default 3)\n";
   return 2;
 }
 
@@ -34,8 +35,8 @@ int Usage(const char* why) {
 std::string CreateTopic(rd_kafka_mock_cluster_t* mock, int brokers, const std::string& name,
                         int partitions, int replication) {
   if (replication > brokers) return "replication factor exceeds the mock's brokers";
-  if (rd_kafka_resp_err_t e = rd_kafka_mock_topic_create(mock, name.c_str(), partitions,
-                                                         replication)) {
+  if (rd_kafka_resp_err_t e =
+          rd_kafka_mock_topic_create(mock, name.c_str(), partitions, replication)) {
     return rd_kafka_err2str(e);
   }
   const int leaders = std::min(brokers, 3);
@@ -85,8 +86,8 @@ int main(int argc, char** argv) {
     std::istringstream in(line);
     std::string verb, name;
     int partitions = 0, replication = 0;
-    if (!(in >> verb >> name >> partitions >> replication) || verb != "topic" ||
-        partitions < 1 || replication < 1) {
+    if (!(in >> verb >> name >> partitions >> replication) || verb != "topic" || partitions < 1 ||
+        replication < 1) {
       std::cout << "error expected: topic NAME PARTITIONS REPLICATION" << std::endl;
       continue;
     }
