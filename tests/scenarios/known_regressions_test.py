@@ -223,11 +223,13 @@ class KnownRegressions(unittest.TestCase):
         self.assertEqual(self.statuses(summary), {"cpu": ("improvement", "found")})
         self.assertRegex(proc.stderr, r"deciding +Produce/send/x cpu_us_per_record: -40\.0 %")
 
-    def test_a_control_that_stays_inconclusive_is_found(self):
+    def test_a_control_that_stays_inconclusive_is_not_judged(self):
+        # A control is found only when its deciding rows are proven unchanged: one that
+        # decided nothing has shown nothing.
         f = self.cases_file(case("ctl", "2.3.0", "none", measures="control"))
         proc, _, summary = self.run_scenario("--cases-file", f, "--cases", "ctl")
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(self.statuses(summary), {"ctl": ("inconclusive", "found")})
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(self.statuses(summary), {"ctl": ("inconclusive", "not judged")})
 
     def test_tree_cases_without_a_tree_are_not_judged(self):
         f = self.cases_file(case("tree", "tree:abc123", "improvement", a="tree:abc122"))
@@ -309,6 +311,22 @@ class CaseTable(unittest.TestCase):
         self.assertTrue({"throughput", "cpu"} & {c["measures"] for c in others})
         latency = {(c["filter"], c["args"]) for c in self.cases if c["measures"] == "latency"}
         self.assertGreaterEqual(len(latency), 2)
+
+    def test_release_level_cases(self):
+        # librdkafka's own release history: the 1.7.0 wake-up regression (#3538) and its fix
+        # in 1.9.0, decided on CPU per record at a fixed rate; the linger.ms default of 1.5.0
+        # in the as-shipped lens, decided on produce latency.
+        by_pair = {(c["a"], c["b"]): c for c in self.cases}
+        for pair, expect, metric in ((("tree:v1.6.1", "tree:v1.7.0"), "regression", "cpu_us_per_record"),
+                                     (("tree:v1.8.2", "tree:v1.9.0"), "improvement", "cpu_us_per_record"),
+                                     (("tree:v1.4.0", "tree:v1.5.0"), "regression", "p50_us")):
+            with self.subTest(pair=pair):
+                self.assertIn(pair, by_pair)
+                c = by_pair[pair]
+                self.assertEqual((c["expect"], c["metric"]), (expect, metric))
+                self.assertRegex(c["args"], r"rate=\d+")
+        self.assertIn("settings=shipped", by_pair[("tree:v1.4.0", "tree:v1.5.0")]["args"])
+        self.assertIn("--mock=process", by_pair[("tree:v1.4.0", "tree:v1.5.0")]["args"])
 
     def test_every_case_has_a_source(self):
         for c in self.cases:

@@ -159,12 +159,14 @@ def judge(case, run, verdict):
     found = found_in(verdict)
     out["found"] = found
     if case["expect"] == "none":
+        # A control is found only when its deciding rows are proven unchanged: one that
+        # decided nothing (inconclusive) has shown nothing, and is not judged.
         if found in ("regression", "improvement", "mixed"):
             out["status"] = MISSED
-        elif verdict.get("errored") or verdict.get("unjudged") or not out["deciding"]:
-            out["status"] = NOT_JUDGED
-        else:
+        elif found == "unchanged":
             out["status"] = FOUND
+        else:
+            out["status"] = NOT_JUDGED
     elif found == case["expect"]:
         out["status"] = FOUND
     elif found == "inconclusive":
