@@ -64,6 +64,8 @@ void BareProducevWork::Iterate() {
 }
 
 void BareProducevWork::Report(benchmark::State& state) {
+  // The same settings as the row it judges, changed alike by the lens or the release.
+  if (std::string note = SettingsNote(setup_.params()); !note.empty()) state.SetLabel(note);
   if (setup_.windowed()) {
     // Counts as of the window's last poll; the flush (the drain) comes after, untimed.
     const Count begin = boundaries_.empty() ? Count{} : boundaries_.front();
