@@ -45,7 +45,7 @@ struct ProduceParams {
   std::uint64_t seed = kDefaultPayloadSeed;
   SettingValues settings;  // the setting axes' values (linger_ms, max_in_flight, ...)
   SettingsLens lens = SettingsLens::kSame;  // fixtures/settings_lens.h
-  ClusterRun run;          // the command line's cluster, settings, window; not in the name
+  ClusterRun run;  // the command line's cluster, settings, window; not in the name
   // The records cycled through, planned at registration (PlanSendRecords) from the above.
   SendRecordsPlan records{};
   // Why the loaded librdkafka cannot run this row ("" if it can): the row is registered,
