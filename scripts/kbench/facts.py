@@ -102,6 +102,13 @@ def latency():
     return d["latency"]
 
 
+def is_not_run(error_message):
+    """True for the error of a row the loaded librdkafka cannot run (fixtures/runner.h's
+    kNotRunPrefix): listed as not run, never as a failure."""
+    prefix = describe().get("librdkafka", {}).get("not_run_prefix")
+    return bool(prefix) and str(error_message or "").startswith(prefix)
+
+
 def families():
     return describe()["families"]
 

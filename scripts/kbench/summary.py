@@ -95,10 +95,14 @@ def main(path):
         print(f"summary: cannot read {path}: {e}", file=sys.stderr)
         return 2
     facts.offer(data)
-    groups, failures = {}, []
+    groups, failures, not_run = {}, [], []
     for run in runs:
         if run.get("error_occurred"):
-            failures.append(f"{run['name']}: {run.get('error_message', '')}")
+            line = f"{run['name']}: {run.get('error_message', '')}"
+            if not facts.is_not_run(run.get("error_message")):
+                failures.append(line)
+            elif line not in not_run:
+                not_run.append(line)
             continue
         if run.get("run_type") == "aggregate":
             continue
@@ -159,6 +163,10 @@ def main(path):
     if shortfalls:
         print("\nopen-loop rows short of their target rate (their latency is at a lower load):")
         print("\n".join(shortfalls))
+    if not_run:
+        print(f"\n{len(not_run)} benchmark(s) not run (the loaded librdkafka lacks what they need):")
+        for line in not_run:
+            print(f"  {line}")
     if failures:
         print(f"\n{len(failures)} benchmark run(s) FAILED:")
         for f in failures:

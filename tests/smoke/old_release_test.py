@@ -82,6 +82,14 @@ class OldReleaseTest(unittest.TestCase):
         for b in ran:
             self.assertFalse(b.get("error_occurred"), b.get("error_message"))
             self.assertGreater(b["items_per_second"], 0)
+        # The summary lists the row apart, not among failures.
+        summary = subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"), "-m", "kbench.summary",
+                                  os.path.join(self.tmp, "out.json")], capture_output=True, text=True,
+                                 env=dict(os.environ, KBENCH_BIN=BIN))
+        self.assertEqual(summary.returncode, 0, summary.stderr)
+        self.assertIn("1 benchmark(s) not run", summary.stdout)
+        self.assertIn("not run: librdkafka 1.0.0 has no transactions", summary.stdout)
+        self.assertNotIn("FAILED", summary.stdout)
         for b in ran:
             if b["name"].startswith("Produce/"):
                 # 65536 / (100 value bytes + 12 of framing)
