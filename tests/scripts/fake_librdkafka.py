@@ -9,7 +9,10 @@ are chosen per commit (OPTIONS as of 2.x; OPTIONS_1_7 without libcurl's; OPTIONS
 without zlib's and zstd's, as v1.0.0).
 
 At build time FAKE_FAIL=configure or FAKE_FAIL=make makes that step fail, and every configure
-call (not --help) appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds)."""
+call (not --help) appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds).
+configure writes Makefile.config and config.h as mklove does: every WITH_* it knows on, those
+named in FAKE_WITHOUT (e.g. "LDS SSL") off, with mklove's words when the linker script is off
+for want of python; FAKE_NO_CONFIG=1 writes neither file."""
 
 import os
 import subprocess
@@ -38,6 +41,21 @@ for a in "$@"; do
   esac
 done
 [ -n "$FAKE_CONFIGURE_LOG" ] && echo "$@" >> "$FAKE_CONFIGURE_LOG"
+[ -n "$FAKE_NO_CONFIG" ] && exit 0
+: > Makefile.config
+: > config.h
+for f in GCC LDS ZLIB SSL ZSTD LZ4_EXT SNAPPY CRC32C_HW; do
+  case " $FAKE_WITHOUT " in
+    *" $f "*) v=n ;;
+    *) v=y ;;
+  esac
+  if [ $f = LDS ] && [ $v = n ]; then
+    echo 'checking for python (by command)... failed (disable)'
+    echo 'disabling linker-script since python is not available'
+  fi
+  printf 'WITH_%%s=\t%%s\n' $f $v >> Makefile.config
+  [ $v = y ] && echo "#define WITH_$f 1" >> config.h
+done
 exit 0
 """
 

@@ -287,6 +287,17 @@ class LibrdkafkaScript(unittest.TestCase):
         self.assertIn("without zstd", proc.stderr)
         self.assert_nothing_published("2.15.1")
 
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_a_release_that_lost_a_speed_feature_is_refused(self):
+        env = self.fake_npm_env(FAKE_WITHOUT="LDS")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("WITH_LDS=n", proc.stderr)
+        self.assert_nothing_published("2.15.1")
+        d = self.version_dir("2.15.1")
+        left = [n for n in os.listdir(d) if not n.endswith(".tgz")]
+        self.assertEqual(sorted(left), [".lock", "build.log"], "only the log and the tarball stay")
+
     def test_npm_failure_is_reported(self):
         env = self.fake_npm_env(FAKE_FAIL="pack")
         proc = self.run_script("build", "2.12.0", env=env)
@@ -475,6 +486,55 @@ class LibrdkafkaTree(unittest.TestCase):
                                 runtime="2.15.1-RC1")
         proc = self.run_script("build", "--tree", self.repo, rc)
         self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    # --- what configure turned off --------------------------------------------------------
+
+    def entries(self):
+        trees = os.path.join(self.cache, "librdkafka", "tree")
+        return {name: sorted(os.listdir(os.path.join(trees, name)))
+                for name in (os.listdir(trees) if os.path.isdir(trees) else [])}
+
+    def test_a_build_that_lost_a_speed_feature_is_refused(self):
+        # configure succeeds with these off; each changes the speed measured, so the build
+        # stops there (exit 1) and leaves no half-built entry.
+        says = {"LDS": "python-is-python3", "SSL": "OpenSSL", "ZSTD": "zstd",
+                "LZ4_EXT": "liblz4", "CRC32C_HW": "SSE4.2"}
+        for feature, why in says.items():
+            with self.subTest(feature=feature):
+                proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_WITHOUT=feature)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("refused", proc.stderr)
+                self.assertIn("WITH_%s=n" % feature, proc.stderr)
+                self.assertIn(why, proc.stderr)
+                self.assertIn("build.log", proc.stderr)
+                for name, files in self.entries().items():
+                    self.assertEqual(files, [".lock", "build.log"], "left in %s" % name)
+                self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode, 1)
+        # Two at once: both named.
+        proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_WITHOUT="LDS SSL")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("WITH_LDS=n", proc.stderr)
+        self.assertIn("WITH_SSL=n", proc.stderr)
+        self.assertEqual(self.configure_calls(), 6)
+
+    def test_configure_results_are_kept_with_the_build(self):
+        proc = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        entry = os.path.dirname(proc.stdout.strip())
+        for name in ("Makefile.config", "config.h"):
+            self.assertTrue(os.path.isfile(os.path.join(entry, "configure", name)), name)
+        stamp = self.stamp_of(proc)
+        for name in ("WITH_LDS", "WITH_SSL", "WITH_ZSTD", "WITH_LZ4_EXT", "WITH_CRC32C_HW"):
+            self.assertIn(name, stamp["configure_with"])
+        self.assertEqual(stamp["configure_without"], [])
+
+    def test_configure_without_results_is_refused(self):
+        proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_NO_CONFIG="1")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("wrote no Makefile.config", proc.stderr)
+        for name, files in self.entries().items():
+            self.assertEqual(files, [".lock", "build.log"], "left in %s" % name)
 
     # --- bare repositories, old commits --------------------------------------------------
 

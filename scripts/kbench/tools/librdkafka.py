@@ -8,6 +8,7 @@ The one line on stdout is the directory to put on LD_LIBRARY_PATH; progress goes
 Cache layout, messages and exit statuses are those of the bash tool it replaces: see --help.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -73,16 +74,36 @@ nothing printed, no LD_LIBRARY_PATH needed. So does a VERSION equal to the syste
 unless --from-source asks to build it from npm anyway.
 
 Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/ for a
-commit (FLAGS: a digest of the configure flags): lib/librdkafka.so.1, include/, build.log and
-build.json (source, configure flags, builtin.features, ...). Delete one to rebuild it. The
-configure flags, the checks of a build and build.json: docs/comparing.md.
+commit (FLAGS: a digest of the configure flags): lib/librdkafka.so.1, include/, configure/
+(configure's Makefile.config and config.h), build.log and build.json (source, configure flags,
+builtin.features, configure_with/configure_without: the WITH_* settings, ...). Delete one to
+rebuild it. The configure flags, the checks of a build and build.json: docs/comparing.md.
+
+A build that configure left without something that changes librdkafka's speed is refused
+(exit 1, nothing cached, the reason on stderr): the linker script (WITH_LDS; releases before
+1.4.2 need `python` on PATH for it: Debian's python-is-python3), SSL (when libssl-dev is
+there), zstd, the system's lz4 (WITH_LZ4_EXT) or the SSE4.2 CRC32C (WITH_CRC32C_HW).
 
 Needs npm, a C compiler, make, and zlib1g-dev libzstd-dev liblz4-dev (SSL with libssl-dev).
 A build takes ~1.5 min on 2 cores.
-Exit status: 0 ok; 1 build failure, or for 'path' not built; 2 bad usage or a missing
+Exit status: 0 ok; 1 build failure or refusal, or for 'path' not built; 2 bad usage or a missing
 prerequisite (npm, compiler, headers), and for --tree: DIR not a git repository, REV not a
 commit of it, that commit not a librdkafka source tree, or older than %(oldest)s.
 """ % {"oldest": OLDEST_TREE}
+
+# What configure may turn off without failing, each of which changes librdkafka's speed: a
+# build without one is refused (exit 1), never cached. Read from the WITH_* lines configure
+# writes to Makefile.config; "y" is on, anything else (or absent) off.
+SPEED_FEATURES = (
+    # The version script makes every symbol but the API local, so the library's internal
+    # calls bind directly instead of through the PLT.
+    ("WITH_LDS", "no linker script (every internal symbol exported, internal calls through the PLT)"),
+    ("WITH_SSL", "no OpenSSL (no TLS, no SASL/SCRAM; Debian: libssl-dev)"),
+    ("WITH_ZSTD", "no zstd (Debian: libzstd-dev)"),
+    ("WITH_LZ4_EXT", "the bundled lz4 instead of the system's liblz4 (Debian: liblz4-dev)"),
+    ("WITH_CRC32C_HW", "software CRC32C instead of the SSE4.2 instruction"),
+)
+WITH_LINE = re.compile(r"^(WITH_[A-Za-z0-9_]+)=[^\S\n]*(\S*)", re.M)
 
 HEADER_VERSION = re.compile(r"^#define[^\S\n]+RD_KAFKA_VERSION[^\S\n]+0x([0-9a-fA-F]{8})", re.M)
 CONFIGURE_OPTION = re.compile(r"--(?:enable|disable)-[A-Za-z0-9_-]+")
@@ -239,7 +260,9 @@ def detect_flags(flags, src, log, what):
 
 def compile_source(d, src, version, what, flags):
     """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
-    publishes D/lib and D/include; returns (flags kept, flags dropped, builtin.features)."""
+    publishes D/lib, D/include and D/configure; returns (flags kept, flags dropped,
+    builtin.features, configure's WITH_* settings). A feature of SPEED_FEATURES turned off
+    stops it after configure."""
     log = d + "/build.log"
     info("building librdkafka %s (log: %s)" % (what, log))
     flags, dropped = detect_flags(flags, src, log, what)
@@ -254,6 +277,12 @@ def compile_source(d, src, version, what, flags):
     if not run_logged(["./configure"] + flags, log, cwd=src, env=env):
         shell.show_log(log, 30)
         die("configure failed for %s (flags: %s); log: %s" % (what, " ".join(flags), log), status=1)
+
+    with_ = configure_results(d, src, log, what)
+    refused = refusals(with_, flags, log)
+    if refused:
+        die("librdkafka %s refused: configure turned off what changes its speed:\n  %s\nlog: %s"
+            % (what, "\n  ".join(refused), log), status=1)
 
     # make: the library only (src/), not the examples or tests.
     if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0))], log, env=env):
@@ -286,17 +315,84 @@ def compile_source(d, src, version, what, flags):
     # Publish: lib/ appears only complete; the stamp follows.
     shutil.rmtree(d + "/lib", ignore_errors=True)
     os.rename(stage, d + "/lib")
-    return flags, dropped, features
+    return flags, dropped, features, with_
+
+
+def configure_results(d, src, log, what):
+    """The WITH_* settings configure wrote to SRC/Makefile.config ({name: value}), kept with
+    SRC/config.h in D/configure/ beside the build."""
+    try:
+        with open(src + "/Makefile.config", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        die("configure of %s wrote no Makefile.config: what it turned on is unknown; log: %s" % (what, log),
+            status=1)
+    fresh_dir(d + "/configure")
+    for name in ("Makefile.config", "config.h"):
+        if os.path.isfile(src + "/" + name):
+            shutil.copy(src + "/" + name, d + "/configure")
+    return dict(WITH_LINE.findall(text))
+
+
+def cpu_has_sse42():
+    """Whether /proc/cpuinfo lists sse4_2; None when it cannot be read (not Linux)."""
+    try:
+        with open("/proc/cpuinfo", errors="replace") as f:
+            return bool(re.search(r"^flags\s*:.*\bsse4_2\b", f.read(), re.M))
+    except OSError:
+        return None
+
+
+def refusals(with_, flags, log):
+    """Why a configure result WITH_ ({name: value}) is not the library kbench measures: the
+    reasons, one per SPEED_FEATURES entry turned off (SSL only when FLAGS asked for it)."""
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    reasons = []
+    for name, loss in SPEED_FEATURES:
+        if with_.get(name) == "y" or (name == "WITH_SSL" and "--enable-ssl" not in flags):
+            continue
+        reason = "%s=%s: %s" % (name, with_.get(name, "(absent)"), loss)
+        # mklove turns the linker script off when the interpreter of lds-gen.py is missing:
+        # releases before 1.4.2 run it as `python`, which a clean Debian 12 lacks.
+        m = re.search(r"disabling linker-script since (\S+) is not available", text)
+        if name == "WITH_LDS" and m:
+            reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
+                m.group(1), "python-is-python3" if m.group(1) == "python" else m.group(1))
+        if name == "WITH_CRC32C_HW":
+            sse42 = cpu_has_sse42()
+            reason += ("; this CPU has no SSE4.2 (no sse4_2 in /proc/cpuinfo)" if sse42 is False else
+                       "; configure's check of the SSE4.2 crc32 instruction failed (see the log)")
+        reasons.append(reason)
+    return reasons
+
+
+@contextlib.contextmanager
+def building(d):
+    """A build of cache entry D: if it fails or is interrupted, whatever it made is removed
+    (the build tree, staged and unstamped files); build.log, and an npm tarball, stay."""
+    try:
+        yield
+    except BaseException:
+        for name in ("build", "lib.tmp", "include", "configure") + (() if is_built(d) else ("lib",)):
+            shutil.rmtree(d + "/" + name, ignore_errors=True)
+        raise
 
 
 def write_stamp(d, started, pairs, built):
     """D/build.json, which marks the entry valid (the pairs, flags, features, seconds,
     compiler); then prints the library directory."""
-    flags, dropped, features = built
+    flags, dropped, features, with_ = built
     seconds = int(time.time()) - started  # whole seconds crossed, as bash's $SECONDS counts
     stamp.write(d + "/build.json", pairs + [
         "configure_flags:words=" + " ".join(flags), "configure_flags_unknown:words=" + " ".join(dropped),
-        "builtin_features:csv=" + features, "build_seconds:int=%d" % seconds,
+        "builtin_features:csv=" + features,
+        "configure_with:words=" + " ".join(sorted(k for k, v in with_.items() if v == "y")),
+        "configure_without:words=" + " ".join(sorted(k for k, v in with_.items() if v != "y")),
+        "build_seconds:int=%d" % seconds,
         "compiler=" + stamp.compiler()])
     info("built librdkafka in %ds (features: %s)" % (seconds, features))
     shutil.rmtree(d + "/build", ignore_errors=True)
@@ -347,7 +443,7 @@ def cmd_build(root, version, from_source, system):
     if not first_tgz(d) and not shutil.which("npm"):
         die("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)")
     check_build_tools()
-    with stamp.lock(d, version):
+    with stamp.lock(d, version), building(d):
         if not print_built(d):
             build_release(d, version, spec)
 
@@ -461,7 +557,7 @@ def cmd_build_tree(root, tree, rev):
     rc, describe = git(tree, "describe", "--tags", "--always", "--abbrev=12", t.sha)
     if rc != 0:
         describe = t.sha[:12]
-    with stamp.lock(d, "commit " + t.sha[:12]):
+    with stamp.lock(d, "commit " + t.sha[:12]), building(d):
         if not print_built(d):
             build_commit(d, t, flags, describe)
 
