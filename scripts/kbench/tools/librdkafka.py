@@ -284,8 +284,9 @@ def compile_source(d, src, version, what, flags):
         die("librdkafka %s refused: configure turned off what changes its speed:\n  %s\nlog: %s"
             % (what, "\n  ".join(refused), log), status=1)
 
-    # make: the library only (src/), not the examples or tests.
-    if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0))], log, env=env):
+    # make: the shared library only (not the static ones, the examples or the tests).
+    if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0)), "librdkafka.so.1"],
+                      log, env=env):
         shell.show_log(log, 30)
         die("make failed for %s; log: %s" % (what, log), status=1)
     if not os.path.isfile(src + "/src/librdkafka.so.1"):
