@@ -107,7 +107,7 @@ class LibrdkafkaScript(unittest.TestCase):
         with open(os.path.join(d, "lib", "librdkafka.so.1"), "w") as f:
             f.write("not a real library")
         with open(os.path.join(d, "build.json"), "w") as f:
-            json.dump({"librdkafka_version": version}, f)
+            json.dump({"librdkafka_version": version, "configure_with": ["WITH_LDS"]}, f)
         return os.path.join(d, "lib")
 
     # --- usage -----------------------------------------------------------------------------
@@ -528,6 +528,23 @@ class LibrdkafkaTree(unittest.TestCase):
         for name in ("WITH_LDS", "WITH_SSL", "WITH_ZSTD", "WITH_LZ4_EXT", "WITH_CRC32C_HW"):
             self.assertIn(name, stamp["configure_with"])
         self.assertEqual(stamp["configure_without"], [])
+
+    def test_an_entry_stamped_before_the_checks_is_built_again(self):
+        # As the tool left it before it read configure's results: maybe without the linker script.
+        proc = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        path = os.path.join(os.path.dirname(proc.stdout.strip()), "build.json")
+        with open(path) as f:
+            old = {k: v for k, v in json.load(f).items() if not k.startswith("configure_with")}
+        with open(path, "w") as f:
+            json.dump(old, f)
+        self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode, 1)
+        again = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn("building it again", again.stderr)
+        self.assertEqual(again.stdout, proc.stdout)
+        self.assertEqual(self.configure_calls(), 2)
+        self.assertIn("WITH_LDS", self.stamp_of(again)["configure_with"])
 
     def test_configure_without_results_is_refused(self):
         proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_NO_CONFIG="1")

