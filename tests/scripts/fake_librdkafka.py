@@ -127,3 +127,45 @@ def commit_change(repo, note, subdir="", **tree):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", note)
     return git(repo, "rev-parse", "HEAD")
+
+
+def header_of(version):
+    """"2.6.1" -> "0x020601ff", RD_KAFKA_VERSION of that final release."""
+    return "0x%02x%02x%02xff" % tuple(int(n) for n in version.split("."))
+
+
+def make_release_repo(repo):
+    """A repository shaped like librdkafka's release history; returns {tag: sha}:
+
+        v0.11.6 - v1.0.0 - v1.1.0-RC1 - v1.1.0 - v2.6.1 = v2.7.0 - v2.8.0   (the main line)
+                        \\- v1.0.1                                         (a maintenance branch)
+
+    v2.7.0 is a second tag on v2.6.1's commit (lightweight, as v0.11.6; the others are
+    annotated); before 1.1.0 configure.self checks for `python`
+    (the linker script's interpreter), from 1.1.0 on for `python3`."""
+    def configure_self(interpreter):
+        return {"configure.self": 'mkl_command_check %s "HAVE_PYTHON" "disable" "%s -V"\n'
+                                  % (interpreter, interpreter)}
+
+    tags = {"v0.11.6": make_repo(repo, header=header_of("0.11.6"), runtime="0.11.6",
+                                 extra=configure_self("python"))}
+    git(repo, "tag", "v0.11.6")
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+
+    def release(tag, interpreter, header=None, runtime=None):
+        version = tag[1:]
+        tags[tag] = commit_change(repo, "librdkafka " + tag, header=header or header_of(version),
+                                  runtime=runtime or version, extra=configure_self(interpreter))
+        git(repo, "tag", "-a", "-m", "librdkafka " + tag, tag)  # annotated, as librdkafka's
+
+    release("v1.0.0", "python")
+    git(repo, "checkout", "-q", "-b", "1.0.x")
+    release("v1.0.1", "python")
+    git(repo, "checkout", "-q", main)
+    release("v1.1.0-RC1", "python3", header="0x010100c9")  # RD_KAFKA_VERSION's -RC1
+    release("v1.1.0", "python3")
+    release("v2.6.1", "python3")
+    git(repo, "tag", "v2.7.0")
+    tags["v2.7.0"] = tags["v2.6.1"]
+    release("v2.8.0", "python3")
+    return tags
