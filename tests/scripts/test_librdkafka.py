@@ -769,6 +769,21 @@ class LibrdkafkaReleases(unittest.TestCase):
         self.assertIn("older than 1.0.0", proc.stderr)
         self.assertEqual(self.configure_calls(), 0)
 
+    def test_dry_run_checks_and_builds_nothing(self):
+        # tests/scripts/test_docs_commands.py checks the documented commands so.
+        for args in (["build", "--tree", self.repo, "v1.0.0", "v2.8.0"],
+                     ["build", "--tree", self.repo, "--releases", "all"],
+                     ["releases", "--tree", self.repo]):
+            with self.subTest(args=args):
+                proc = self.run_script(*args, KBENCH_DRY_RUN="1")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("dry run", proc.stderr)
+        proc = self.run_script("build", "--tree", self.repo, "v9.9.9", KBENCH_DRY_RUN="1")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertFalse(os.path.exists(self.cache))
+        self.assertEqual(self.configure_calls(), 0)
+
     def test_a_failed_build_does_not_stop_the_others(self):
         bad = fake.commit_change(self.repo, "half-bumped", header=fake.header_of("2.9.0"),
                                  runtime="2.8.0")

@@ -680,6 +680,7 @@ def cmd_build_tree(root, tree, revs, span):
     trees = [Tree(repo, rev) for rev in revs]
     flags = choose_flags()
     todo = [t.check() for t in trees if not is_built(t.entry(root, flags))]
+    cli.dry_run_exit()
     if todo:
         check_build_tools()
     if len(trees) == 1:
@@ -746,6 +747,7 @@ def cmd_releases(root, tree):
     (the latest earlier release that is its ancestor), built or not, notes."""
     repo = Repo(tree)
     shown = repo.final_releases()
+    cli.dry_run_exit()
     every = repo.all_releases()
     first = {}  # sha -> its first release; a later tag on the same commit is no release of its own
     for r in every:
