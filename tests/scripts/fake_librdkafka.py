@@ -137,12 +137,13 @@ def header_of(version):
 def make_release_repo(repo):
     """A repository shaped like librdkafka's release history; returns {tag: sha}:
 
-        v0.11.6 - v1.0.0 - v1.1.0-RC1 - v1.1.0 - v2.6.1 = v2.7.0 - v2.8.0   (the main line)
-                        \\- v1.0.1                                         (a maintenance branch)
+        v0.11.6 - v1.0.0 - v1.1.0-RC1 - v1.1.0 - v2.6.1 = v2.7.0 - v2.8.0 - v2.8.1   (the main line)
+                        \\- v1.0.1                                                  (a maintenance branch)
 
     v2.7.0 is a second tag on v2.6.1's commit (lightweight, as v0.11.6; the others are
-    annotated); before 1.1.0 configure.self checks for `python`
-    (the linker script's interpreter), from 1.1.0 on for `python3`."""
+    annotated); v2.8.1's rdkafka.h still says 2.8.0, as librdkafka's v2.0.1 says 2.0.0;
+    before 1.1.0 configure.self checks for `python` (the linker script's interpreter), from
+    1.1.0 on for `python3`."""
     def configure_self(interpreter):
         return {"configure.self": 'mkl_command_check %s "HAVE_PYTHON" "disable" "%s -V"\n'
                                   % (interpreter, interpreter)}
@@ -168,4 +169,5 @@ def make_release_repo(repo):
     git(repo, "tag", "v2.7.0")
     tags["v2.7.0"] = tags["v2.6.1"]
     release("v2.8.0", "python3")
+    release("v2.8.1", "python3", header=header_of("2.8.0"), runtime="2.8.0")  # as v2.0.1: not bumped
     return tags

@@ -661,14 +661,16 @@ class LibrdkafkaReleases(unittest.TestCase):
     def test_releases_lists_final_releases_with_their_branch_parent(self):
         order, rows = self.listing()
         # Version order; no -RC tag, nothing before 1.0.0.
-        self.assertEqual(order, ["v1.0.0", "v1.0.1", "v1.1.0", "v2.6.1", "v2.7.0", "v2.8.0"])
+        self.assertEqual(order, ["v1.0.0", "v1.0.1", "v1.1.0", "v2.6.1", "v2.7.0", "v2.8.0",
+                                 "v2.8.1"])
         for tag, row in rows.items():
             self.assertEqual(row["commit"], self.tags[tag][:12])
             self.assertEqual(row["built"], "no")
         parents = {tag: row["parent"] for tag, row in rows.items()}
         # v1.1.0 follows v1.0.0, not the maintenance release v1.0.1; v2.8.0 follows v2.6.1.
         self.assertEqual(parents, {"v1.0.0": "v0.11.6", "v1.0.1": "v1.0.0", "v1.1.0": "v1.0.0",
-                                   "v2.6.1": "v1.1.0", "v2.7.0": "v2.6.1", "v2.8.0": "v2.6.1"})
+                                   "v2.6.1": "v1.1.0", "v2.7.0": "v2.6.1", "v2.8.0": "v2.6.1",
+                                   "v2.8.1": "v2.8.0"})
         self.assertIn("= v2.6.1", rows["v2.7.0"]["notes"])
         self.assertIn("never released", rows["v2.7.0"]["notes"])
         self.assertIn("maintenance branch: not in v1.1.0's history", rows["v1.0.1"]["notes"])
@@ -676,6 +678,7 @@ class LibrdkafkaReleases(unittest.TestCase):
             self.assertIn("`python`", rows[tag]["notes"])
         for tag in ("v1.1.0", "v2.6.1", "v2.8.0"):
             self.assertEqual(rows[tag]["notes"], "")
+        self.assertIn("rdkafka.h says 2.8.0", rows["v2.8.1"]["notes"])
 
         # Built: v2.7.0 is v2.6.1's build.
         self.assertEqual(self.run_script("build", "--tree", self.repo, "v2.6.1").returncode, 0)
@@ -734,8 +737,8 @@ class LibrdkafkaReleases(unittest.TestCase):
         self.assertEqual(self.configure_calls(), 4)
         proc = self.run_script("build", "--tree", self.repo, "--releases=all")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertEqual(len(proc.stdout.splitlines()), 6)
-        self.assertEqual(self.configure_calls(), 5)
+        self.assertEqual(len(proc.stdout.splitlines()), 7)
+        self.assertEqual(self.configure_calls(), 6)
         self.assertEqual(proc.stdout, self.run_script("build", "--tree", self.repo, "--releases",
                                                       "..").stdout)
         _, rows = self.listing()

@@ -83,7 +83,8 @@ LD_LIBRARY_PATH (a line on stdout for each build asked for; progress goes to std
                   branch parent (the release it follows: the latest earlier release that is
                   its ancestor, so a maintenance release shows where it branched), whether it
                   is built, and notes (a tag on an earlier release's commit, a maintenance
-                  branch, a linker script that needs `python`)
+                  branch, a linker script that needs `python`, an rdkafka.h that names
+                  another version)
 
 VERSION 'system' means the system's own librdkafka.so.1 (Debian's 2.0.2): nothing to build,
 nothing printed, no LD_LIBRARY_PATH needed. So does a VERSION equal to the system library's,
@@ -772,6 +773,11 @@ def cmd_releases(root, tree):
             configure = repo.git("show", "%s:%sconfigure.self" % (r.sha, repo.prefix))[1]
             if NEEDS_PYTHON.search(configure):
                 notes.append("its linker script needs `python` on PATH (python-is-python3)")
+            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0): its
+            # runs report that version, and only librdkafka_source tells them apart.
+            header = header_version(repo.git("show", "%s:%ssrc/rdkafka.h" % (r.sha, repo.prefix))[1])
+            if header != r.tag[1:]:
+                notes.append("its rdkafka.h says %s, and so does the library" % header)
         is_done = is_built(tree_entry(root, r.sha, flags))
         built += is_done
         print((row % (r.tag, r.sha[:12], parent.tag if parent else "-", "yes" if is_done else "no",
