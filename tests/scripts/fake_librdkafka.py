@@ -9,7 +9,10 @@ are chosen per commit (OPTIONS as of 2.x; OPTIONS_1_7 without libcurl's; OPTIONS
 without zlib's and zstd's, as v1.0.0).
 
 At build time FAKE_FAIL=configure or FAKE_FAIL=make makes that step fail, and every configure
-call (not --help) appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds)."""
+call (not --help) appends its arguments to $FAKE_CONFIGURE_LOG when set (to count builds).
+configure writes Makefile.config and config.h as mklove does: every WITH_* it knows on, those
+named in FAKE_WITHOUT (e.g. "LDS SSL") off, with mklove's words when the linker script is off
+for want of python; FAKE_NO_CONFIG=1 writes neither file."""
 
 import os
 import subprocess
@@ -38,6 +41,21 @@ for a in "$@"; do
   esac
 done
 [ -n "$FAKE_CONFIGURE_LOG" ] && echo "$@" >> "$FAKE_CONFIGURE_LOG"
+[ -n "$FAKE_NO_CONFIG" ] && exit 0
+: > Makefile.config
+: > config.h
+for f in GCC LDS ZLIB SSL ZSTD LZ4_EXT SNAPPY CRC32C_HW; do
+  case " $FAKE_WITHOUT " in
+    *" $f "*) v=n ;;
+    *) v=y ;;
+  esac
+  if [ $f = LDS ] && [ $v = n ]; then
+    echo 'checking for python (by command)... failed (disable)'
+    echo 'disabling linker-script since python is not available'
+  fi
+  printf 'WITH_%%s=\t%%s\n' $f $v >> Makefile.config
+  [ $v = y ] && echo "#define WITH_$f 1" >> config.h
+done
 exit 0
 """
 
@@ -109,3 +127,47 @@ def commit_change(repo, note, subdir="", **tree):
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", note)
     return git(repo, "rev-parse", "HEAD")
+
+
+def header_of(version):
+    """"2.6.1" -> "0x020601ff", RD_KAFKA_VERSION of that final release."""
+    return "0x%02x%02x%02xff" % tuple(int(n) for n in version.split("."))
+
+
+def make_release_repo(repo):
+    """A repository shaped like librdkafka's release history; returns {tag: sha}:
+
+        v0.11.6 - v1.0.0 - v1.1.0-RC1 - v1.1.0 - v2.6.1 = v2.7.0 - v2.8.0 - v2.8.1   (the main line)
+                        \\- v1.0.1                                                  (a maintenance branch)
+
+    v2.7.0 is a second tag on v2.6.1's commit (lightweight, as v0.11.6; the others are
+    annotated); v2.8.1's rdkafka.h still says 2.8.0, as librdkafka's v2.0.1 says 2.0.0;
+    before 1.1.0 configure.self checks for `python` (the linker script's interpreter), from
+    1.1.0 on for `python3`."""
+    def configure_self(interpreter):
+        return {"configure.self": 'mkl_command_check %s "HAVE_PYTHON" "disable" "%s -V"\n'
+                                  % (interpreter, interpreter)}
+
+    tags = {"v0.11.6": make_repo(repo, header=header_of("0.11.6"), runtime="0.11.6",
+                                 extra=configure_self("python"))}
+    git(repo, "tag", "v0.11.6")
+    main = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+
+    def release(tag, interpreter, header=None, runtime=None):
+        version = tag[1:]
+        tags[tag] = commit_change(repo, "librdkafka " + tag, header=header or header_of(version),
+                                  runtime=runtime or version, extra=configure_self(interpreter))
+        git(repo, "tag", "-a", "-m", "librdkafka " + tag, tag)  # annotated, as librdkafka's
+
+    release("v1.0.0", "python")
+    git(repo, "checkout", "-q", "-b", "1.0.x")
+    release("v1.0.1", "python")
+    git(repo, "checkout", "-q", main)
+    release("v1.1.0-RC1", "python3", header="0x010100c9")  # RD_KAFKA_VERSION's -RC1
+    release("v1.1.0", "python3")
+    release("v2.6.1", "python3")
+    git(repo, "tag", "v2.7.0")
+    tags["v2.7.0"] = tags["v2.6.1"]
+    release("v2.8.0", "python3")
+    release("v2.8.1", "python3", header=header_of("2.8.0"), runtime="2.8.0")  # as v2.0.1: not bumped
+    return tags

@@ -107,7 +107,7 @@ class LibrdkafkaScript(unittest.TestCase):
         with open(os.path.join(d, "lib", "librdkafka.so.1"), "w") as f:
             f.write("not a real library")
         with open(os.path.join(d, "build.json"), "w") as f:
-            json.dump({"librdkafka_version": version}, f)
+            json.dump({"librdkafka_version": version, "configure_with": ["WITH_LDS"]}, f)
         return os.path.join(d, "lib")
 
     # --- usage -----------------------------------------------------------------------------
@@ -286,6 +286,17 @@ class LibrdkafkaScript(unittest.TestCase):
         self.assertEqual(proc.returncode, 1)
         self.assertIn("without zstd", proc.stderr)
         self.assert_nothing_published("2.15.1")
+
+    @unittest.skipUnless(shutil.which("cc") and shutil.which("make"), "needs cc and make")
+    def test_a_release_that_lost_a_speed_feature_is_refused(self):
+        env = self.fake_npm_env(FAKE_WITHOUT="LDS")
+        proc = self.run_script("build", "2.15.1", env=env)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("WITH_LDS=n", proc.stderr)
+        self.assert_nothing_published("2.15.1")
+        d = self.version_dir("2.15.1")
+        left = [n for n in os.listdir(d) if not n.endswith(".tgz")]
+        self.assertEqual(sorted(left), [".lock", "build.log"], "only the log and the tarball stay")
 
     def test_npm_failure_is_reported(self):
         env = self.fake_npm_env(FAKE_FAIL="pack")
@@ -476,6 +487,72 @@ class LibrdkafkaTree(unittest.TestCase):
         proc = self.run_script("build", "--tree", self.repo, rc)
         self.assertEqual(proc.returncode, 0, proc.stderr)
 
+    # --- what configure turned off --------------------------------------------------------
+
+    def entries(self):
+        trees = os.path.join(self.cache, "librdkafka", "tree")
+        return {name: sorted(os.listdir(os.path.join(trees, name)))
+                for name in (os.listdir(trees) if os.path.isdir(trees) else [])}
+
+    def test_a_build_that_lost_a_speed_feature_is_refused(self):
+        # configure succeeds with these off; each changes the speed measured, so the build
+        # stops there (exit 1) and leaves no half-built entry.
+        says = {"LDS": "python-is-python3", "SSL": "OpenSSL", "ZSTD": "zstd",
+                "LZ4_EXT": "liblz4", "CRC32C_HW": "SSE4.2"}
+        for feature, why in says.items():
+            with self.subTest(feature=feature):
+                proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_WITHOUT=feature)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("refused", proc.stderr)
+                self.assertIn("WITH_%s=n" % feature, proc.stderr)
+                self.assertIn(why, proc.stderr)
+                self.assertIn("build.log", proc.stderr)
+                for name, files in self.entries().items():
+                    self.assertEqual(files, [".lock", "build.log"], "left in %s" % name)
+                self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode, 1)
+        # Two at once: both named.
+        proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_WITHOUT="LDS SSL")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("WITH_LDS=n", proc.stderr)
+        self.assertIn("WITH_SSL=n", proc.stderr)
+        self.assertEqual(self.configure_calls(), 6)
+
+    def test_configure_results_are_kept_with_the_build(self):
+        proc = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        entry = os.path.dirname(proc.stdout.strip())
+        for name in ("Makefile.config", "config.h"):
+            self.assertTrue(os.path.isfile(os.path.join(entry, "configure", name)), name)
+        stamp = self.stamp_of(proc)
+        for name in ("WITH_LDS", "WITH_SSL", "WITH_ZSTD", "WITH_LZ4_EXT", "WITH_CRC32C_HW"):
+            self.assertIn(name, stamp["configure_with"])
+        self.assertEqual(stamp["configure_without"], [])
+
+    def test_an_entry_stamped_before_the_checks_is_built_again(self):
+        # As the tool left it before it read configure's results: maybe without the linker script.
+        proc = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        path = os.path.join(os.path.dirname(proc.stdout.strip()), "build.json")
+        with open(path) as f:
+            old = {k: v for k, v in json.load(f).items() if not k.startswith("configure_with")}
+        with open(path, "w") as f:
+            json.dump(old, f)
+        self.assertEqual(self.run_script("path", "--tree", self.repo, "HEAD").returncode, 1)
+        again = self.run_script("build", "--tree", self.repo, "HEAD")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertIn("building it again", again.stderr)
+        self.assertEqual(again.stdout, proc.stdout)
+        self.assertEqual(self.configure_calls(), 2)
+        self.assertIn("WITH_LDS", self.stamp_of(again)["configure_with"])
+
+    def test_configure_without_results_is_refused(self):
+        proc = self.run_script("build", "--tree", self.repo, "HEAD", FAKE_NO_CONFIG="1")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("wrote no Makefile.config", proc.stderr)
+        for name, files in self.entries().items():
+            self.assertEqual(files, [".lock", "build.log"], "left in %s" % name)
+
     # --- bare repositories, old commits --------------------------------------------------
 
     def stamp_of(self, proc):
@@ -533,6 +610,199 @@ class LibrdkafkaTree(unittest.TestCase):
             self.assertIn("librdkafka 0.11.6, older than 1.0.0", proc.stderr)
             self.assertIn("no zstd", proc.stderr)
         self.assertEqual(self.configure_calls(), 0)
+
+
+@unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
+class LibrdkafkaReleases(unittest.TestCase):
+    """releases --tree DIR, and build --tree DIR with several REVs or --releases, on a fake
+    repository shaped like librdkafka's history (fake_librdkafka.make_release_repo)."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kbench-lrk-rel-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.cache = os.path.join(self.tmp, "cache")
+        self.configure_log = os.path.join(self.tmp, "configure.log")
+        self.env = dict(os.environ, KBENCH_CACHE=self.cache,
+                        FAKE_CONFIGURE_LOG=self.configure_log)
+        for name in ("LD_LIBRARY_PATH", "FAKE_FAIL", "FAKE_WITHOUT", "FAKE_NO_CONFIG"):
+            self.env.pop(name, None)
+        self.repo = os.path.join(self.tmp, "rdk")
+        self.tags = fake.make_release_repo(self.repo)
+
+    def run_script(self, *args, **extra):
+        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
+                              env=dict(self.env, **extra), timeout=120)
+
+    def configure_calls(self):
+        if not os.path.exists(self.configure_log):
+            return 0
+        with open(self.configure_log) as f:
+            return len(f.read().splitlines())
+
+    def assert_usage_error(self, *args, says):
+        proc = self.run_script(*args)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn(says, proc.stderr)
+        self.assertFalse(os.path.exists(self.cache), "nothing may be created for bad input")
+
+    def listing(self):
+        proc = self.run_script("releases", "--tree", self.repo)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[0].split(), ["RELEASE", "COMMIT", "PARENT", "BUILT", "NOTES"])
+        rows = {}
+        for line in lines[1:]:
+            tag, commit, parent, built, *notes = line.split(None, 4)
+            rows[tag] = {"commit": commit, "parent": parent, "built": built,
+                         "notes": notes[0] if notes else ""}
+        return list(rows), rows
+
+    def test_releases_lists_final_releases_with_their_branch_parent(self):
+        order, rows = self.listing()
+        # Version order; no -RC tag, nothing before 1.0.0.
+        self.assertEqual(order, ["v1.0.0", "v1.0.1", "v1.1.0", "v2.6.1", "v2.7.0", "v2.8.0",
+                                 "v2.8.1"])
+        for tag, row in rows.items():
+            self.assertEqual(row["commit"], self.tags[tag][:12])
+            self.assertEqual(row["built"], "no")
+        parents = {tag: row["parent"] for tag, row in rows.items()}
+        # v1.1.0 follows v1.0.0, not the maintenance release v1.0.1; v2.8.0 follows v2.6.1.
+        self.assertEqual(parents, {"v1.0.0": "v0.11.6", "v1.0.1": "v1.0.0", "v1.1.0": "v1.0.0",
+                                   "v2.6.1": "v1.1.0", "v2.7.0": "v2.6.1", "v2.8.0": "v2.6.1",
+                                   "v2.8.1": "v2.8.0"})
+        self.assertIn("= v2.6.1", rows["v2.7.0"]["notes"])
+        self.assertIn("never released", rows["v2.7.0"]["notes"])
+        self.assertIn("maintenance branch: not in v1.1.0's history", rows["v1.0.1"]["notes"])
+        for tag in ("v1.0.0", "v1.0.1"):
+            self.assertIn("`python`", rows[tag]["notes"])
+        for tag in ("v1.1.0", "v2.6.1", "v2.8.0"):
+            self.assertEqual(rows[tag]["notes"], "")
+        self.assertIn("rdkafka.h says 2.8.0", rows["v2.8.1"]["notes"])
+
+        # Built: v2.7.0 is v2.6.1's build.
+        self.assertEqual(self.run_script("build", "--tree", self.repo, "v2.6.1").returncode, 0)
+        _, rows = self.listing()
+        self.assertEqual([t for t, row in rows.items() if row["built"] == "yes"], ["v2.6.1", "v2.7.0"])
+
+    def test_releases_of_what_is_not_librdkafka_exit_2(self):
+        plain = os.path.join(self.tmp, "plain")
+        os.makedirs(plain)
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(other)
+        fake.git(other, "init", "-q")
+        with open(os.path.join(other, "README"), "w") as f:
+            f.write("not librdkafka\n")
+        fake.git(other, "add", "README")
+        fake.git(other, "commit", "-qm", "readme")
+        self.assert_usage_error("releases", "--tree", other, says="not a librdkafka repository")
+        self.assert_usage_error("build", "--tree", other, "--releases", "all",
+                                says="not a librdkafka repository")
+        # Release tags, but not on librdkafka's sources.
+        fake.git(other, "tag", "v1.2.3")
+        self.assert_usage_error("releases", "--tree", other, says="not a librdkafka source tree")
+        self.assert_usage_error("releases", "--tree", plain, says="not inside a git repository")
+        self.assert_usage_error("releases", says="releases needs --tree DIR")
+        self.assert_usage_error("releases", "--tree", self.repo, "v1.0.0", says="--tree DIR only")
+
+    def test_several_revs_build_once_each_a_line_each(self):
+        proc = self.run_script("build", "--tree", self.repo, "v2.8.0", "v1.0.0", "v2.7.0",
+                               "v2.6.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(len(lines), 4, "a line per REV, in their order")
+        for line, tag in zip(lines, ("v2.8.0", "v1.0.0", "v2.7.0", "v2.6.1")):
+            self.assertIn("/tree/%s-" % self.tags[tag], line)
+        self.assertEqual(lines[2], lines[3], "v2.7.0 is v2.6.1's commit: one build")
+        self.assertEqual(self.configure_calls(), 3)
+        self.assertIn("4 revisions: 3 built now, 1 already built, 0 failed", proc.stderr)
+        # Cached: the same lines, nothing configured.
+        again = self.run_script("build", "--tree", self.repo, "v2.8.0", "v1.0.0", "v2.7.0",
+                                "v2.6.1")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(again.stdout, proc.stdout)
+        self.assertEqual(self.configure_calls(), 3)
+
+    def test_releases_range(self):
+        proc = self.run_script("build", "--tree", self.repo, "--releases", "v1.0.1..2.7.0")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        for line, tag in zip(lines, ("v1.0.1", "v1.1.0", "v2.6.1", "v2.7.0"), strict=True):
+            self.assertIn("/tree/%s-" % self.tags[tag], line)
+        self.assertEqual(self.configure_calls(), 3)
+        # Open ends; 'all'.
+        proc = self.run_script("build", "--tree", self.repo, "--releases", "..v1.0.1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(proc.stdout.splitlines()), 2)
+        self.assertEqual(self.configure_calls(), 4)
+        proc = self.run_script("build", "--tree", self.repo, "--releases=all")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(proc.stdout.splitlines()), 7)
+        self.assertEqual(self.configure_calls(), 6)
+        self.assertEqual(proc.stdout, self.run_script("build", "--tree", self.repo, "--releases",
+                                                      "..").stdout)
+        _, rows = self.listing()
+        self.assertEqual({row["built"] for row in rows.values()}, {"yes"})
+
+    def test_bad_revs_and_ranges_build_nothing(self):
+        self.assert_usage_error("build", "--tree", self.repo, "v1.0.0", "v9.9.9",
+                                says="'v9.9.9' is not a commit in")
+        self.assert_usage_error("build", "--tree", self.repo, "v9.9.9",
+                                says="scripts/librdkafka releases --tree")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", "v1.0.0",
+                                says="FROM..TO")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", "v1.0.0..v9.9.9",
+                                says="'v9.9.9' is not a final release")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", "v1.1.0-RC1..",
+                                says="'v1.1.0-RC1' is not a final release")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", "v0.11.6..",
+                                says="'v0.11.6' is not a final release")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", "v2.8.0..v1.0.0",
+                                says="holds no release")
+        self.assert_usage_error("build", "--tree", self.repo, "v1.0.0", "--releases", "all",
+                                says="not both")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", says="needs a value")
+        self.assert_usage_error("build", "2.15.1", "--releases", "all",
+                                says="--releases is for build --tree")
+        self.assert_usage_error("path", "--tree", self.repo, "v1.0.0", "v1.1.0",
+                                says="takes one REV")
+        # A commit before 1.0.0 among several: refused before the others are built.
+        proc = self.run_script("build", "--tree", self.repo, "v1.0.0", "v0.11.6")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("older than 1.0.0", proc.stderr)
+        self.assertEqual(self.configure_calls(), 0)
+
+    def test_dry_run_checks_and_builds_nothing(self):
+        # tests/scripts/test_docs_commands.py checks the documented commands so.
+        for args in (["build", "--tree", self.repo, "v1.0.0", "v2.8.0"],
+                     ["build", "--tree", self.repo, "--releases", "all"],
+                     ["releases", "--tree", self.repo]):
+            with self.subTest(args=args):
+                proc = self.run_script(*args, KBENCH_DRY_RUN="1")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("dry run", proc.stderr)
+        proc = self.run_script("build", "--tree", self.repo, "v9.9.9", KBENCH_DRY_RUN="1")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertFalse(os.path.exists(self.cache))
+        self.assertEqual(self.configure_calls(), 0)
+
+    def test_a_failed_build_does_not_stop_the_others(self):
+        bad = fake.commit_change(self.repo, "half-bumped", header=fake.header_of("2.9.0"),
+                                 runtime="2.8.0")
+        proc = self.run_script("build", "--tree", self.repo, bad, "v1.0.0")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(len(proc.stdout.splitlines()), 1)
+        self.assertIn("/tree/%s-" % self.tags["v1.0.0"], proc.stdout)
+        self.assertIn("rd_kafka_version_str() = '2.8.0', not 2.9.0", proc.stderr)
+        self.assertIn("1 failed", proc.stderr)
+        self.assertIn("not built: " + bad, proc.stderr)
+        # A refused one too; nothing of it is left.
+        proc = self.run_script("build", "--tree", self.repo, "v1.1.0", "v1.0.1", FAKE_WITHOUT="LDS")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn("not built: v1.1.0 v1.0.1", proc.stderr)
+        self.assertEqual(self.run_script("path", "--tree", self.repo, "v1.1.0").returncode, 1)
 
 
 if __name__ == "__main__":

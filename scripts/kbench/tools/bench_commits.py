@@ -240,7 +240,7 @@ def check_tree(spec):
     cli.prog = librdkafka.PROG
     try:
         with contextlib.redirect_stderr(said):
-            librdkafka.Tree(home(m.group(1)), m.group(2))
+            librdkafka.Tree(librdkafka.Repo(home(m.group(1))), m.group(2)).check()
     except SystemExit as e:
         if e.code == 2:
             cli.prog = prog

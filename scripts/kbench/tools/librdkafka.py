@@ -4,10 +4,11 @@ is stable across 2.x, and the run context records the version loaded. Debian shi
 release and only package registries are reachable, so releases come from npm packages that
 bundle librdkafka under deps/librdkafka (node-rdkafka, @confluentinc/kafka-javascript).
 
-The one line on stdout is the directory to put on LD_LIBRARY_PATH; progress goes to stderr.
+Each line on stdout is a directory to put on LD_LIBRARY_PATH; progress goes to stderr.
 Cache layout, messages and exit statuses are those of the bash tool it replaces: see --help.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,14 +45,16 @@ SOURCES = {
 
 USAGE = """\
 Usage: scripts/librdkafka build [--from-source] VERSION
-       scripts/librdkafka build --tree DIR REV
+       scripts/librdkafka build --tree DIR REV [REV...]
+       scripts/librdkafka build --tree DIR --releases [FROM]..[TO]
        scripts/librdkafka path  [--from-source] VERSION
        scripts/librdkafka path  --tree DIR REV
        scripts/librdkafka list
+       scripts/librdkafka releases --tree DIR
 
 Builds a librdkafka release from the sources bundled in an npm package (or with --tree a
 commit of a local librdkafka git repository), caches it and prints the directory to put on
-LD_LIBRARY_PATH (the only line on stdout; progress goes to stderr):
+LD_LIBRARY_PATH (a line on stdout for each build asked for; progress goes to stderr):
 
   LD_LIBRARY_PATH=$(scripts/librdkafka build 2.15.1) build/kbench ...
   scripts/bench --librdkafka 2.15.1 ...          (does the same)
@@ -62,27 +65,64 @@ LD_LIBRARY_PATH (the only line on stdout; progress goes to stderr):
                   (bare, or a subdirectory holding src/rdkafka.h and configure), exported
                   with git archive (DIR's checkout is never touched nor built), then built
                   and verified as a release; any commit from v%(oldest)s on. Uncommitted
-                  work: --tree DIR "$(git -C DIR stash create)".
+                  work: --tree DIR "$(git -C DIR stash create)". Several REVs: one line each,
+                  in their order; every REV is checked before anything is built, and one
+                  that fails to build does not stop the others (all named at the end, exit 1)
+  build --tree DIR --releases FROM..TO
+                  every final release (tag vX.Y.Z) of DIR from FROM to TO, both included, in
+                  version order (not git's A..B: by version number, maintenance releases
+                  included); either end may be left out, 'all' is '..'. Releases on one
+                  commit (v2.7.0 is v2.6.1) are built once, a line each:
+                    scripts/librdkafka build --tree DIR --releases v1.0.0..    # from 1.0.0 on
   path VERSION, path --tree DIR REV
                   print the directory if it is built; exit 1 if not
   list            known versions, their npm sources, whether they are built, and the
                   commits of local trees built so far
+  releases --tree DIR
+                  DIR's final releases from v%(oldest)s on, in version order: the commit, the
+                  branch parent (the release it follows: the latest earlier release that is
+                  its ancestor, so a maintenance release shows where it branched), whether it
+                  is built, and notes (a tag on an earlier release's commit, a maintenance
+                  branch, a linker script that needs `python`, an rdkafka.h that names
+                  another version)
 
 VERSION 'system' means the system's own librdkafka.so.1 (Debian's 2.0.2): nothing to build,
 nothing printed, no LD_LIBRARY_PATH needed. So does a VERSION equal to the system library's,
 unless --from-source asks to build it from npm anyway.
 
 Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/ for a
-commit (FLAGS: a digest of the configure flags): lib/librdkafka.so.1, include/, build.log and
-build.json (source, configure flags, builtin.features, ...). Delete one to rebuild it. The
-configure flags, the checks of a build and build.json: docs/comparing.md.
+commit (FLAGS: a digest of the configure flags): lib/librdkafka.so.1, include/, configure/
+(configure's Makefile.config and config.h), build.log and build.json (source, configure flags,
+builtin.features, configure_with/configure_without: the WITH_* settings, ...). Delete one to
+rebuild it. The configure flags, the checks of a build and build.json: docs/comparing.md.
+
+A build that configure left without something that changes librdkafka's speed is refused
+(exit 1, nothing cached, the reason on stderr): the linker script (WITH_LDS; releases before
+1.4.2 need `python` on PATH for it: Debian's python-is-python3), SSL (when libssl-dev is
+there), zstd, the system's lz4 (WITH_LZ4_EXT) or the SSE4.2 CRC32C (WITH_CRC32C_HW).
 
 Needs npm, a C compiler, make, and zlib1g-dev libzstd-dev liblz4-dev (SSL with libssl-dev).
 A build takes ~1.5 min on 2 cores.
-Exit status: 0 ok; 1 build failure, or for 'path' not built; 2 bad usage or a missing
+Exit status: 0 ok; 1 build failure or refusal, or for 'path' not built; 2 bad usage or a missing
 prerequisite (npm, compiler, headers), and for --tree: DIR not a git repository, REV not a
-commit of it, that commit not a librdkafka source tree, or older than %(oldest)s.
+commit of it, that commit not a librdkafka source tree, or older than %(oldest)s; for
+--releases and releases: DIR without a librdkafka release from %(oldest)s on, an end that is
+not one of them.
 """ % {"oldest": OLDEST_TREE}
+
+# What configure may turn off without failing, each of which changes librdkafka's speed: a
+# build without one is refused (exit 1), never cached. Read from the WITH_* lines configure
+# writes to Makefile.config; "y" is on, anything else (or absent) off.
+SPEED_FEATURES = (
+    # The version script makes every symbol but the API local, so the library's internal
+    # calls bind directly instead of through the PLT.
+    ("WITH_LDS", "no linker script (every internal symbol exported, internal calls through the PLT)"),
+    ("WITH_SSL", "no OpenSSL (no TLS, no SASL/SCRAM; Debian: libssl-dev)"),
+    ("WITH_ZSTD", "no zstd (Debian: libzstd-dev)"),
+    ("WITH_LZ4_EXT", "the bundled lz4 instead of the system's liblz4 (Debian: liblz4-dev)"),
+    ("WITH_CRC32C_HW", "software CRC32C instead of the SSE4.2 instruction"),
+)
+WITH_LINE = re.compile(r"^(WITH_[A-Za-z0-9_]+)=[^\S\n]*(\S*)", re.M)
 
 HEADER_VERSION = re.compile(r"^#define[^\S\n]+RD_KAFKA_VERSION[^\S\n]+0x([0-9a-fA-F]{8})", re.M)
 CONFIGURE_OPTION = re.compile(r"--(?:enable|disable)-[A-Za-z0-9_-]+")
@@ -118,7 +158,24 @@ def header_version(text):
 
 
 def is_built(d):
-    return os.path.isfile(d + "/build.json") and os.path.isfile(d + "/lib/librdkafka.so.1")
+    """Whether D holds a finished build whose configure results were checked: an entry stamped
+    before kbench checked them (no configure_with in build.json) may lack the linker script,
+    so it is built again."""
+    if not os.path.isfile(d + "/lib/librdkafka.so.1"):
+        return False
+    try:
+        with open(d + "/build.json", encoding="utf-8") as f:
+            return "configure_with" in json.load(f)
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def start_build(d):
+    """A new build.log for D, and no stamp left from an older build of it."""
+    if os.path.isfile(d + "/build.json"):
+        info("%s was built before kbench checked configure's results: building it again" % d)
+        os.unlink(d + "/build.json")
+    open(d + "/build.log", "w").close()
 
 
 def print_built(d):
@@ -239,7 +296,9 @@ def detect_flags(flags, src, log, what):
 
 def compile_source(d, src, version, what, flags):
     """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
-    publishes D/lib and D/include; returns (flags kept, flags dropped, builtin.features)."""
+    publishes D/lib, D/include and D/configure; returns (flags kept, flags dropped,
+    builtin.features, configure's WITH_* settings). A feature of SPEED_FEATURES turned off
+    stops it after configure."""
     log = d + "/build.log"
     info("building librdkafka %s (log: %s)" % (what, log))
     flags, dropped = detect_flags(flags, src, log, what)
@@ -255,8 +314,15 @@ def compile_source(d, src, version, what, flags):
         shell.show_log(log, 30)
         die("configure failed for %s (flags: %s); log: %s" % (what, " ".join(flags), log), status=1)
 
-    # make: the library only (src/), not the examples or tests.
-    if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0))], log, env=env):
+    with_ = configure_results(d, src, log, what)
+    refused = refusals(with_, flags, log)
+    if refused:
+        die("librdkafka %s refused: configure turned off what changes its speed:\n  %s\nlog: %s"
+            % (what, "\n  ".join(refused), log), status=1)
+
+    # make: the shared library only (not the static ones, the examples or the tests).
+    if not run_logged(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0)), "librdkafka.so.1"],
+                      log, env=env):
         shell.show_log(log, 30)
         die("make failed for %s; log: %s" % (what, log), status=1)
     if not os.path.isfile(src + "/src/librdkafka.so.1"):
@@ -286,17 +352,84 @@ def compile_source(d, src, version, what, flags):
     # Publish: lib/ appears only complete; the stamp follows.
     shutil.rmtree(d + "/lib", ignore_errors=True)
     os.rename(stage, d + "/lib")
-    return flags, dropped, features
+    return flags, dropped, features, with_
+
+
+def configure_results(d, src, log, what):
+    """The WITH_* settings configure wrote to SRC/Makefile.config ({name: value}), kept with
+    SRC/config.h in D/configure/ beside the build."""
+    try:
+        with open(src + "/Makefile.config", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        die("configure of %s wrote no Makefile.config: what it turned on is unknown; log: %s" % (what, log),
+            status=1)
+    fresh_dir(d + "/configure")
+    for name in ("Makefile.config", "config.h"):
+        if os.path.isfile(src + "/" + name):
+            shutil.copy(src + "/" + name, d + "/configure")
+    return dict(WITH_LINE.findall(text))
+
+
+def cpu_has_sse42():
+    """Whether /proc/cpuinfo lists sse4_2; None when it cannot be read (not Linux)."""
+    try:
+        with open("/proc/cpuinfo", errors="replace") as f:
+            return bool(re.search(r"^flags\s*:.*\bsse4_2\b", f.read(), re.M))
+    except OSError:
+        return None
+
+
+def refusals(with_, flags, log):
+    """Why a configure result WITH_ ({name: value}) is not the library kbench measures: the
+    reasons, one per SPEED_FEATURES entry turned off (SSL only when FLAGS asked for it)."""
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    reasons = []
+    for name, loss in SPEED_FEATURES:
+        if with_.get(name) == "y" or (name == "WITH_SSL" and "--enable-ssl" not in flags):
+            continue
+        reason = "%s=%s: %s" % (name, with_.get(name, "(absent)"), loss)
+        # mklove turns the linker script off when the interpreter of lds-gen.py is missing:
+        # releases before 1.4.2 run it as `python`, which a clean Debian 12 lacks.
+        m = re.search(r"disabling linker-script since (\S+) is not available", text)
+        if name == "WITH_LDS" and m:
+            reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
+                m.group(1), "python-is-python3" if m.group(1) == "python" else m.group(1))
+        if name == "WITH_CRC32C_HW":
+            sse42 = cpu_has_sse42()
+            reason += ("; this CPU has no SSE4.2 (no sse4_2 in /proc/cpuinfo)" if sse42 is False else
+                       "; configure's check of the SSE4.2 crc32 instruction failed (see the log)")
+        reasons.append(reason)
+    return reasons
+
+
+@contextlib.contextmanager
+def building(d):
+    """A build of cache entry D: if it fails or is interrupted, whatever it made is removed
+    (the build tree, staged and unstamped files); build.log, and an npm tarball, stay."""
+    try:
+        yield
+    except BaseException:
+        for name in ("build", "lib.tmp", "include", "configure") + (() if is_built(d) else ("lib",)):
+            shutil.rmtree(d + "/" + name, ignore_errors=True)
+        raise
 
 
 def write_stamp(d, started, pairs, built):
     """D/build.json, which marks the entry valid (the pairs, flags, features, seconds,
     compiler); then prints the library directory."""
-    flags, dropped, features = built
+    flags, dropped, features, with_ = built
     seconds = int(time.time()) - started  # whole seconds crossed, as bash's $SECONDS counts
     stamp.write(d + "/build.json", pairs + [
         "configure_flags:words=" + " ".join(flags), "configure_flags_unknown:words=" + " ".join(dropped),
-        "builtin_features:csv=" + features, "build_seconds:int=%d" % seconds,
+        "builtin_features:csv=" + features,
+        "configure_with:words=" + " ".join(sorted(k for k, v in with_.items() if v == "y")),
+        "configure_without:words=" + " ".join(sorted(k for k, v in with_.items() if v != "y")),
+        "build_seconds:int=%d" % seconds,
         "compiler=" + stamp.compiler()])
     info("built librdkafka in %ds (features: %s)" % (seconds, features))
     shutil.rmtree(d + "/build", ignore_errors=True)
@@ -347,7 +480,7 @@ def cmd_build(root, version, from_source, system):
     if not first_tgz(d) and not shutil.which("npm"):
         die("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)")
     check_build_tools()
-    with stamp.lock(d, version):
+    with stamp.lock(d, version), building(d):
         if not print_built(d):
             build_release(d, version, spec)
 
@@ -355,7 +488,7 @@ def cmd_build(root, version, from_source, system):
 def build_release(d, version, spec):
     """npm pack, extract, check the bundled version, configure, make, verify, stamp."""
     started, log = int(time.time()), d + "/build.log"
-    open(log, "w").close()
+    start_build(d)
     tgz = fetch_tarball(d, spec, log)
     with open(tgz, "rb") as f:
         sha = hashlib.file_digest(f, "sha256").hexdigest()
@@ -394,16 +527,33 @@ def git(d, *args, quiet=True):
     return proc.returncode, proc.stdout.decode(errors="replace").rstrip("\n")
 
 
-class Tree:
-    """Commit REV of the git repository DIR holding a librdkafka source tree, checked: top (the
-    top, or a bare repository's git directory), prefix (DIR inside it, "" or "sub/dir/"), sha,
-    version. Only objects are read: DIR's checkout, index and uncommitted changes are left alone."""
+def version_key(text):
+    """"v1.4.2" or "1.4.2" -> (1, 4, 2); None for anything else (a pre-release suffix too)."""
+    m = re.fullmatch(r"v?([0-9]+)\.([0-9]+)\.([0-9]+)", text)
+    return tuple(int(n) for n in m.groups()) if m else None
 
-    def __init__(self, tree, rev):
+
+OLDEST_KEY = version_key(OLDEST_TREE)
+
+
+class Release:
+    """A final release tag vX.Y.Z of a repository: tag, version (a tuple), sha (its commit)."""
+
+    def __init__(self, tag, sha):
+        self.tag, self.version, self.sha = tag, version_key(tag), sha
+
+
+class Repo:
+    """The git repository DIR holding librdkafka: top (the top, or a bare repository's git
+    directory), prefix (DIR inside it, "" or "sub/dir/"), path. Only objects are read: DIR's
+    checkout, index and uncommitted changes are left alone."""
+
+    def __init__(self, tree):
         if not os.path.isdir(tree):
             cli.bad_usage("--tree '%s' is not a directory" % tree, COMMAND)
         if not shutil.which("git"):
             die("git not found (Debian: apt-get install git)")
+        self.dir = tree
         if git(tree, "rev-parse", "--is-inside-git-dir")[1] == "true":
             # A bare repository, or a .git directory: the commits are all there is.
             rc, self.top = git(tree, "rev-parse", "--absolute-git-dir", quiet=False)
@@ -417,110 +567,261 @@ class Tree:
             rc, self.prefix = git(tree, "rev-parse", "--show-prefix", quiet=False)
             if rc != 0:
                 sys.exit(rc)
-        rc, self.sha = git(tree, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
-        if rc != 0:
-            cli.bad_usage("'%s' is not a commit in %s" % (rev, self.top), COMMAND)
         self.path = self.top + ("/" + self.prefix.removesuffix("/") if self.prefix else "")
-        short = self.sha[:12]
+
+    def git(self, *args, quiet=True):
+        return git(self.dir, *args, quiet=quiet)
+
+    def is_ancestor(self, old, new):
+        return self.git("merge-base", "--is-ancestor", old, new)[0] == 0
+
+    def all_releases(self):
+        """Every final release tag (vX.Y.Z, no suffix) as a Release, in version order."""
+        rc, out = self.git("for-each-ref", "--format=%(refname) %(objecttype) %(objectname) %(*objecttype) "
+                           "%(*objectname)", "refs/tags")
+        found = []
+        for fields in (line.split() for line in out.splitlines()):
+            tag = fields[0].removeprefix("refs/tags/")
+            # An annotated tag names its commit through the peeled fields.
+            kind, sha = (fields[3], fields[4]) if len(fields) == 5 else (fields[1], fields[2])
+            if version_key(tag) and tag.startswith("v") and kind == "commit":
+                found.append(Release(tag, sha))
+        return sorted(found, key=lambda r: r.version)
+
+    def final_releases(self):
+        """The final releases kbench builds (from v1.0.0 on), in version order; exit 2 when the
+        repository has none, or its newest is not a librdkafka source tree."""
+        releases = [r for r in self.all_releases() if r.version >= OLDEST_KEY]
+        if not releases:
+            cli.bad_usage("%s is not a librdkafka repository: no final release tag (vX.Y.Z) from v%s on"
+                          % (self.path, OLDEST_TREE), COMMAND)
+        Tree(self, releases[-1].tag).check()
+        return releases
+
+    def releases_in(self, span):
+        """The final releases of SPAN, "FROM..TO" (inclusive, by version; either end may be left
+        out) or "all"; exit 2 for an end that is not one of them."""
+        releases = self.final_releases()
+        first, sep, last = ("", "..", "") if span == "all" else span.partition("..")
+        if not sep:
+            cli.bad_usage("--releases takes FROM..TO (either end may be left out) or 'all', not '%s'" % span,
+                          COMMAND)
+
+        def index(end, default):
+            if not end:
+                return default
+            for i, r in enumerate(releases):
+                if r.version == version_key(end):
+                    return i
+            cli.bad_usage("'%s' is not a final release of %s from v%s on (scripts/librdkafka releases --tree %s "
+                          "lists them)" % (end, self.path, OLDEST_TREE, self.dir), COMMAND)
+
+        i, j = index(first, 0), index(last, len(releases) - 1)
+        if i > j:
+            cli.bad_usage("--releases %s holds no release: %s comes after %s"
+                          % (span, releases[i].tag, releases[j].tag), COMMAND)
+        return releases[i:j + 1]
+
+
+def tree_entry(root, sha, flags):
+    """A commit's cache entry, keyed by the commit and the flags asked for (SSL is on with
+    libssl-dev)."""
+    return "%s/tree/%s-%s" % (root, sha, hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8])
+
+
+class Tree:
+    """Commit REV of a Repo (exit 2 if it is none): sha; check() proves it a librdkafka source
+    tree kbench builds and sets version."""
+
+    def __init__(self, repo, rev):
+        self.repo, self.rev, self.version = repo, rev, None
+        rc, self.sha = repo.git("rev-parse", "--verify", "--quiet", rev + "^{commit}")
+        if rc != 0:
+            hint = ("; its final releases: scripts/librdkafka releases --tree %s" % repo.dir
+                    if version_key(rev) else "")
+            cli.bad_usage("'%s' is not a commit in %s%s" % (rev, repo.top, hint), COMMAND)
+
+    def check(self):
+        repo, short = self.repo, self.sha[:12]
         missing = [f for f in ("configure", "src/rdkafka.h", "src/Makefile")
-                   if git(tree, "cat-file", "-e", "%s:%s%s" % (self.sha, self.prefix, f))[0] != 0]
+                   if repo.git("cat-file", "-e", "%s:%s%s" % (self.sha, repo.prefix, f))[0] != 0]
         if missing:
             cli.bad_usage("%s at %s is not a librdkafka source tree (no %s)"
-                          % (self.path, short, " ".join(missing)), COMMAND)
-        self.version = header_version(git(tree, "show", "%s:%ssrc/rdkafka.h" % (self.sha, self.prefix),
-                                          quiet=False)[1])
+                          % (repo.path, short, " ".join(missing)), COMMAND)
+        self.version = header_version(repo.git("show", "%s:%ssrc/rdkafka.h" % (self.sha, repo.prefix),
+                                               quiet=False)[1])
         if not self.version:
             cli.bad_usage("%s at %s: no RD_KAFKA_VERSION in src/rdkafka.h: not a librdkafka source tree"
-                          % (self.top, short), COMMAND)
+                          % (repo.top, short), COMMAND)
         # Before 1.0.0 librdkafka had no zstd: such a library fails the codec check, so refuse it now.
         if int(self.version.split(".")[0]) < 1:
             die("commit %s is librdkafka %s, older than %s: unsupported (no zstd compression before 1.0.0); "
                 "the oldest commit kbench builds is %s" % (short, self.version, OLDEST_TREE, OLDEST_TREE))
+        return self
 
     def entry(self, root, flags):
-        """The commit's cache entry, keyed by the commit and the flags asked for (SSL is on
-        with libssl-dev)."""
-        return "%s/tree/%s-%s" % (root, self.sha, hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8])
+        return tree_entry(root, self.sha, flags)
 
 
 def cmd_path_tree(root, tree, rev):
-    t = Tree(tree, rev)
+    t = Tree(Repo(tree), rev).check()
     if not print_built(t.entry(root, choose_flags())):
         info("commit %s of %s is not built; run: scripts/librdkafka build --tree %s %s"
-             % (t.sha[:12], t.top, tree, rev))
+             % (t.sha[:12], t.repo.top, tree, rev))
         sys.exit(1)
 
 
-def cmd_build_tree(root, tree, rev):
-    t = Tree(tree, rev)
+def cmd_build_tree(root, tree, revs, span):
+    """Builds each of REVS (or the final releases of SPAN), printing its library directory;
+    every one is checked before any is built. Of several, one that fails does not stop the
+    others: all are named at the end (exit 1)."""
+    repo = Repo(tree)
+    if span is not None:
+        revs = [r.tag for r in repo.releases_in(span)]
+    trees = [Tree(repo, rev) for rev in revs]
     flags = choose_flags()
+    todo = [t.check() for t in trees if not is_built(t.entry(root, flags))]
+    cli.dry_run_exit()
+    if todo:
+        check_build_tools()
+    if len(trees) == 1:
+        build_tree(root, trees[0], flags)
+        return
+    started, done, failed = time.time(), 0, []
+    for i, t in enumerate(trees, 1):
+        if print_built(t.entry(root, flags)):
+            continue
+        info("[%d/%d] %s" % (i, len(trees), t.rev))
+        try:
+            build_tree(root, t, flags)
+            done += 1
+        except SystemExit as e:
+            if not e.code:
+                raise
+            failed.append(t.rev)
+    seconds = int(time.time() - started)
+    info("%d revisions: %d built now, %d already built, %d failed, in %dm%02ds"
+         % (len(trees), done, len(trees) - done - len(failed), len(failed), seconds // 60, seconds % 60))
+    if failed:
+        die("not built: %s (each one's reason above, and its build.log)" % " ".join(failed), status=1)
+
+
+def build_tree(root, t, flags):
+    """Commit T's cache entry, built unless it is; prints its library directory."""
     d = t.entry(root, flags)
     if print_built(d):
         return
-    check_build_tools()
-    rc, describe = git(tree, "describe", "--tags", "--always", "--abbrev=12", t.sha)
+    rc, describe = t.repo.git("describe", "--tags", "--always", "--abbrev=12", t.sha)
     if rc != 0:
         describe = t.sha[:12]
-    with stamp.lock(d, "commit " + t.sha[:12]):
+    with stamp.lock(d, "commit " + t.sha[:12]), building(d):
         if not print_built(d):
             build_commit(d, t, flags, describe)
 
 
 def build_commit(d, t, flags, describe):
     """git archive, configure, make, verify, stamp."""
+    repo = t.repo
     started, log, src = int(time.time()), d + "/build.log", d + "/build"
-    open(log, "w").close()
+    start_build(d)
     # The commit's files only (no .git: librdkafka's Makefile would then stamp the version
     # with git describe, and a cache inside another repository would describe that one).
     fresh_dir(src)
     with open(log, "a") as errors:
-        archive = subprocess.Popen(["git", "-C", t.top, "archive", "--format=tar", "%s:%s" % (t.sha, t.prefix)],
+        archive = subprocess.Popen(["git", "-C", repo.top, "archive", "--format=tar", "%s:%s" % (t.sha, repo.prefix)],
                                    stdout=subprocess.PIPE, stderr=errors)
         untar = subprocess.run(["tar", "-xf", "-", "-C", src], stdin=archive.stdout, stderr=errors)
         archive.stdout.close()
         if archive.wait() != 0 or untar.returncode != 0:
             die("git archive of %s failed; log: %s" % (t.sha[:12], log), status=1)
-    built = compile_source(d, src, t.version, "%s, %s at %s" % (t.version, t.path, describe), flags)
-    write_stamp(d, started, ["librdkafka_version=" + t.version, "source=tree:%s@%s" % (t.path, t.sha),
-                             "tree=" + t.path, "commit=" + t.sha, "describe=" + describe], built)
+    built = compile_source(d, src, t.version, "%s, %s at %s" % (t.version, repo.path, describe), flags)
+    write_stamp(d, started, ["librdkafka_version=" + t.version, "source=tree:%s@%s" % (repo.path, t.sha),
+                             "tree=" + repo.path, "commit=" + t.sha, "describe=" + describe], built)
+
+
+# mklove's check of the interpreter lds-gen.py runs with; before 1.4.2 it is `python`.
+NEEDS_PYTHON = re.compile(r"mkl_command_check\s+python\s")
+
+
+def cmd_releases(root, tree):
+    """The final releases of DIR from v1.0.0 on, in version order: commit, branch parent
+    (the latest earlier release that is its ancestor), built or not, notes."""
+    repo = Repo(tree)
+    shown = repo.final_releases()
+    cli.dry_run_exit()
+    every = repo.all_releases()
+    first = {}  # sha -> its first release; a later tag on the same commit is no release of its own
+    for r in every:
+        first.setdefault(r.sha, r)
+    originals = [r for r in every if first[r.sha].tag == r.tag]
+    flags = choose_flags()
+    row = "%-9s %-12s %-9s %-5s %s"
+    print(row % ("RELEASE", "COMMIT", "PARENT", "BUILT", "NOTES"), flush=True)
+    built = 0
+    for r in shown:
+        notes, twin = [], first[r.sha]
+        if twin.tag != r.tag:
+            parent = twin
+            notes.append("= %s (the same commit: never released on its own)" % twin.tag)
+        else:
+            earlier = [o for o in originals if o.version < r.version]
+            parent = next((o for o in reversed(earlier) if repo.is_ancestor(o.sha, r.sha)), None)
+            # The next feature release (a higher X.Y) leaves a maintenance release out of its history.
+            feature = next((o for o in originals if o.version[:2] > r.version[:2]), None)
+            if feature and not repo.is_ancestor(r.sha, feature.sha):
+                notes.append("maintenance branch: not in %s's history" % feature.tag)
+            configure = repo.git("show", "%s:%sconfigure.self" % (r.sha, repo.prefix))[1]
+            if NEEDS_PYTHON.search(configure):
+                notes.append("its linker script needs `python` on PATH (python-is-python3)")
+            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0): its
+            # runs report that version, and only librdkafka_source tells them apart.
+            header = header_version(repo.git("show", "%s:%ssrc/rdkafka.h" % (r.sha, repo.prefix))[1])
+            if header != r.tag[1:]:
+                notes.append("its rdkafka.h says %s, and so does the library" % header)
+        is_done = is_built(tree_entry(root, r.sha, flags))
+        built += is_done
+        print((row % (r.tag, r.sha[:12], parent.tag if parent else "-", "yes" if is_done else "no",
+                      "; ".join(notes))).rstrip(), flush=True)
+    info("%d final release tags on %d commits, %d built in %s/tree"
+         % (len(shown), len({r.sha for r in shown}), built, root))
 
 
 def parse(argv):
-    """(command, VERSION or REV, --tree DIR, --from-source), or usage and exit."""
+    """(command, VERSIONs or REVs, --tree DIR, --from-source, --releases SPAN or None), or usage
+    and exit."""
     if not argv:
-        cli.bad_usage("a command is required: build, path or list", COMMAND)
+        cli.bad_usage("a command is required: build, path, list or releases", COMMAND)
     cmd, args = argv[0], argv[1:]
     if cmd in ("-h", "--help", "help"):
         sys.stdout.write(USAGE)
         sys.exit(0)
-    if cmd not in ("build", "path", "list"):
-        cli.bad_usage("unknown command '%s' (build, path or list)" % cmd, COMMAND)
-    from_source, version, tree = False, "", ""
+    if cmd not in ("build", "path", "list", "releases"):
+        cli.bad_usage("unknown command '%s' (build, path, list or releases)" % cmd, COMMAND)
+    from_source, names, values = False, [], {"--tree": "", "--releases": None}
     i = 0
     while i < len(args):
         a = args[i]
+        option, eq, value = a.partition("=")
         if a in ("-h", "--help"):
             sys.stdout.write(USAGE)
             sys.exit(0)
         elif a == "--from-source":
             from_source = True
-        elif a == "--tree":
-            if i + 1 >= len(args) or not args[i + 1]:
-                cli.bad_usage("option --tree needs a value", COMMAND)
-            i += 1
-            tree = args[i]
-        elif a.startswith("--tree="):
-            tree = a[len("--tree="):]
-            if not tree:
-                cli.bad_usage("option --tree needs a value", COMMAND)
+        elif option in values:
+            if not eq:
+                if i + 1 >= len(args):
+                    cli.bad_usage("option %s needs a value" % option, COMMAND)
+                i += 1
+                value = args[i]
+            if not value:
+                cli.bad_usage("option %s needs a value" % option, COMMAND)
+            values[option] = value
         elif a.startswith("-"):
             cli.bad_usage("unknown option '%s'" % a, COMMAND)
         else:
-            if version:
-                cli.bad_usage("one VERSION only (got '%s' and '%s')" % (version, a), COMMAND)
-            version = a
+            names.append(a)
         i += 1
-    return cmd, version, tree, from_source
+    return cmd, names, values["--tree"], from_source, values["--releases"]
 
 
 def main(argv):
@@ -529,24 +830,43 @@ def main(argv):
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     cli.prog = PROG
-    cmd, version, tree, from_source = parse(argv)
+    cmd, names, tree, from_source, span = parse(argv)
     root = cache_root()
     system = system_version()
 
     if cmd == "list":
-        if version or tree or from_source:
+        if names or tree or from_source or span is not None:
             cli.bad_usage("list takes no arguments", COMMAND)
         cmd_list(root, system)
         return 0
+    if cmd == "releases":
+        if not tree:
+            cli.bad_usage("releases needs --tree DIR (a librdkafka git repository)", COMMAND)
+        if names or from_source or span is not None:
+            cli.bad_usage("releases takes --tree DIR only", COMMAND)
+        cmd_releases(root, tree)
+        return 0
+    if span is not None and not (cmd == "build" and tree):
+        cli.bad_usage("--releases is for build --tree DIR", COMMAND)
 
     if tree:
         if from_source:
             cli.bad_usage("--from-source is for releases, not --tree", COMMAND)
-        if not version:
+        if span is not None and names:
+            cli.bad_usage("build --tree DIR takes REVs or --releases, not both", COMMAND)
+        if not names and span is None:
             cli.bad_usage("%s --tree DIR needs a REV (a commit, branch or tag of DIR)" % cmd, COMMAND)
-        (cmd_build_tree if cmd == "build" else cmd_path_tree)(root, tree, version)
+        if cmd == "path":
+            if len(names) > 1:
+                cli.bad_usage("path --tree DIR takes one REV (got '%s' and '%s')" % tuple(names[:2]), COMMAND)
+            cmd_path_tree(root, tree, names[0])
+        else:
+            cmd_build_tree(root, tree, names, span)
         return 0
 
+    if len(names) > 1:
+        cli.bad_usage("one VERSION only (got '%s' and '%s')" % tuple(names[:2]), COMMAND)
+    version = names[0] if names else ""
     known = "system " + " ".join(SOURCES)
     if not version:
         cli.bad_usage("%s needs a VERSION (known: %s)" % (cmd, known), COMMAND)
