@@ -525,6 +525,11 @@ class TestLibrdkafkaTree(BenchCommitsCase):
             self.assertTrue(os.path.basename(os.path.dirname(lib)).startswith(sha + "-"), lib)
             self.assertTrue(os.path.isfile(os.path.join(lib, "librdkafka.so.1")), lib)
         self.assertIn("note: context librdkafka_source differs", proc.stdout)
+        # Two releases on the mock cluster meet the same one, kbench-mock, unless told.
+        self.assertIn("kbench-mock (--mock=process), the same cluster for both", proc.stderr)
+        for side in ("base", "new"):
+            with open(os.path.join(out, side + ".json")) as f:
+                self.assertEqual(json.load(f)["context"]["mock_cluster"], "process", side)
         with open(os.path.join(out, "verdict.json")) as f:
             diff = json.load(f)["context_diff"]["librdkafka_source"]
         self.assertEqual((diff["base"], diff["new"]),

@@ -250,6 +250,21 @@ def check_tree(spec):
         cli.prog = prog
 
 
+def pin_mock_cluster(o):
+    """Two librdkafka releases compared on the mock cluster meet the same one: kbench-mock
+    (--mock=process), not each release's own mock, whose changes would be measured too.
+    Not when a cluster is named, or the user chose --mock=."""
+    if o.rdk["a"] == o.rdk["b"] or o.kafka["a"] or o.kafka["b"] or os.environ.get("KBENCH_BOOTSTRAP"):
+        return
+    given = o.kbench_args + o.args["a"] + o.args["b"] + o.env["a"] + o.env["b"]
+    if any(a.startswith(("--mock=", "--mock", "--bootstrap")) or OWN_CLUSTER.match(a) for a in given):
+        return
+    info("the sides load different librdkafka releases: rows on the mock cluster run on "
+         "kbench-mock (--mock=process), the same cluster for both (--mock=embedded after -- "
+         "measures each release's own mock instead)")
+    o.kbench_args = o.kbench_args + ["--mock=process"]
+
+
 def check(o):
     """The checks made before anything is built; fills in the defaults."""
     if len(o.positional) != 2:
@@ -292,6 +307,8 @@ def check(o):
     if not o.instructions and o.runs < 3:
         info("warning: %d run(s) per side cannot show a significant time difference; every "
              "result will be inconclusive" % o.runs)
+
+    pin_mock_cluster(o)
 
     # --kafka-a/-b: the tool owns both sides' clusters, so nothing else may name one.
     if o.kafka["a"] or o.kafka["b"]:

@@ -41,6 +41,7 @@ __attribute__((noinline)) static void work(long iterations, int scale) {
 int main(int argc, char** argv) {
   const char *filter = ".", *out = NULL;
   int list = 0;
+  const char* mock = "embedded";
   const char* scale_env = getenv("KBENCH_FAKE_SCALE");
   double scale = scale_env ? atof(scale_env) / 100.0 : 1.0;
   for (int i = 1; i < argc; i++) {
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
       list = 1;
     else if (!strncmp(argv[i], "--fake-scale=", 13))
       scale = atof(argv[i] + 13) / 100.0;
+    /* Recorded as mock_cluster, as kbench's context says which mock ran. */
+    else if (!strncmp(argv[i], "--mock=", 7))
+      mock = argv[i] + 7;
     else if (!strncmp(argv[i], "--benchmark_", 12))
       continue;
     /* scripts/bench alternates this across processes; the fake has no references. */
@@ -102,9 +106,9 @@ int main(int argc, char** argv) {
             "{\n  \"context\": {\"host_name\": \"fake\", \"num_cpus\": 2, \"target\": \"none\","
             " \"build_type\": \"Release\", \"cpu_model\": \"fake\", \"git_sha\": \"%s\","
             " \"git_dirty\": \"false\", \"kbench_version\": \"fake\", \"cost\": %d,"
-            " \"ld_library_path\": \"%s\"%s%s%s},\n"
+            " \"mock_cluster\": \"%s\", \"ld_library_path\": \"%s\"%s%s%s},\n"
             "  \"benchmarks\": [\n",
-            sha, COST, ld_path ? ld_path : "",
+            sha, COST, mock, ld_path ? ld_path : "",
             source && *source ? ", \"librdkafka_source\": \"" : "", source && *source ? source : "",
             source && *source ? "\"" : "");
   }
