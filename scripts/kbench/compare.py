@@ -549,6 +549,22 @@ def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
     }
 
 
+def _set_threshold(row, up, down=None):
+    row["threshold_pct"] = up
+    row["threshold_down_pct"] = up if down is None else down
+
+
+def fmt_limits(down, up):
+    """The threshold as the reasons print it: "+-5 %", or "-20/+25 %" when the limits differ."""
+    if down == up:
+        return "+-%g %%" % up
+    return "-%s/+%s %%" % (_pct(down), _pct(up))
+
+
+def _pct(v):
+    return "%.3g" % v if abs(v) < 1000 else "%.0f" % v
+
+
 def _set_shift(row, est, lo, hi, alpha):
     row["change_pct"] = est
     if lo is not None:
@@ -557,10 +573,13 @@ def _set_shift(row, est, lo, hi, alpha):
 
 
 def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
-                   within=((), ()), direction=None):
+                   within=((), ()), direction=None, threshold_down=None):
+    """The row of one metric: its shift, test and verdict against `threshold` % up and
+    `threshold_down` % down (default: the same; see threshold_limits)."""
     if direction is None:
         direction = kr.metric_direction(metric)
     row = _new_row(name, metric, direction, kind, base_vals, new_vals, within)
+    _set_threshold(row, threshold, threshold_down)
 
     if metric in kr.DETERMINISTIC_METRICS:
         change = _change_pct(row["base_median"], row["new_median"])
@@ -607,37 +626,42 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
     and its shift's estimate and interval."""
     bad = est * direction < 0
     pname = "p" if family is None else "adjusted p"
+    down = row.get("threshold_down_pct", threshold)
+    limits = fmt_limits(down, threshold)
+    beyond = est >= threshold or est <= -down  # as far as the threshold, either way
     # The t decides, but only where the distribution-free interval agrees that the shift is
     # not zero: with few samples one value far from the rest can make a t significant that
     # the ranks do not support (4 of 5 values +25 %, the fifth unchanged).
     ranks_agree = lo is not None and (lo > 0 or hi < 0)
-    if p < alpha and abs(est) >= threshold and ranks_agree:
+    if p < alpha and beyond and ranks_agree:
         return _verdict(row, "regression" if bad else "improvement",
-                        "%s < %g and shift >= %g %%" % (pname, alpha, threshold))
-    if lo is not None and -threshold < lo and hi < threshold:
+                        "%s < %g and shift %s" % (pname, alpha, ">= %g %%" % threshold
+                                                  if down == threshold else "beyond " + limits))
+    if lo is not None and -down < lo and hi < threshold:
         return _verdict(row, "unchanged",
-                        "%g %% interval inside +-%g %%" % (100 * row["ci_level"], threshold))
-    if p < alpha and abs(est) >= threshold:
+                        "%g %% interval inside %s" % (100 * row["ci_level"], limits))
+    if p < alpha and beyond:
         why = ("significant (%s %s), but %s" % (
             pname, fmt_p(p), "its distribution-free interval reaches 0" if lo is not None
             else "too few samples for a distribution-free interval"))
     elif p < alpha:
-        why = "significant, but its interval reaches past +-%g %%" % threshold
-    elif abs(est) >= threshold and family is not None and row["p_value"] < alpha:
+        why = "significant, but its interval reaches past %s" % limits
+    elif beyond and family is not None and row["p_value"] < alpha:
         why = ("shift of %s is significant alone (p %s) but not over the %d %s rows "
                "(Holm-adjusted p >= %g)" % (fmt_change(est), fmt_p(row["p_value"]), family,
                                             family_label, alpha))
-    elif abs(est) >= threshold:
+    elif beyond:
         why = "shift of %s is not significant (%s >= %g)" % (fmt_change(est), pname, alpha)
     else:
-        why = "interval straddles +-%g %%" % threshold
+        why = "interval straddles %s" % limits
     return _verdict(row, "inconclusive", why)
 
 
-def compare_metric_paired(name, metric, pairs, alpha, threshold, direction):
+def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None):
     """compare_metric for paired rounds (see "Paired samples")."""
     row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
                    [b for _, b in pairs], ((), ()))
+    _set_threshold(row, threshold, threshold_down)
     est, lo, hi, diffs = paired_shift(pairs, alpha)
     positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
     _set_shift(row, est, lo, hi, alpha)
@@ -847,7 +871,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                 yield None, metric, True, "%s missing on the %s side" % (
                     metric, " and ".join(missing))
             continue
-        t = metric_threshold(metric, threshold, b, n)
+        t, t_down = metric_threshold(metric, threshold, b, n)
         notes = []
         if behind and metric in kr.OPEN_LOOP_METRICS:
             notes.append("windows short of the offered load left out: %s" % behind)
@@ -862,12 +886,11 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                                                        min_pairs(alpha)))
             pairs = None
         if pairs is not None:
-            row = compare_metric_paired(name, metric, pairs, alpha, t, direction)
+            row = compare_metric_paired(name, metric, pairs, alpha, t, direction, t_down)
         else:
             bv, nv, kind, within = samples(b, n, metric)
-            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction)
+            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down)
         row["primary"] = is_deciding
-        row["threshold_pct"] = t
         if notes:
             row["note"] = "; ".join(notes)
         yield row, metric, is_deciding, None
@@ -903,15 +926,31 @@ def _fell_behind(name, b, n):
 
 
 def metric_threshold(metric, threshold, b, n):
-    """The threshold a metric is judged against: `threshold`, or for max_rate the search
-    grid's step where that is smaller (a search moves by whole steps; a one-step move of
-    about 4.3-5.3 % must not read "unchanged" under a 5 % threshold)."""
+    """(up, down): the threshold in % a metric is judged against, above and below the base.
+    `threshold` either way; for a metric with an equivalence threshold of its own (kbench
+    --describe=json: equivalence_pct, the latency percentiles) the larger of the two, as a
+    factor either way (threshold_limits), since its spread between identical runs keeps the
+    interval of 8 paired rounds far wider than the default threshold (docs/comparing.md);
+    for max_rate the search grid's step where that is smaller (a search moves by whole steps;
+    a one-step move of about 4.3-5.3 % must not read "unchanged" under a 5 % threshold)."""
+    own = kr.EQUIVALENCE_PCT.get(metric)
+    if own:
+        return threshold_limits(max(threshold, own))
     if metric != "max_rate":
-        return threshold
+        return threshold, threshold
     steps = [r["max_rate_step_pct"] for g in (b, n) for runs in g["processes"] for r in runs
              if r.get("max_rate_step_pct", 0) > 0]
     # A hair under the step, so that one whole step counts despite rounding.
-    return min(threshold, 0.999 * min(steps)) if steps else threshold
+    t = min(threshold, 0.999 * min(steps)) if steps else threshold
+    return t, t
+
+
+def threshold_limits(up):
+    """(up, down) of a threshold that is a factor: +up % above the base, and the same factor
+    below it, -up / (1 + up) % (100 %: twice or half). A threshold beyond a few tens of %
+    must be a factor: -100 % is out of reach of a ratio, so "+-200 %" could never see an
+    improvement, and would call a drop to a tenth "unchanged"."""
+    return up, 100.0 * up / (100.0 + up)
 
 
 def moderate_family(rows):
@@ -1069,17 +1108,18 @@ def fmt_p(p):
 
 
 def format_table(rows):
-    header = ["Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "p-value",
-              "adj. p", "Verdict"]
+    header = ["Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "Threshold",
+              "p-value", "adj. p", "Verdict"]
     lines = [[r["name"], r["metric"], _role(r),
               _n_cell(r, "p" if r.get("samples") == "process" else "r"),
               fmt_value(r["base_median"], r["unit"]) + fmt_spread(r.get("base_cv_pct")),
               fmt_value(r["new_median"], r["unit"]) + fmt_spread(r.get("new_cv_pct")),
-              _change_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _verdict_cell(r)]
+              _change_cell(r), _threshold_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")),
+              _verdict_cell(r)]
              for r in rows]
     widths = [max(len(h), *(len(row[i]) for row in lines)) if lines else len(h)
               for i, h in enumerate(header)]
-    right = {3, 4, 5, 6, 7, 8}
+    right = {3, 4, 5, 6, 7, 8, 9}
 
     def fmt(cols):
         return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
@@ -1098,6 +1138,12 @@ def _n_cell(r, suffix=""):
     if r.get("samples") == "pair":
         return "%d pairs" % r["n_base"]
     return "%d:%d%s" % (r["n_base"], r["n_new"], suffix)
+
+
+def _threshold_cell(r):
+    """The threshold a row was judged against (its own for latency and max_rate)."""
+    up = r.get("threshold_pct")
+    return "-" if up is None else fmt_limits(r.get("threshold_down_pct", up), up)
 
 
 def _change_cell(r):
@@ -1122,18 +1168,19 @@ def format_markdown(result, accept_inconclusive=False, title="kbench"):
         out += ["> " + _md(machine_drift_line(drift)), ""]
     order = {"regression": 0, "improvement": 1, "inconclusive": 2, "unchanged": 3}
     rows = sorted(result["rows"], key=lambda r: order[r["verdict"]])
-    header = ("| Benchmark | Metric | Role | n | Base | New | Change [interval] | p | adj. p "
-              "| Verdict |\n|---|---|---|--:|--:|--:|--:|--:|--:|---|")
+    header = ("| Benchmark | Metric | Role | n | Base | New | Change [interval] | Threshold | p "
+              "| adj. p | Verdict |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
 
     def line(r):
         verdict = {"regression": "**REGRESSION**", "improvement": "improvement"}.get(
             r["verdict"], r["verdict"])
         if r["verdict"] == "inconclusive":
             verdict += ": " + r["reason"]
-        return "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        return "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             _md(r["name"]), r["metric"], _role(r), _n_cell(r),
             fmt_value(r["base_median"], r["unit"]), fmt_value(r["new_median"], r["unit"]),
-            _change_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")), _md(verdict))
+            _change_cell(r), _threshold_cell(r), fmt_p(r["p_value"]), fmt_p(r.get("p_adjusted")),
+            _md(verdict))
 
     def shown(r):  # primary rows that are not unchanged, secondary rows that moved
         return r["verdict"] in (("regression", "improvement", "inconclusive")
@@ -1224,11 +1271,25 @@ def summary_line(result, accept_inconclusive=False):
                                                           len(result["only_in_new"])))
     code = exit_code(result, accept_inconclusive)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
-            "(alpha %g family-wise, Holm; threshold %g %%)%s; exit %d (%s)" % (
+            "(alpha %g family-wise, Holm; threshold %g %%%s)%s; exit %d (%s)" % (
                 n("regressions", "regression"), n("improvements", "improvement"),
                 len(result["unchanged"]), len(result["inconclusive"]),
                 len(result["common"]), result["alpha"], result["threshold_pct"],
-                "; " + "; ".join(extra) if extra else "", code, EXIT_MEANING[code]))
+                own_thresholds(result), "; " + "; ".join(extra) if extra else "", code,
+                EXIT_MEANING[code]))
+
+
+def own_thresholds(result):
+    """"; own: p50_us -20/+25 %, ...": the deciding metrics judged against another threshold
+    than --threshold (latency's own, max_rate's grid step), each with the one it got."""
+    own = {}
+    for r in result["rows"]:
+        up = r.get("threshold_pct")
+        if r.get("primary") and up is not None and up != result["threshold_pct"]:
+            own.setdefault(r["metric"], set()).add(_threshold_cell(r))
+    if not own:
+        return ""
+    return "; own: " + ", ".join("%s %s" % (m, " or ".join(sorted(t))) for m, t in own.items())
 
 
 def secondary_moves(result):

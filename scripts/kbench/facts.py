@@ -188,13 +188,25 @@ def _directions_table():
                    for m in describe()["metrics"]])
 
 
+def _equivalence_table():
+    """The metrics with an equivalence threshold of their own, as a factor either way."""
+    rows = []
+    for m in describe()["metrics"]:
+        up = m.get("equivalence_pct") or 0
+        if up:
+            rows.append(("`%s`" % m["name"], "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
+                         % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))))
+    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"), rows)
+
+
 def generated_blocks():
     """{doc path relative to the project: [(marker name, generated text)]}."""
     keys = [("%s-keys" % f["keys_flag"].lstrip("-"), _keys_table(f))
             for f in families() if f["keys_flag"]]
     return {"README.md": [("codecs", _codecs_line()), ("families", _families_table(False))],
             "docs/families.md": [("families", _families_table())] + keys,
-            "docs/counters.md": [("metric-directions", _directions_table())]}
+            "docs/counters.md": [("metric-directions", _directions_table())],
+            "docs/comparing.md": [("equivalence-thresholds", _equivalence_table())]}
 
 
 def render_docs(root=ROOT):
@@ -224,7 +236,8 @@ def _cli(argv):
     ap.add_argument("question", choices=("json", "docs"),
                     help="docs: regenerate the generated blocks of the docs (README's "
                          "codecs and families, docs/families.md's families and row keys, "
-                         "docs/counters.md's metric directions)")
+                         "docs/counters.md's metric directions, docs/comparing.md's equivalence "
+                         "thresholds)")
     args = ap.parse_args(argv)
     try:
         if args.question == "docs":

@@ -30,9 +30,12 @@ from kbench import facts
 #                          they are checked; docs/comparing.md lists them
 #   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
 #   LATENCY_METRICS        the open-loop latency quantiles by rising q, then the maximum
+#   EQUIVALENCE_PCT        {metric: the smallest change in % a comparison judges, where the
+#                          metric has one of its own} (compare's threshold for it is at
+#                          least this; a description without the field has none)
 _TABLE_NAMES = ("METRICS", "METRIC_DIRECTIONS", "OPEN_LOOP_METRICS", "DETERMINISTIC_METRICS",
                 "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS",
-                "LATENCY_METRICS")
+                "LATENCY_METRICS", "EQUIVALENCE_PCT")
 _tables_cache = None
 
 
@@ -60,6 +63,8 @@ def _tables():
                                    if m["primary_direction"] != m["direction"]},
             "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
             + [lat["max"]["metric"]],
+            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items()
+                                if m.get("equivalence_pct")},
         }
     return _tables_cache
 

@@ -3,6 +3,7 @@
 import contextlib
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from unittest import mock
 
 import make_json as mj
 from kbench import compare as kc
+from kbench import facts
+from kbench import results as kr
 from kbench.tools import compare as compare_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,6 +82,13 @@ def run_in_process(args):
             returncode = e.code if isinstance(e.code, int) else 1
     return subprocess.CompletedProcess(["compare"] + args, returncode, stdout.getvalue(),
                                        stderr.getvalue())
+
+
+def beyond(metric, times=2.0):
+    """A relative shift of latency `metric` `times` its own threshold's factor (equivalence_pct
+    in kbench --describe=json): up for times > 0, down for times < 0."""
+    factor = (1.0 + kr.EQUIVALENCE_PCT[metric] / 100.0) * abs(times)
+    return factor - 1.0 if times > 0 else 1.0 / factor - 1.0
 
 
 def put(path, content):
@@ -243,7 +253,7 @@ class TestVerdicts(CompareCase):
     def test_counter_directions(self):
         rate = mj.PRODUCE_RATE % (8, 2)
         base = [(rate, produce_base()), (CODEC, codec_base())]
-        new = [(rate, produce_base(), {"items_per_second": -0.2, "p99_us": -0.3}),
+        new = [(rate, produce_base(), {"items_per_second": -0.2, "p99_us": beyond("p99_us", -2)}),
                (CODEC, codec_base(), {"ratio": 0.15})]
         b, n = self.pair(base, new)
         proc, v = self.run_compare(b, n, "--metric", "items_per_second", "--metric", "ratio",
@@ -283,7 +293,7 @@ class TestVerdicts(CompareCase):
             self.assertNotIn(m, judged)
         # A target_rate counter marks an open-loop row as well as rate:N in the name.
         b, n = self.pair([(PRODUCE, dict(base, target_rate=2e4))],
-                         [(PRODUCE, dict(base, target_rate=2e4), {"p99_us": 1.0})])
+                         [(PRODUCE, dict(base, target_rate=2e4), {"p99_us": beyond("p99_us")})])
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 1, proc.stdout)
         self.assertEqual(rows(v, "regressions"), [(PRODUCE, "p99_us")])
@@ -320,7 +330,8 @@ class TestVerdicts(CompareCase):
         rate = mj.PRODUCE_RATE % (8, 2)
         base = dict(produce_base(), delivered_rate=2e4)
         b, n = self.pair([(rate, base)],
-                         [(rate, base, {"delivered_rate": 0.25, "p99_us": -0.2})])
+                         [(rate, base, {"delivered_rate": 0.25,
+                                        "p99_us": beyond("p99_us", -2)})])
         proc, v = self.run_compare(b, n)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         # An open-loop row's primary metrics: the delivered rate and the p99 latency.
@@ -1035,6 +1046,102 @@ class TestLatencyVerdicts(CompareCase):
         proc, v = self.run_compare(b, n)
         r = [r for r in v["regressions"] if r["metric"] == "p50_us"][0]
         self.assertEqual((r["samples"], r["n_base"]), ("pair", 8))
+
+
+END_TO_END = "EndToEnd/latency/acks:1/codec:none/record_bytes:1000/rate:1000/partitions:2/real_time"
+
+
+class TestLatencyEquivalence(CompareCase):
+    """Latency is judged against a threshold of its own (equivalence_pct in kbench
+    --describe=json, a factor either way): the spread of identical rounds keeps its interval
+    wider than +-5 %, so an A/A could never read "unchanged"."""
+
+    # Log ratios new/base of 8 identical rounds, as a multiple of the spread: one round well
+    # off each way, as a stalled window makes them.
+    SHAPE = (-1.0, 1.0, -0.5, 0.5, -0.25, 0.25, 0.0, 0.1)
+
+    def rounds(self, factor=1.0, spread=None):
+        """Base and new of 8 paired rounds of an open-loop row, the new latency `factor`
+        times the base's, each round's ratio off by the SHAPE times `spread` (default: a
+        quarter of the metric's own factor, in logs)."""
+        docs = []
+        for side in ("base", "new"):
+            out = []
+            for i, s in enumerate(self.SHAPE):
+                m = {"real_time": 5e9, "target_rate": 1000.0, "delivered_rate": 1000.0,
+                     "rate_shortfall": 0.0, "window_seconds": 5.0}
+                for metric, value in (("p50_us", 700.0), ("p99_us", 20000.0)):
+                    a = spread if spread is not None else math.log1p(
+                        kr.EQUIVALENCE_PCT[metric] / 100.0) / 4
+                    m[metric] = value * (factor * math.exp(s * a) if side == "new" else 1.0)
+                e = mj.entry(END_TO_END, 0, 8, i, m)
+                e["kbench_process"] = i
+                out.append(e)
+            docs.append({"context": dict(mj.CONTEXT, kbench_pairing="rounds-1"),
+                         "benchmarks": out})
+        return self.write("base.json", docs[0]), self.write("new.json", docs[1])
+
+    def latency_rows(self, v):
+        return {r["metric"]: r for k in ("regressions", "improvements", "unchanged",
+                                         "inconclusive") for r in v[k]
+                if r["metric"] in ("p50_us", "p99_us")}
+
+    def test_an_aa_spread_is_unchanged_under_the_latency_threshold_not_under_5_pct(self):
+        b, n = self.rounds()
+        proc, v = self.run_compare(b, n)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        for metric, r in self.latency_rows(v).items():
+            own = kr.EQUIVALENCE_PCT[metric]
+            self.assertEqual(r["verdict"], "unchanged", r)
+            self.assertEqual((r["samples"], r["threshold_pct"]), ("pair", own))
+            self.assertAlmostEqual(r["threshold_down_pct"], 100 * own / (100 + own))
+            # The same rounds under one +-5 % for every metric: not shown to be small.
+            self.assertTrue(r["ci_low_pct"] < -5 or r["ci_high_pct"] > 5, r)
+        self.assertRegex(proc.stdout, r"threshold 5 %; own: .*p50_us")
+        without = dict(facts.describe(), metrics=[dict(m, equivalence_pct=0)
+                                                  for m in facts.describe()["metrics"]])
+        proc = self.compare_described(without, b, n)
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
+        self.assertIn("interval straddles +-5 %", proc.stdout)
+
+    def test_a_shift_beyond_the_latency_threshold_is_still_found_both_ways(self):
+        # The Nagle shape: every round's latency several times the threshold's factor.
+        for factor, key, code in ((3.0, "regressions", 1), (1 / 3.0, "improvements", 0)):
+            times = {m: factor * (1 + kr.EQUIVALENCE_PCT[m] / 100.0) if factor > 1
+                     else factor / (1 + kr.EQUIVALENCE_PCT[m] / 100.0) for m in ("p50_us",)}
+            b, n = self.rounds(times["p50_us"], spread=0.1)
+            proc, v = self.run_compare(b, n)
+            self.assertEqual(proc.returncode, code, proc.stdout + proc.stderr)
+            self.assertIn((END_TO_END, "p50_us"), rows(v, key))
+
+    def compare_described(self, description, b, n, *args):
+        """scripts/compare in a process of its own that reads DESCRIPTION as kbench's."""
+        path = self.path("describe.json")
+        with open(path, "w") as f:
+            json.dump(description, f)
+        return subprocess.run([COMPARE, b, n, *args], capture_output=True, text=True,
+                              timeout=120, env=dict(os.environ, KBENCH_DESCRIBE=path))
+
+    def test_the_threshold_is_the_description_s_not_a_copy(self):
+        # An equivalence_pct of 37 for p50_us and none for p99_us: compare takes both from
+        # kbench's description.
+        d = facts.describe()
+        planted = dict(d, metrics=[dict(m, equivalence_pct={"p50_us": 37.0}.get(m["name"], 0))
+                                   for m in d["metrics"]])
+        b, n = self.rounds(spread=0.0)
+        proc = self.compare_described(planted, b, n, "--out", self.path("v.json"))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        with open(self.path("v.json")) as f:
+            got = {m: (r["threshold_pct"], round(r["threshold_down_pct"], 3))
+                   for m, r in self.latency_rows(json.load(f)).items()}
+        self.assertEqual(got, {"p50_us": (37.0, round(3700 / 137, 3)), "p99_us": (5.0, 5.0)})
+        # --threshold above a metric's own wins, as a factor too.
+        proc = self.compare_described(planted, b, n, "--threshold", "50",
+                                      "--out", self.path("v.json"))
+        with open(self.path("v.json")) as f:
+            got = {m: (r["threshold_pct"], round(r["threshold_down_pct"], 3))
+                   for m, r in self.latency_rows(json.load(f)).items()}
+        self.assertEqual(got, {"p50_us": (50.0, round(5000 / 150, 3)), "p99_us": (50.0, 50.0)})
 
 
 class TestValuesThatAreNotValues(CompareCase):

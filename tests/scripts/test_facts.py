@@ -8,7 +8,8 @@ the description holds:
 - what decides a row: a kind's primary metrics written out as one list;
 - the codecs' version keys (zlib_version, ...);
 - the secret-setting rule: two or more of its markers in one list;
-- a latency quantile written with its q (the histogram's report).
+- a latency quantile written with its q (the histogram's report);
+- a metric's own equivalence threshold (equivalence_pct): its name with a number of percent.
 Each search is first shown to find a planted copy, so that it cannot pass by finding
 nothing."""
 
@@ -58,6 +59,11 @@ def searches():
     quantile_names = _alternation(q[k] for q in d["latency"]["quantiles"]
                                   for k in ("metric", "queue_metric"))
     out.append(("latency quantile", re.compile(r"""["']%s["']\s*[,:]\s*0?\.\d""" % quantile_names)))
+    # An equivalence threshold: "p50_us": 25 or ("p99_us", 100.0).
+    own = [m["name"] for m in d["metrics"] if m.get("equivalence_pct")]
+    if own:
+        out.append(("equivalence threshold", re.compile(
+            r"""["']%s["']\s*[,:]\s*[1-9]\d*(\.\d+)?\b""" % _alternation(own))))
     markers = _alternation(d["secret_settings"]["markers"])
     out.append(("secret rule", re.compile(r"""["']%s["']\s*,\s*["']%s["']""" % (markers,
                                                                               markers))))
@@ -100,6 +106,7 @@ class OneSourceOfFacts(unittest.TestCase):
         key = next(c["version_key"] for c in d["codecs"] if c["version_key"])
         marks = d["secret_settings"]["markers"][:2]
         quantile = d["latency"]["quantiles"][0]
+        own = next(m for m in d["metrics"] if m.get("equivalence_pct"))
         planted = {
             "cluster families": "re = '^(%s)/'\n" % "|".join(fams),
             "metric direction": 'M = {"%s": (%d, "why")}\n' % (metric["name"],
@@ -108,6 +115,7 @@ class OneSourceOfFacts(unittest.TestCase):
             "codec version key": "ctx.get('%s')\n" % key,
             "secret rule": "S = (%s)\n" % ", ".join('"%s"' % m for m in marks),
             "latency quantile": "Q = ((\"%s\", %s),)\n" % (quantile["metric"], quantile["q"]),
+            "equivalence threshold": "E = {\"%s\": %g}\n" % (own["name"], own["equivalence_pct"]),
         }
         with tempfile.TemporaryDirectory() as tmp:
             os.makedirs(os.path.join(tmp, "scripts"))

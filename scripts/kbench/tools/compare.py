@@ -30,6 +30,13 @@ Verdicts per benchmark and metric:
                           +-threshold (an equivalence test, not merely p >= alpha)
   inconclusive            everything else (too few samples, a large shift that is
                           not significant, an interval straddling the threshold)
+Thresholds: --threshold for every metric but two kinds. Latency (p*_us, avg_us,
+max_us, delivery_p*_us) has a threshold of its own, its `equivalence_pct` in
+kbench --describe=json, which the spread of identical runs sets: the larger of
+it and --threshold, as a factor either way (+T % up, -T/(1+T) down: 100 % is
+twice or half). A latency change smaller than it is never a regression.
+max_rate uses the search grid's step where that is smaller than --threshold.
+The table's Threshold column shows the one each row was judged against.
 Family-wise: the p-values of the primary rows are adjusted together (Holm), so
 alpha bounds the chance of any false regression over the whole comparison.
 Test: Yuen's trimmed t on log values, each row's variance moderated across the
@@ -81,7 +88,8 @@ def main():
     ap.add_argument("--alpha", type=float, default=0.01,
                     help="significance level (default 0.01)")
     ap.add_argument("--threshold", type=float, default=5.0,
-                    help="smallest shift in %% that counts (default 5)")
+                    help="smallest shift in %% that counts (default 5); latency metrics use "
+                         "their own where it is larger (see below)")
     ap.add_argument("--out", metavar="VERDICT.json", help="write the verdict as JSON")
     ap.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     ap.add_argument("--metric", action="append", metavar="NAME",
