@@ -549,9 +549,12 @@ def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
     }
 
 
-def _set_threshold(row, up, down=None):
+def _set_threshold(row, up, down=None, base=None):
+    """The row's threshold up and down; `base`: the --threshold a wider own one replaced."""
     row["threshold_pct"] = up
     row["threshold_down_pct"] = up if down is None else down
+    if base is not None and base < up:
+        row["base_threshold_pct"] = base
 
 
 def fmt_limits(down, up):
@@ -573,13 +576,13 @@ def _set_shift(row, est, lo, hi, alpha):
 
 
 def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
-                   within=((), ()), direction=None, threshold_down=None):
+                   within=((), ()), direction=None, threshold_down=None, base_threshold=None):
     """The row of one metric: its shift, test and verdict against `threshold` % up and
     `threshold_down` % down (default: the same; see threshold_limits)."""
     if direction is None:
         direction = kr.metric_direction(metric)
     row = _new_row(name, metric, direction, kind, base_vals, new_vals, within)
-    _set_threshold(row, threshold, threshold_down)
+    _set_threshold(row, threshold, threshold_down, base_threshold)
 
     if metric in kr.DETERMINISTIC_METRICS:
         change = _change_pct(row["base_median"], row["new_median"])
@@ -638,6 +641,14 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
                         "%s < %g and shift %s" % (pname, alpha, ">= %g %%" % threshold
                                                   if down == threshold else "beyond " + limits))
     if lo is not None and -down < lo and hi < threshold:
+        # A metric judged against a wider threshold of its own (latency) whose shift is
+        # significant and beyond --threshold has moved: too little to flag, but never
+        # "unchanged" (a p99 eight times the base's is inside 25 x).
+        base_t = row.get("base_threshold_pct")
+        if base_t is not None and p < alpha and ranks_agree and abs(est) >= base_t:
+            return _verdict(row, "inconclusive",
+                            "significant shift of %s, inside %s but beyond +-%g %%: moved, "
+                            "not unchanged" % (fmt_change(est), limits, base_t))
         return _verdict(row, "unchanged",
                         "%g %% interval inside %s" % (100 * row["ci_level"], limits))
     if p < alpha and beyond:
@@ -657,11 +668,12 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
     return _verdict(row, "inconclusive", why)
 
 
-def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None):
+def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None,
+                          base_threshold=None):
     """compare_metric for paired rounds (see "Paired samples")."""
     row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
                    [b for _, b in pairs], ((), ()))
-    _set_threshold(row, threshold, threshold_down)
+    _set_threshold(row, threshold, threshold_down, base_threshold)
     est, lo, hi, diffs = paired_shift(pairs, alpha)
     positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
     _set_shift(row, est, lo, hi, alpha)
@@ -885,11 +897,13 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                          "needs: compared unpaired" % (len(pairs), len(all_b["processes"]),
                                                        min_pairs(alpha)))
             pairs = None
+        base_t = threshold if kr.EQUIVALENCE_PCT.get(metric) else None
         if pairs is not None:
-            row = compare_metric_paired(name, metric, pairs, alpha, t, direction, t_down)
+            row = compare_metric_paired(name, metric, pairs, alpha, t, direction, t_down, base_t)
         else:
             bv, nv, kind, within = samples(b, n, metric)
-            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down)
+            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down,
+                                 base_t)
         row["primary"] = is_deciding
         if notes:
             row["note"] = "; ".join(notes)

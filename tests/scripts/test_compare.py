@@ -1060,7 +1060,7 @@ class TestLatencyEquivalence(CompareCase):
     # off each way, as a stalled window makes them.
     SHAPE = (-1.0, 1.0, -0.5, 0.5, -0.25, 0.25, 0.0, 0.1)
 
-    def rounds(self, factor=1.0, spread=None):
+    def rounds(self, factor=1.0, spread=None, moved=("p50_us", "p99_us")):
         """Base and new of 8 paired rounds of an open-loop row, the new latency `factor`
         times the base's, each round's ratio off by the SHAPE times `spread` (default: a
         quarter of the metric's own factor, in logs)."""
@@ -1073,7 +1073,8 @@ class TestLatencyEquivalence(CompareCase):
                 for metric, value in (("p50_us", 700.0), ("p99_us", 20000.0)):
                     a = spread if spread is not None else math.log1p(
                         kr.EQUIVALENCE_PCT[metric] / 100.0) / 4
-                    m[metric] = value * (factor * math.exp(s * a) if side == "new" else 1.0)
+                    f = factor if metric in moved else 1.0
+                    m[metric] = value * (f * math.exp(s * a) if side == "new" else 1.0)
                 e = mj.entry(END_TO_END, 0, 8, i, m)
                 e["kbench_process"] = i
                 out.append(e)
@@ -1109,10 +1110,21 @@ class TestLatencyEquivalence(CompareCase):
         for factor, key, code in ((3.0, "regressions", 1), (1 / 3.0, "improvements", 0)):
             times = {m: factor * (1 + kr.EQUIVALENCE_PCT[m] / 100.0) if factor > 1
                      else factor / (1 + kr.EQUIVALENCE_PCT[m] / 100.0) for m in ("p50_us",)}
-            b, n = self.rounds(times["p50_us"], spread=0.1)
+            b, n = self.rounds(times["p50_us"], spread=0.1, moved=("p50_us",))
             proc, v = self.run_compare(b, n)
             self.assertEqual(proc.returncode, code, proc.stdout + proc.stderr)
             self.assertIn((END_TO_END, "p50_us"), rows(v, key))
+
+    def test_a_clear_shift_inside_the_latency_threshold_is_not_unchanged(self):
+        # Every round twice the base's p99 (well inside its own 25 x): the gate does not flag
+        # it, but it must not call it unchanged either: the table shows a change.
+        b, n = self.rounds(2.0, spread=0.05, moved=("p99_us",))
+        proc, v = self.run_compare(b, n)
+        r = self.latency_rows(v)["p99_us"]
+        self.assertEqual(r["verdict"], "inconclusive", r)
+        self.assertIn("significant shift of +100", r["reason"])
+        self.assertEqual(self.latency_rows(v)["p50_us"]["verdict"], "unchanged")
+        self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
 
     def compare_described(self, description, b, n, *args):
         """scripts/compare in a process of its own that reads DESCRIPTION as kbench's."""
