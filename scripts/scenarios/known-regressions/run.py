@@ -45,7 +45,7 @@ Options:
   small   scripts/bench-commits' defaults: 8 paired rounds per case
   full    16 paired rounds per case
   --tiny  2 rounds of 0.5-second windows (CI: proves the pipeline; 2 rounds decide nothing,
-          so only a case that expects no change can be found)
+          so its control is not judged and the run exits 3)
 
 Writes DIR/cases/ID/ (scripts/bench-commits' verdict.json, base.json, new.json, runs/,
 bench-commits.log, case.json), DIR/summary.json, DIR/report.md, DIR/known-regressions.png.
