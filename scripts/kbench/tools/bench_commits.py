@@ -130,7 +130,7 @@ OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA
 # A broker serves its first minute of load slower (docs/methodology.md, "A warm cluster"): the
 # warm-up process's rows share this much unmeasured load out among them. With 1 s each, two
 # EndToEnd rows at 1,000 records/s on TLS left the broker cold for round 1's first process
-# (docs/validation.md V17).
+# (docs/validation.md V19).
 WARMUP_LOAD_SECONDS = 60
 TIME_SUFFIX = re.compile(r"(.*)(/(real_time|manual_time|process_time))")
 
