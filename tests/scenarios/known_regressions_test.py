@@ -276,7 +276,9 @@ class KnownRegressions(unittest.TestCase):
                 (["--cases-file", os.path.join(self.dir, "missing.tsv")], r"no cases file"),
                 (["--bootstrap", "localhost:9092"], r"--bootstrap cannot be used"),
                 (["--librdkafka-tree", os.path.join(self.dir, "nowhere")], r"is not a directory"),
-                (["--cases"], r"--cases needs a value")):
+                (["--cases"], r"--cases needs a value"),
+                (["--cases-file", self.cases_file(case("m", "2.0.2", "regression", target="mock@3.9.1"))],
+                 r"target 'mock@3.9.1': only plaintext@X.Y.Z or ssl@X.Y.Z pin a Kafka release")):
             with self.subTest(args=args):
                 proc, _, _ = self.run_scenario(*args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
@@ -326,6 +328,8 @@ class CaseTable(unittest.TestCase):
                 self.assertEqual((c["expect"], c["metric"]), (expect, metric))
                 self.assertRegex(c["args"], r"rate=\d+")
         self.assertIn("settings=shipped", by_pair[("tree:v1.4.0", "tree:v1.5.0")]["args"])
+        # 1.6.1 and 1.7.0 cannot read end offsets from Kafka 4.x (KIP-896): a pinned 3.9.1.
+        self.assertEqual(by_pair[("tree:v1.6.1", "tree:v1.7.0")]["target"], "plaintext@3.9.1")
         self.assertIn("--mock=process", by_pair[("tree:v1.4.0", "tree:v1.5.0")]["args"])
 
     def test_every_case_has_a_source(self):

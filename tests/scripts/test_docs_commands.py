@@ -161,7 +161,8 @@ class DocsCommands(unittest.TestCase):
         # my-branch one commit ahead: scripts/bisect's examples walk v2.15.1..my-branch; the
         # release examples name v1.4.0 and v1.5.0.
         for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "t"],
-                     ["tag", "v2.15.1"], ["tag", "v1.4.0"], ["tag", "v1.5.0"], ["branch", "master"], ["checkout", "-qb", "my-branch"],
+                     ["tag", "v2.15.1"], ["tag", "v1.4.0"], ["tag", "v1.5.0"], ["branch", "master"],
+                     ["checkout", "-qb", "my-branch"],
                      ["commit", "-q", "--allow-empty", "-m", "t2"], ["checkout", "-q", "main"]):
             subprocess.run(git + args, check=True, capture_output=True)
         cache = os.environ.get("KBENCH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbench")

@@ -55,8 +55,14 @@ def load_cases(path):
         if case["id"] in seen:
             raise ks.ScenarioError("%s: case %s appears twice" % (where, case["id"]))
         seen.add(case["id"])
+        # A broker target may pin its Kafka release: plaintext@3.9.1 (old clients need a
+        # broker that still serves their protocol versions).
+        kind, _, version = case["target"].partition("@")
+        if version and (kind == "mock" or not re.match(r"^[0-9]+\.[0-9]+\.[0-9]+$", version)):
+            raise ks.ScenarioError("%s: target %r: only plaintext@X.Y.Z or ssl@X.Y.Z pin a "
+                                   "Kafka release" % (where, case["target"]))
         for key, known in (("measures", MEASURES), ("target", TARGETS), ("expect", EXPECTS)):
-            if case[key] not in known:
+            if (kind if key == "target" else case[key]) not in known:
                 raise ks.ScenarioError("%s: %s %r is not one of %s"
                                        % (where, key, case[key], ", ".join(known)))
         for key in ("a", "b"):

@@ -109,16 +109,19 @@ class Run:
         return self.scn.run([sys.executable, os.path.join(self.scn.dir, "report.py"), *args], **kwargs)
 
     def cluster_args(self, target):
-        """kbench's options for TARGET, and the broker's version ("" on the mock cluster). One
-        cluster per security kind, started when the first case needs it, stopped on exit."""
+        """kbench's options for TARGET (mock, plaintext or ssl, optionally @VERSION of Kafka),
+        and the broker's version ("" on the mock cluster). One cluster per security kind and
+        version, started when the first case needs it, stopped on exit."""
         if target == "mock":
             return [], ""
-        version = kafka_version()
-        if target not in self.clusters:
-            self.clusters[target] = self.scn.cluster_start(target, 1, version, target)
-        bootstrap, config = self.clusters[target]
+        kind, _, version = target.partition("@")
+        version = version or kafka_version()
+        key = "%s-%s" % (kind, version)
+        if key not in self.clusters:
+            self.clusters[key] = self.scn.cluster_start(key, 1, version, kind)
+        bootstrap, config = self.clusters[key]
         args = ["--bootstrap=" + bootstrap]
-        if target != "plaintext":
+        if kind != "plaintext":
             args.append("--client-config=" + config)
         return args, version
 
