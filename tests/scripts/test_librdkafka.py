@@ -339,7 +339,29 @@ HAVE_BUILD_TOOLS = all(shutil.which(t) for t in ("git", "cc", "make"))
 
 
 @unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
-class LibrdkafkaTree(unittest.TestCase):
+class TreeScriptCase(unittest.TestCase):
+    """scripts/librdkafka run on fake trees, with the fake configure's calls counted."""
+
+    TIMEOUT = 120
+
+    def run_script(self, *args, **extra):
+        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
+                              env=dict(self.env, **extra), timeout=self.TIMEOUT)
+
+    def configure_calls(self):
+        if not os.path.exists(self.configure_log):
+            return 0
+        with open(self.configure_log) as f:
+            return len(f.read().splitlines())
+
+    def assert_usage_error(self, *args, says):
+        proc = self.run_script(*args)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn(says, proc.stderr)
+
+
+class LibrdkafkaTree(TreeScriptCase):
     """build --tree DIR REV: a commit of a local librdkafka git repository."""
 
     def setUp(self):
@@ -356,21 +378,6 @@ class LibrdkafkaTree(unittest.TestCase):
         fake.git(self.repo, "tag", "v2.15.1")
         self.c2 = fake.commit_change(self.repo, "a change on the send path")
 
-    def run_script(self, *args, **extra):
-        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
-                              env=dict(self.env, **extra), timeout=60)
-
-    def configure_calls(self):
-        if not os.path.exists(self.configure_log):
-            return 0
-        with open(self.configure_log) as f:
-            return len(f.read().splitlines())
-
-    def assert_usage_error(self, *args, says):
-        proc = self.run_script(*args)
-        self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertEqual(proc.stdout, "")
-        self.assertIn(says, proc.stderr)
 
     def test_bad_trees_and_revs_are_usage_errors(self):
         plain = os.path.join(self.tmp, "plain")
@@ -613,7 +620,7 @@ class LibrdkafkaTree(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
-class LibrdkafkaReleases(unittest.TestCase):
+class LibrdkafkaReleases(TreeScriptCase):
     """releases --tree DIR, and build --tree DIR with several REVs or --releases, on a fake
     repository shaped like librdkafka's history (fake_librdkafka.make_release_repo)."""
 
@@ -629,21 +636,8 @@ class LibrdkafkaReleases(unittest.TestCase):
         self.repo = os.path.join(self.tmp, "rdk")
         self.tags = fake.make_release_repo(self.repo)
 
-    def run_script(self, *args, **extra):
-        return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True,
-                              env=dict(self.env, **extra), timeout=120)
-
-    def configure_calls(self):
-        if not os.path.exists(self.configure_log):
-            return 0
-        with open(self.configure_log) as f:
-            return len(f.read().splitlines())
-
     def assert_usage_error(self, *args, says):
-        proc = self.run_script(*args)
-        self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertEqual(proc.stdout, "")
-        self.assertIn(says, proc.stderr)
+        super().assert_usage_error(*args, says=says)
         self.assertFalse(os.path.exists(self.cache), "nothing may be created for bad input")
 
     def listing(self):
