@@ -360,6 +360,19 @@ class TreeScriptCase(unittest.TestCase):
         self.assertEqual(proc.stdout, "")
         self.assertIn(says, proc.stderr)
 
+    def not_librdkafka(self):
+        """(a plain folder, a git repository of something else) under the test's tmp."""
+        plain = os.path.join(self.tmp, "plain")
+        os.makedirs(plain)
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(other)
+        fake.git(other, "init", "-q")
+        with open(os.path.join(other, "README"), "w") as f:
+            f.write("not librdkafka\n")
+        fake.git(other, "add", "README")
+        fake.git(other, "commit", "-qm", "readme")
+        return plain, other
+
 
 class LibrdkafkaTree(TreeScriptCase):
     """build --tree DIR REV: a commit of a local librdkafka git repository."""
@@ -380,15 +393,7 @@ class LibrdkafkaTree(TreeScriptCase):
 
 
     def test_bad_trees_and_revs_are_usage_errors(self):
-        plain = os.path.join(self.tmp, "plain")
-        os.makedirs(plain)
-        other = os.path.join(self.tmp, "other")
-        os.makedirs(other)
-        fake.git(other, "init", "-q")
-        with open(os.path.join(other, "README"), "w") as f:
-            f.write("not librdkafka\n")
-        fake.git(other, "add", "README")
-        fake.git(other, "commit", "-qm", "readme")
+        plain, other = self.not_librdkafka()
         self.assert_usage_error("build", "--tree", says="--tree needs a value")
         self.assert_usage_error("build", "--tree", self.repo, says="needs a REV")
         self.assert_usage_error("build", "--tree", self.repo, "--from-source", "HEAD",
@@ -680,15 +685,7 @@ class LibrdkafkaReleases(TreeScriptCase):
         self.assertEqual([t for t, row in rows.items() if row["built"] == "yes"], ["v2.6.1", "v2.7.0"])
 
     def test_releases_of_what_is_not_librdkafka_exit_2(self):
-        plain = os.path.join(self.tmp, "plain")
-        os.makedirs(plain)
-        other = os.path.join(self.tmp, "other")
-        os.makedirs(other)
-        fake.git(other, "init", "-q")
-        with open(os.path.join(other, "README"), "w") as f:
-            f.write("not librdkafka\n")
-        fake.git(other, "add", "README")
-        fake.git(other, "commit", "-qm", "readme")
+        plain, other = self.not_librdkafka()
         self.assert_usage_error("releases", "--tree", other, says="not a librdkafka repository")
         self.assert_usage_error("build", "--tree", other, "--releases", "all",
                                 says="not a librdkafka repository")
