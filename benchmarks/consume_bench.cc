@@ -155,9 +155,7 @@ FamilyKeys ConsumeKeys() { return AxisKeys("--consume", ConsumeAxes()); }
 ClientSettings FillSettings(const ConsumeParams& p) {
   ClientSettings s = {
       {"acks", "all"}, {"linger.ms", "5"}, {"batch.size", std::to_string(kFillBatchBytes)}};
-  ApplySettingsLens(
-      SettingsLens::kSame,
-      (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2, s);
+  ApplySettingsLens(SettingsLens::kSame, p.record_bytes.mean(), s);
   return s;
 }
 

@@ -179,21 +179,17 @@ ClientSettings PinnedSettings(const EndToEndParams& p) {
   return s;
 }
 
-double MeanRecordBytes(const EndToEndParams& p) {
-  return (static_cast<double>(p.record_bytes.min) + static_cast<double>(p.record_bytes.max)) / 2;
-}
-
 // The producer's settings as the row's lens takes them (fixtures/settings_lens.h).
 ClientSettings BenchmarkSettings(const EndToEndParams& p) {
   ClientSettings s = PinnedSettings(p);
-  ApplySettingsLens(p.lens, MeanRecordBytes(p), s);
+  ApplySettingsLens(p.lens, p.record_bytes.mean(), s);
   return s;
 }
 
 // What the lens changed, for the row's label.
 std::string SettingsNote(const EndToEndParams& p) {
   ClientSettings s = PinnedSettings(p);
-  return ApplySettingsLens(p.lens, MeanRecordBytes(p), s);
+  return ApplySettingsLens(p.lens, p.record_bytes.mean(), s);
 }
 
 FamilyKeys EndToEndKeys() { return AxisKeys("--end-to-end", EndToEndAxes()); }

@@ -199,10 +199,6 @@ void ApplyProduceSetting(ProduceParams& p, std::string_view key, std::string_vie
   FindAxis(ProduceParams::kFlag, ProduceAxes(), key).parse(p, key, value);
 }
 
-double MeanRecordBytes(const SizeSpec& size) {
-  return (static_cast<double>(size.min) + static_cast<double>(size.max)) / 2;
-}
-
 // The feature of the loaded librdkafka a row needs and lacks, as the reason it is not run.
 std::string NotRunReason(const ProduceParams& p) {
   if (p.transaction_records > 0 && !HasFeature(Feature::kTransactions)) {
@@ -220,13 +216,13 @@ std::vector<std::pair<std::string, std::string>> TopicConfigs(const ProduceParam
 
 ClientSettings BenchmarkSettings(const ProduceParams& p) {
   ClientSettings s = AxisSettings(ProduceAxes(), p);
-  ApplySettingsLens(p.lens, MeanRecordBytes(p.record_bytes), s);
+  ApplySettingsLens(p.lens, p.record_bytes.mean(), s);
   return s;
 }
 
 std::string SettingsNote(const ProduceParams& p) {
   ClientSettings s = AxisSettings(ProduceAxes(), p);
-  return ApplySettingsLens(p.lens, MeanRecordBytes(p.record_bytes), s);
+  return ApplySettingsLens(p.lens, p.record_bytes.mean(), s);
 }
 
 BenchName Name(const ProduceParams& p) {

@@ -10,15 +10,14 @@ namespace {
 
 // Each release's CHANGELOG and headers: where the function or setting first appears.
 constexpr std::array<FeatureRow, 7> kFeatures = {{
-    {Feature::kMockCluster, "in-process mock cluster", 0x010300ff, "1.3.0"},
-    {Feature::kMockTopicCreate, "rd_kafka_mock_topic_create", 0x010400ff, "1.4.0"},
+    {Feature::kMockCluster, "in-process mock cluster", 0x010300ff},
+    {Feature::kMockTopicCreate, "rd_kafka_mock_topic_create", 0x010400ff},
     // Before 1.9.0 the mock refused compressed MessageSets (rdkafka_mock.c's Produce handler).
-    {Feature::kMockCompressed, "in-process mock that takes compressed batches", 0x010900ff,
-     "1.9.0"},
-    {Feature::kTransactions, "transactions", 0x010400ff, "1.4.0"},
-    {Feature::kBatchSize, "batch.size setting", 0x010500ff, "1.5.0"},
-    {Feature::kSeekPartitions, "rd_kafka_seek_partitions", 0x010600ff, "1.6.0"},
-    {Feature::kSslCertVerifyCallback, "rd_kafka_conf_set_ssl_cert_verify_cb", 0x010100ff, "1.1.0"},
+    {Feature::kMockCompressed, "in-process mock that takes compressed batches", 0x010900ff},
+    {Feature::kTransactions, "transactions", 0x010400ff},
+    {Feature::kBatchSize, "batch.size setting", 0x010500ff},
+    {Feature::kSeekPartitions, "rd_kafka_seek_partitions", 0x010600ff},
+    {Feature::kSslCertVerifyCallback, "rd_kafka_conf_set_ssl_cert_verify_cb", 0x010100ff},
 }};
 
 template <typename Fn>
@@ -46,13 +45,13 @@ OptionalFunctions ResolveAll() {
   return f;
 }
 
+}  // namespace
+
 std::string VersionText(int v) {
   char text[32];
   std::snprintf(text, sizeof text, "%d.%d.%d", (v >> 24) & 0xff, (v >> 16) & 0xff, (v >> 8) & 0xff);
   return text;
 }
-
-}  // namespace
 
 const FeatureRow* FeatureTable(std::size_t* size) {
   *size = kFeatures.size();
@@ -72,7 +71,7 @@ std::string LacksFeature(Feature f) {
   if (HasFeature(f)) return "";
   const FeatureRow& row = FeatureOf(f);
   return "librdkafka " + VersionText(rd_kafka_version()) + " has no " + std::string(row.what) +
-         " (since " + std::string(row.since_text) + ")";
+         " (since " + VersionText(row.since) + ")";
 }
 
 const OptionalFunctions& Optional() {

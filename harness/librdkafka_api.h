@@ -28,8 +28,10 @@ struct FeatureRow {
   Feature feature;
   std::string_view what;  // what "librdkafka X has no ..." names: "transactions", ...
   int since;              // rd_kafka_version() of the first release that has it
-  std::string_view since_text;
 };
+
+// "1.4.0" for rd_kafka_version()'s 0x010400ff.
+std::string VersionText(int version);
 
 // The table, one row per Feature (also in `kbench --describe=json`).
 const FeatureRow* FeatureTable(std::size_t* size);

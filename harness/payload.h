@@ -32,6 +32,7 @@ struct SizeSpec {
   std::size_t min = 100;
   std::size_t max = 100;
   bool fixed() const { return min == max; }
+  double mean() const { return (static_cast<double>(min) + static_cast<double>(max)) / 2; }
   std::string Name() const;  // "100" or "250-750"
 };
 

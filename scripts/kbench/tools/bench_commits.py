@@ -263,7 +263,7 @@ def pin_mock_cluster(o):
     if o.rdk["a"] == o.rdk["b"] or o.kafka["a"] or o.kafka["b"] or os.environ.get("KBENCH_BOOTSTRAP"):
         return
     given = o.kbench_args + o.args["a"] + o.args["b"] + o.env["a"] + o.env["b"]
-    if any(a.startswith(("--mock=", "--mock", "--bootstrap")) or OWN_CLUSTER.match(a) for a in given):
+    if any(a.startswith("--mock") or OWN_CLUSTER.match(a) for a in given):
         return
     info("the sides load different librdkafka releases: rows on the mock cluster run on "
          "kbench-mock (--mock=process), the same cluster for both (--mock=embedded after -- "
