@@ -131,11 +131,12 @@ if [[ $part != no-broker ]]; then
   BOOT=$BOOTSTRAP
   ok "start a 1-broker cluster at $BOOT"
 
+  refusal_start=$SECONDS
   expect_exit 2 "acks-replication refuses a 1-broker cluster before running anything" \
     'needs a cluster of at least 3 brokers.*has 1' \
     "$SCENARIO" acks-replication --tiny --bootstrap "$BOOT" --out "$WORK/refused"
   check "the refusal ran no benchmark (no raw results, within 30 s)" \
-    bash -c "[[ ! -e '$WORK/refused/single.json' && -z \$(ls '$WORK/refused/raw' 2>/dev/null) ]] && (($SECONDS - $start < 30))"
+    bash -c "[[ ! -e '$WORK/refused/single.json' && -z \$(ls '$WORK/refused/raw' 2>/dev/null) ]] && (($SECONDS - $refusal_start < 30))"
 
   # producer-sharing on the given cluster (the --bootstrap path)...
   run_scenario producer-sharing --bootstrap "$BOOT"
