@@ -1,7 +1,7 @@
 """kbench's scripts as one Python package, run by one interpreter.
 
 scripts/lib/python runs Python in kbench's venv with this package's parent on PYTHONPATH;
-the commands in scripts/ are thin bash entry points onto `python -m kbench.tools.NAME` or a
+the commands in scripts/ are thin bash entry points onto `python -m kbench.commands.NAME` or a
 module's own command line (`python -m kbench.results ...`). No module edits sys.path.
 """
 

@@ -88,6 +88,10 @@ def usage_error(parser, message):
     die(message, USAGE, parser.prog)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """--help keeps a command's description as written (its module docstring)."""
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with kbench's error line; the first one's prog names die()'s messages
     (its sub-command parsers, made with the same class, do not)."""

@@ -1,5 +1,5 @@
 """deb-src lines for every deb line of the system's apt sources (one-line .list and deb822
-.sources formats): the same archive and suites, so that scripts/symbols (kbench.tools.symbols)
+.sources formats): the same archive and suites, so that scripts/symbols (kbench.commands.symbols)
 finds the sources of the installed versions.
 """
 

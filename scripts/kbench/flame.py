@@ -1,7 +1,7 @@
 """Folded stacks, flame graph SVGs and the views scripts/profile derives from them.
 
 Debian 12 packages no flame graph tool (neither Brendan Gregg's FlameGraph
-scripts nor inferno), so scripts/profile (kbench.tools.profile) uses this small
+scripts nor inferno), so scripts/profile (kbench.commands.profile) uses this small
 converter: its functions, which the command line below also runs by hand:
 
   python -m kbench.flame fold  PERF_SCRIPT.txt  > stacks.folded

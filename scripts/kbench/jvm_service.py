@@ -1,7 +1,7 @@
 """The supervisor of kbench's JVM services (scripts/kafka, scripts/trogdor): their state
 directories, Java, classpaths resolved by Maven, and their JVMs, each started detached with
 a pid file and a log, waited for, reported and stopped (SIGTERM, then SIGKILL). The service
-modules (kbench.tools.kafka, kbench.tools.trogdor) keep what is theirs: configuration,
+modules (kbench.commands.kafka, kbench.commands.trogdor) keep what is theirs: configuration,
 command lines, readiness checks and messages.
 """
 

@@ -2,7 +2,7 @@
 the clusters it starts on free ports (and always stops), kbench runs that leave their
 command line and console output next to the JSON, and the scenario's own report.py.
 
-A runner is a module with main(argv), called by scripts/scenario (kbench.tools.scenario):
+A runner is a module with main(argv), called by scripts/scenario (kbench.commands.scenario):
 
     def main(argv):
         with Scenario("producer-sharing", __file__) as scn:

@@ -284,7 +284,7 @@ class Placement(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        from kbench.tools import bisect
+        from kbench.commands import bisect
         cls.mod = bisect
 
     def place(self, rows):

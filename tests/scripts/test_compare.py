@@ -15,7 +15,7 @@ import make_json as mj
 from kbench import compare as kc
 from kbench import facts
 from kbench import results as kr
-from kbench.tools import compare as compare_tool
+from kbench.commands import compare as compare_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

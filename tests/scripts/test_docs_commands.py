@@ -55,14 +55,14 @@ NOT_RUN = {
     "ctest --test-dir build": "the whole test suite",
 }
 # Scripts whose dry run is checked; on a tree without dry runs nothing is run at all.
-DRY_RUN_FILES = ["scripts/kbench/tools/bench.py", "scripts/kbench/tools/bench_commits.py",
-                 "scripts/kbench/tools/bisect.py",
-                 "scripts/kbench/tools/compare.py", "scripts/kbench/tools/distributed.py",
-                 "scripts/kbench/tools/kafka.py", "scripts/kbench/tools/librdkafka.py", "scripts/lint",
-                 "scripts/kbench/tools/plot.py",
-                 "scripts/kbench/tools/profile.py", "scripts/kbench/tools/scenario.py", "scripts/test",
-                 "scripts/kbench/tools/trogdor.py",
-                 "scripts/kbench/tools/vs_perf_test.py", "scripts/kbench/history.py",
+DRY_RUN_FILES = ["scripts/kbench/commands/bench.py", "scripts/kbench/commands/bench_commits.py",
+                 "scripts/kbench/commands/bisect.py",
+                 "scripts/kbench/commands/compare.py", "scripts/kbench/commands/distributed.py",
+                 "scripts/kbench/commands/kafka.py", "scripts/kbench/commands/librdkafka.py", "scripts/lint",
+                 "scripts/kbench/commands/plot.py",
+                 "scripts/kbench/commands/profile.py", "scripts/kbench/commands/scenario.py", "scripts/test",
+                 "scripts/kbench/commands/trogdor.py",
+                 "scripts/kbench/commands/vs_perf_test.py", "scripts/kbench/commands/history.py",
                  "scripts/kbench/scenario_runner.py", "scripts/scenarios/perf-test/run.py"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
 # kbench options naming a running cluster, left out of kbench's listing.

@@ -11,8 +11,8 @@ import unittest
 from unittest import mock
 
 import make_json as mj
-from kbench.tools import compare as compare_tool
-from kbench.tools import plot as plot_tool
+from kbench.commands import compare as compare_tool
+from kbench.commands import plot as plot_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -137,7 +137,7 @@ class Lint(unittest.TestCase):
         listed = set(proc.stdout.splitlines())
         for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell tests/golden/generate",
                      "shell scripts/compare", "python scripts/kbench/cli.py",
-                     "python scripts/kbench/tools/compare.py"):
+                     "python scripts/kbench/commands/compare.py"):
             self.assertIn(want, listed)
         self.assertFalse([f for f in listed if f.split(" ", 1)[1].startswith("results/")])
 

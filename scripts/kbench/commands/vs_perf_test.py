@@ -6,7 +6,7 @@ Interleaved rounds of both on fresh topics (a local cluster from scripts/kafka u
 --bootstrap), every round's raw output kept; the comparison itself is
 kbench.perf_test_format's.
 
-    python -m kbench.tools.vs_perf_test [OPTIONS]   (USAGE below)
+    python -m kbench.commands.vs_perf_test [OPTIONS]   (USAGE below)
 """
 
 import os

@@ -4,7 +4,7 @@ processes one after another, writes their JSON under results/runs/<date>-<commit
 it, prints a summary and adds the run to the results history.
 
 scripts/bench runs scripts/setup first (it makes the venv this module runs in), then
-    python -m kbench.tools.bench [options] [-- kbench args...]
+    python -m kbench.commands.bench [options] [-- kbench args...]
 """
 
 import contextlib

@@ -19,7 +19,7 @@ import time
 import kbench
 from kbench import cli, commits, facts, results, shell, stamp
 from kbench.cli import die, info
-from kbench.tools import librdkafka
+from kbench.commands import librdkafka
 
 HERE = kbench.SCRIPTS
 COMMAND = "scripts/bench-commits"

@@ -4,7 +4,7 @@ optionally on symbol builds of the libraries (scripts/symbols), with per-thread 
 views, or side A against side B (a differential profile). Folding and rendering are
 kbench.flame's.
 
-    python -m kbench.tools.profile [options] FILTER [KBENCH_ARGS...]
+    python -m kbench.commands.profile [options] FILTER [KBENCH_ARGS...]
 """
 
 import datetime

@@ -37,7 +37,7 @@ from datetime import datetime, timezone
 import kbench
 from kbench import compare as kc
 from kbench import results as kr
-from kbench.tools.plot import fmt_rate
+from kbench.commands.plot import fmt_rate
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.

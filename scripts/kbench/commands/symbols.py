@@ -4,7 +4,7 @@ Debian's debug-symbol archive is not reachable here, its source archive is; buil
 package's own flags, the library computes exactly what the system's does (the context's
 `loaded_libraries` records which files ran).
 
-    python -m kbench.tools.symbols build|path|list [LIB...]
+    python -m kbench.commands.symbols build|path|list [LIB...]
 """
 
 import hashlib
