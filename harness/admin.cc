@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -336,6 +337,20 @@ StatusOr<std::int64_t> AdminClient::EndOffsetSum(const std::string& topic, int p
   return sum;
 }
 
+namespace {
+
+// Before 1.8.0, rd_kafka_query_watermark_offsets asks with ListOffsets v0, which Kafka 4.0
+// removed (KIP-896); the broker's answer then reads as a bad message.
+std::string EndOffsetHint(rd_kafka_resp_err_t err) {
+  constexpr int kListOffsetsV1Since = 0x01080000;  // librdkafka 1.8.0
+  if (err != RD_KAFKA_RESP_ERR__BAD_MSG || rd_kafka_version() >= kListOffsetsV1Since) return "";
+  return " (librdkafka " + std::string(rd_kafka_version_str()) +
+         " asks end offsets with ListOffsets v0, which Kafka 4.0 removed: run it against Kafka "
+         "3.9.1, e.g. scripts/kafka start --version 3.9.1)";
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::int64_t>> AdminClient::EndOffsets(const std::string& topic,
                                                             int partitions,
                                                             std::chrono::milliseconds timeout) {
@@ -367,7 +382,7 @@ StatusOr<std::vector<std::int64_t>> AdminClient::EndOffsets(const std::string& t
     }
     if (err) {
       return Status::Error("end offset of " + topic + "[" + std::to_string(p) +
-                           "]: " + rd_kafka_err2str(err));
+                           "]: " + rd_kafka_err2str(err) + EndOffsetHint(err));
     }
     result.push_back(high);
   }
