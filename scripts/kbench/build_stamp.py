@@ -1,6 +1,6 @@
 """build.json, the stamp that marks a cached build valid (scripts/librdkafka,
 scripts/symbols) and records how it was made; the lock that lets one build of a cache entry
-run at a time.
+run at a time; the error a build raises.
 """
 
 import fcntl
@@ -9,6 +9,15 @@ import os
 import time
 
 from kbench import cli, proc
+
+
+class BuildError(Exception):
+    """A build that cannot be had: status 2 for bad input or a missing prerequisite, 1 for a
+    build that failed or was refused."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
 
 
 def write(path, doc):

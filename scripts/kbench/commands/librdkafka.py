@@ -36,6 +36,7 @@ import sys
 import time
 
 from kbench import build_stamp, cli, git, library_probe, proc, text
+from kbench.build_stamp import BuildError
 
 # The oldest release a tree's commit may be (--tree): the first with zstd.
 OLDEST_TREE = "1.0.0"
@@ -74,15 +75,6 @@ CONFIGURE_OPTION = re.compile(r"--(?:enable|disable)-[A-Za-z0-9_-]+")
 # mklove's check of the interpreter lds-gen.py runs with; before 1.4.2 it is `python`.
 NEEDS_PYTHON = re.compile(r"mkl_command_check\s+python\s")
 CODECS = ("gzip", "snappy", "lz4", "zstd")
-
-
-class BuildError(Exception):
-    """A build that cannot be had: status 2 for bad input or a missing prerequisite, 1 for a
-    build that failed or was refused."""
-
-    def __init__(self, message, status=1):
-        super().__init__(message)
-        self.status = status
 
 
 def cache_root():
