@@ -66,20 +66,6 @@ def fold_perf_script(lines):
     return stacks
 
 
-def read_folded(lines):
-    stacks = Counter()
-    for n, line in enumerate(lines, 1):
-        line = line.strip()
-        if not line:
-            continue
-        stack, _, count = line.rpartition(" ")
-        try:
-            stacks[stack] += int(count)
-        except ValueError:
-            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80])) from None
-    return stacks
-
-
 def _tree(stacks):
     root = {"name": "all", "value": 0, "children": {}}
     for stack, count in stacks.items():
@@ -473,11 +459,6 @@ def render_diff_svg(a, b, title, normalize):
                    "for details" % tb_tree["value"], describe, stroke=' stroke="#ccc" stroke-width="0.3"')
 
 
-def read_folded_file(path):
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return read_folded(fh)
-
-
 def folded_text(stacks):
     return "".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks))
 
@@ -504,12 +485,11 @@ def write_views(stacks, folded, svg, title, roles=None):
     return True
 
 
-def write_diff(a_path, b_path, folder, title, unit="samples", raw=False):
-    """The differential profile of two folded files: diff.svg, diff.txt and diff.json in
-    FOLDER; returns the top of the table. ValueError when a side has no samples."""
-    a, b = read_folded_file(a_path), read_folded_file(b_path)
+def write_diff(a, b, folder, title, unit="samples", raw=False):
+    """The differential profile of stacks A and B: diff.svg, diff.txt and diff.json in FOLDER;
+    returns the top of the table. ValueError when a side has no samples."""
     if not a or not b:
-        raise ValueError("a side has no samples: %s" % (a_path if not a else b_path))
+        raise ValueError("side %s has no samples" % ("A" if not a else "B"))
     rows, ta, tb = diff_profiles(a, b, normalize=not raw)
     write_text(folder + "/diff.txt", diff_table(rows, ta, tb, unit, not raw))
     write_text(folder + "/diff.svg", render_diff_svg(a, b, title, normalize=not raw))

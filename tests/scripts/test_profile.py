@@ -157,10 +157,6 @@ class TestFlame(unittest.TestCase):
         self.assertIn("checksum (B 315, A 300, change +5.00%)", titles)
         self.assertIn("rgb(255,55,55)", svg)  # the largest growth in full red
 
-    def test_folded_parse_error(self):
-        with self.assertRaises(ValueError):
-            kf.read_folded(["a;b notanumber"])
-
 
 class TestProfileScript(unittest.TestCase):
     @classmethod

@@ -26,7 +26,7 @@ was refused, or `path`: not built; 2 bad usage, bad input (an unknown version, D
 librdkafka repository, REV no commit of it or older than 1.0.0) or a missing prerequisite.
 """
 
-import contextlib
+import collections
 import functools
 import hashlib
 import os
@@ -157,26 +157,38 @@ def step(cmd, log, failure, **kwargs):
 
 # --- building ------------------------------------------------------------------------------
 
-@contextlib.contextmanager
-def building(d, what):
-    """A build of cache entry D, one at a time: if it fails or is interrupted, whatever it made
-    is removed (the build tree, staged and unstamped files); build.log, and an npm tarball, stay."""
-    with build_stamp.lock(d, what):
-        try:
-            yield
-        except BaseException:
-            for name in ("build", "lib.tmp", "include", "configure") + (() if is_built(d) else ("lib",)):
-                shutil.rmtree(d + "/" + name, ignore_errors=True)
-            raise
+def make(d, lock_name, version, flags, unpack):
+    """Cache entry D's library folder, built unless it is, one build at a time: UNPACK(src, log)
+    puts the sources into src and returns (what they are, build.json's fields of their origin);
+    then configure, make, verify and stamp. A build that fails or is interrupted leaves only
+    build.log (and an npm tarball); an entry stamped before kbench checked configure's
+    results (no configure_with) is built again."""
+    if not is_built(d):
+        check_build_tools()
+        with build_stamp.lock(d, lock_name):
+            if not is_built(d):
+                try:
+                    build_into(d, version, flags, unpack)
+                except BaseException:
+                    for name in ("build", "lib.tmp", "include", "configure", "lib"):
+                        shutil.rmtree(d + "/" + name, ignore_errors=True)
+                    raise
+    return d + "/lib"
 
 
-def start_build(d):
-    """A new build.log for D, and no stamp left from an older build of it."""
+def build_into(d, version, flags, unpack):
     if os.path.isfile(d + "/build.json"):
         cli.info("%s was built before kbench checked configure's results: building it again" % d)
         os.unlink(d + "/build.json")
-    open(d + "/build.log", "w").close()
-    return time.monotonic(), d + "/build.log"
+    started, log, src = time.monotonic(), d + "/build.log", d + "/build"
+    open(log, "w").close()
+    fresh_dir(src)
+    what, doc = unpack(src, log)
+    built = compile_source(d, src, version, what, flags)
+    seconds = int(time.monotonic() - started)
+    build_stamp.write(d + "/build.json", dict(doc, **built, build_seconds=seconds, compiler=build_stamp.compiler()))
+    cli.info("built librdkafka in %ds (features: %s)" % (seconds, ",".join(built["builtin_features"])))
+    shutil.rmtree(src)
 
 
 def known_options(flags, src, log, what):
@@ -296,14 +308,6 @@ def refusals(with_, flags, log):
     return reasons
 
 
-def write_stamp(d, started, doc, built):
-    """D/build.json, which marks the entry valid: DOC, then the build's fields."""
-    seconds = int(time.monotonic() - started)
-    build_stamp.write(d + "/build.json", dict(doc, **built, build_seconds=seconds, compiler=build_stamp.compiler()))
-    cli.info("built librdkafka in %ds (features: %s)" % (seconds, ",".join(built["builtin_features"])))
-    shutil.rmtree(d + "/build", ignore_errors=True)
-
-
 # --- releases from npm ---------------------------------------------------------------------
 
 def release_entry(version, from_source=False):
@@ -333,17 +337,34 @@ def build(version, from_source=False):
             cli.info("librdkafka %s is the system library: nothing to build, no LD_LIBRARY_PATH needed "
                      "(--from-source builds it from %s anyway)" % (version, SOURCES.get(version, "npm")))
         return ""
-    if not is_built(d):
-        tarball = first_tgz(d)
-        # npm only when the entry holds no tarball yet (a rebuild is offline).
-        if not tarball and not shutil.which("npm"):
-            raise BuildError("npm not found: librdkafka sources are fetched as npm packages "
-                             "(Debian: apt-get install npm)", 2)
-        check_build_tools()
-        with building(d, version):
-            if not is_built(d):
-                build_release(d, version, SOURCES[version])
-    return d + "/lib"
+    # npm only when the entry holds no tarball yet (a rebuild is offline).
+    if not is_built(d) and not first_tgz(d) and not shutil.which("npm"):
+        raise BuildError("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)",
+                         2)
+    spec = SOURCES[version]
+
+    def unpack(src, log):
+        """npm pack (once), extract deps/librdkafka, check it is VERSION."""
+        tgz = fetch_tarball(d, spec, log)
+        with open(d + "/" + tgz, "rb") as f:
+            sha = hashlib.file_digest(f, "sha256").hexdigest()
+        if proc.run(["tar", "-xzf", d + "/" + tgz, "-C", src, "--strip-components=3", "package/deps/librdkafka"],
+                    log=log).returncode != 0:
+            raise BuildError("%s has no package/deps/librdkafka (wrong npm source for %s?); delete %s/%s to fetch "
+                             "it again" % (tgz, version, d, tgz))
+        try:
+            with open(src + "/src/rdkafka.h", errors="replace") as f:
+                found = header_version(f.read())
+        except OSError:
+            found = None
+        if not found:
+            raise BuildError("%s: no RD_KAFKA_VERSION in deps/librdkafka/src/rdkafka.h" % spec)
+        if found != version:
+            raise BuildError("%s bundles librdkafka %s, not %s: the source table of scripts/librdkafka is wrong"
+                             % (spec, found, version))
+        return "%s from %s" % (version, spec), {"librdkafka_version": version, "source": "npm:" + spec,
+                                                "npm_source": spec, "tarball": tgz, "tarball_sha256": sha}
+    return make(d, version, version, choose_flags(), unpack)
 
 
 def first_tgz(d):
@@ -370,42 +391,10 @@ def fetch_tarball(d, spec, log):
     return tgz
 
 
-def build_release(d, version, spec):
-    """npm pack, extract, check the bundled version, configure, make, verify, stamp."""
-    started, log = start_build(d)
-    tgz = fetch_tarball(d, spec, log)
-    with open(d + "/" + tgz, "rb") as f:
-        sha = hashlib.file_digest(f, "sha256").hexdigest()
-    src = d + "/build"
-    fresh_dir(src)
-    # Only deps/librdkafka.
-    if proc.run(["tar", "-xzf", d + "/" + tgz, "-C", src, "--strip-components=3", "package/deps/librdkafka"],
-                log=log).returncode != 0:
-        raise BuildError("%s has no package/deps/librdkafka (wrong npm source for %s?); delete %s/%s to fetch it "
-                         "again" % (tgz, version, d, tgz))
-    # The bundled release must be the one asked for.
-    try:
-        with open(src + "/src/rdkafka.h", errors="replace") as f:
-            found = header_version(f.read())
-    except OSError:
-        found = None
-    if not found:
-        raise BuildError("%s: no RD_KAFKA_VERSION in deps/librdkafka/src/rdkafka.h" % spec)
-    if found != version:
-        raise BuildError("%s bundles librdkafka %s, not %s: the source table of scripts/librdkafka is wrong"
-                         % (spec, found, version))
-    built = compile_source(d, src, version, "%s from %s" % (version, spec), choose_flags())
-    write_stamp(d, started, {"librdkafka_version": version, "source": "npm:" + spec, "npm_source": spec,
-                             "tarball": tgz, "tarball_sha256": sha}, built)
-
-
 # --- commits of a git repository -----------------------------------------------------------
 
-class Release:
-    """A final release tag vX.Y.Z of a repository: tag, version (a tuple), sha (its commit)."""
-
-    def __init__(self, tag, sha):
-        self.tag, self.version, self.sha = tag, version_key(tag), sha
+# A final release tag vX.Y.Z of a repository: version (a tuple), tag, sha (its commit).
+Release = collections.namedtuple("Release", "version tag sha")
 
 
 class Repo:
@@ -448,8 +437,8 @@ class Repo:
             # An annotated tag names its commit through the peeled fields.
             kind, sha = (fields[3], fields[4]) if len(fields) == 5 else (fields[1], fields[2])
             if version_key(tag) and tag.startswith("v") and kind == "commit":
-                found.append(Release(tag, sha))
-        return sorted(found, key=lambda r: r.version)
+                found.append(Release(version_key(tag), tag, sha))
+        return sorted(found)
 
     def final_releases(self):
         """The final releases kbench builds (from v1.0.0 on), in version order; BuildError
@@ -525,30 +514,22 @@ class Tree:
     def build(self, flags):
         """This commit's library folder, built unless it is."""
         d = tree_entry(self.sha, flags)
-        if not is_built(d):
-            self.check()
-            check_build_tools()
-            with building(d, "commit " + self.sha[:12]):
-                if not is_built(d):
-                    self.build_into(d, flags)
-        return d + "/lib"
+        if is_built(d):
+            return d + "/lib"
+        repo, short = self.check().repo, self.sha[:12]
 
-    def build_into(self, d, flags):
-        """git archive, configure, make, verify, stamp."""
-        repo = self.repo
-        describe = git.try_run(repo.dir, "describe", "--tags", "--always", "--abbrev=12", self.sha) or self.sha[:12]
-        started, log = start_build(d)
-        # The commit's files only (no .git: librdkafka's Makefile would then stamp the version
-        # with git describe, and a cache inside another repository would describe that one).
-        src = d + "/build"
-        fresh_dir(src)
-        step(["git", "-C", repo.top, "archive", "--format=tar", "-o", d + "/build.tar",
-              "%s:%s" % (self.sha, repo.prefix)], log, "git archive of %s failed; log: %s" % (self.sha[:12], log))
-        step(["tar", "-xf", d + "/build.tar", "-C", src], log, "unpacking git archive of %s failed" % self.sha[:12])
-        os.remove(d + "/build.tar")
-        built = compile_source(d, src, self.version, "%s, %s at %s" % (self.version, repo.path, describe), flags)
-        write_stamp(d, started, {"librdkafka_version": self.version, "source": "tree:%s@%s" % (repo.path, self.sha),
-                                 "tree": repo.path, "commit": self.sha, "describe": describe}, built)
+        def unpack(src, log):
+            """git archive: the commit's files only (no .git: librdkafka's Makefile would then stamp
+            the version with git describe, and a cache inside another repository would describe that one)."""
+            describe = git.try_run(repo.dir, "describe", "--tags", "--always", "--abbrev=12", self.sha) or short
+            step(["git", "-C", repo.top, "archive", "--format=tar", "-o", src + ".tar",
+                  "%s:%s" % (self.sha, repo.prefix)], log, "git archive of %s failed; log: %s" % (short, log))
+            step(["tar", "-xf", src + ".tar", "-C", src], log, "unpacking git archive of %s failed" % short)
+            os.remove(src + ".tar")
+            return "%s, %s at %s" % (self.version, repo.path, describe), {
+                "librdkafka_version": self.version, "source": "tree:%s@%s" % (repo.path, self.sha), "tree": repo.path,
+                "commit": self.sha, "describe": describe}
+        return make(d, "commit " + short, self.version, flags, unpack)
 
 
 def build_tree(tree, rev):

@@ -238,7 +238,7 @@ class Profiler:
             fail("the profiled run failed", log)
 
     def profile_one(self, d, binary, ld, desc):
-        """One profiled run into folder D, with its flame graph, summaries and context."""
+        """One profiled run into folder D, with its flame graph, summaries and context; its stacks."""
         os.makedirs(d, exist_ok=True)
         ldp = join_path(ld, os.environ.get("LD_LIBRARY_PATH", ""))
         env = dict(os.environ, LD_LIBRARY_PATH=ldp) if ldp else None
@@ -294,6 +294,7 @@ class Profiler:
                 if os.path.isfile(lib + "/../build.json"):
                     with open(lib + "/../build.json") as b:
                         f.write("# %s/../build.json\n%s" % (lib, b.read()))
+        return stacks
 
     @staticmethod
     def perf_script(data, log, *options):
@@ -327,12 +328,12 @@ class Profiler:
         (side_a, side_b), out = self.args.diff, self.out_dir
         bin_a, ld_a = self.resolve_side(side_a)
         bin_b, ld_b = self.resolve_side(side_b)
-        self.profile_one(out + "/a", bin_a, join_path(ld_a, base_ld), "A=" + side_a)
-        self.profile_one(out + "/b", bin_b, join_path(ld_b, base_ld), "B=" + side_b)
+        a = self.profile_one(out + "/a", bin_a, join_path(ld_a, base_ld), "A=" + side_a)
+        b = self.profile_one(out + "/b", bin_b, join_path(ld_b, base_ld), "B=" + side_b)
         os.makedirs(out + "/diff", exist_ok=True)
         raw = self.tool == "callgrind"
         try:
-            top = flame.write_diff(out + "/a/stacks.folded", out + "/b/stacks.folded", out + "/diff",
+            top = flame.write_diff(a, b, out + "/diff",
                                    "kbench %s: B=%s against A=%s (%s)" % (self.filter, side_b, side_a, self.tool),
                                    "instructions" if raw else "samples", raw)
         except (OSError, ValueError) as e:
