@@ -20,6 +20,11 @@ class BuildError(Exception):
         self.status = status
 
 
+def cache_dir(name):
+    """The absolute path of NAME in kbench's cache, ${KBENCH_CACHE:-$HOME/.cache/kbench}."""
+    return os.path.abspath(os.path.join(os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench"), name))
+
+
 def write(path, doc):
     """DOC (its fields in order) plus built_at, written atomically."""
     doc = dict(doc, built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

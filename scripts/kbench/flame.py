@@ -151,16 +151,13 @@ def fold_callgrind(lines):
     skip_next = False
 
     def name_of(value, kind="fn"):
-        names = tables[kind]
-        value = value.strip()
-        if value.startswith("("):
-            close = value.find(")")
-            ident, rest = value[1:close], value[close + 1:].strip()
-            if rest:
-                names[ident] = rest
-                return rest
-            return names.get(ident, value)
-        return value
+        """A compressed name: "(id) name" defines id, "(id)" refers to it."""
+        m = re.fullmatch(r"\((\w+)\)\s*(.*)", value.strip())
+        if not m:
+            return value.strip()
+        if m.group(2):
+            tables[kind][m.group(1)] = m.group(2)
+        return tables[kind].get(m.group(1), value.strip())
 
     for raw in lines:
         line = raw.rstrip("\n")

@@ -1,11 +1,9 @@
-"""Asks a shared library itself what it is, through ctypes: its version and, for
-librdkafka, its builtin.features. A file name or a package version can lie about the code a
-process loads; the library cannot.
-
-The question is put in a child process (`python -m kbench.library_probe LIB FILE`, which
-prints the answer as JSON) started without LD_LIBRARY_PATH: the loader reads that once, at a
-process's start; the asking process may already hold another copy of the soname; and a
-broken build may crash the process that loads it.
+"""Asks a shared library itself, through ctypes, what it is: its version and, for librdkafka,
+its builtin.features (a file name or a package version can lie about the code a process
+loads). The question is put in a child process (`python -m kbench.library_probe LIB FILE`,
+the answer as JSON) without LD_LIBRARY_PATH: the loader reads that once, at a process's
+start; the asking process may already hold another copy of the soname; and a broken build
+may crash the process that loads it.
 """
 
 import ctypes

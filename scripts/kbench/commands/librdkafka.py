@@ -1,29 +1,26 @@
 """Builds other librdkafka releases, or commits of a local librdkafka git repository, into a
-cache, so that the same kbench binary runs against them: kbench uses only the C API, whose
-ABI is stable across 2.x, and the run context records the version loaded. Each line on
-stdout is a folder to put on LD_LIBRARY_PATH; progress goes to stderr:
+cache, so that the same kbench binary runs against them (kbench uses only the C API, whose
+ABI is stable across 2.x; the run context records the version loaded). Each line on stdout is
+a folder to put on LD_LIBRARY_PATH; progress goes to stderr:
 
   LD_LIBRARY_PATH=$(scripts/librdkafka build 2.15.1) build/kbench ...
   scripts/bench --librdkafka 2.15.1 ...          (does the same)
 
-Releases come from the npm packages that bundle librdkafka (node-rdkafka,
-@confluentinc/kafka-javascript: Debian ships no other release, and package registries are
-reachable); `--tree DIR` builds commits of a librdkafka git repository instead, exported
-with git archive (DIR's checkout is never touched), any commit from v1.0.0 (the first with
-zstd) on. VERSION 'system' is the system's librdkafka.so.1 (Debian's 2.0.2): nothing to
-build, nothing printed; so is a VERSION equal to it, unless --from-source.
+Releases come from npm packages that bundle librdkafka (Debian ships no other release);
+--tree DIR builds commits of a librdkafka git repository, exported with git archive (DIR's
+checkout is never touched), from v1.0.0 (the first with zstd) on. VERSION 'system' is the
+system's librdkafka.so.1: nothing to build, nothing printed; so is its version number, unless
+--from-source. Several REVs: every one is checked before any is built, and one that fails
+does not stop the others.
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/ for a
-commit: lib/, include/, configure/ (configure's Makefile.config and config.h), build.log and
-build.json (docs/comparing.md). Delete one to rebuild it. Each build is checked: the bundled
-and the loaded version are the one asked for, every codec is in builtin.features, and
-configure kept what changes librdkafka's speed (the linker script WITH_LDS, SSL, zstd, the
-system's lz4 WITH_LZ4_EXT, the SSE4.2 CRC32C WITH_CRC32C_HW): a build without one is refused.
-
-Needs npm (releases), git (--tree), a C compiler, make, zlib1g-dev libzstd-dev liblz4-dev
-(SSL with libssl-dev); ~1.5 min a build on 2 cores. Exit status: 0 ok; 1 a build failed or
-was refused, or `path`: not built; 2 bad usage, bad input (an unknown version, DIR no
-librdkafka repository, REV no commit of it or older than 1.0.0) or a missing prerequisite.
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/: lib/,
+include/, configure/, build.log and build.json (docs/comparing.md); delete one to rebuild it.
+A build must report the version asked for and every codec, and keep what changes librdkafka's
+speed (WITH_LDS, SSL, zstd, WITH_LZ4_EXT, WITH_CRC32C_HW): a build without one is refused.
+Needs npm or git, a C compiler, make, zlib1g-dev libzstd-dev liblz4-dev (libssl-dev for SSL).
+Exit status: 0 ok; 1 a build failed or was refused, or `path`: not built; 2 bad usage, bad
+input (an unknown version, DIR no librdkafka repository, REV no commit of it or older than
+1.0.0) or a missing prerequisite.
 """
 
 import collections
@@ -75,11 +72,6 @@ CONFIGURE_OPTION = re.compile(r"--(?:enable|disable)-[A-Za-z0-9_-]+")
 # mklove's check of the interpreter lds-gen.py runs with; before 1.4.2 it is `python`.
 NEEDS_PYTHON = re.compile(r"mkl_command_check\s+python\s")
 CODECS = ("gzip", "snappy", "lz4", "zstd")
-
-
-def cache_root():
-    return os.path.abspath(os.path.join(os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench"),
-                                        "librdkafka"))
 
 
 @functools.cache
@@ -191,7 +183,7 @@ def build_into(d, version, flags, unpack):
     shutil.rmtree(src)
 
 
-def known_options(flags, src, log, what):
+def known_options(flags, src, what):
     """FLAGS reduced to the options SRC/configure's --help lists (mklove rejects any other;
     --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0), and the others,
     dropped: nothing to turn off, and the codec check still proves every codec."""
@@ -202,8 +194,6 @@ def known_options(flags, src, log, what):
     kept, dropped = [f for f in flags if f in known], [f for f in flags if f not in known]
     if dropped:
         cli.info("configure of %s has no %s: left out" % (what, " ".join(dropped)))
-        with open(log, "a") as f:
-            f.write("kbench: configure has no %s: left out\n" % " ".join(dropped))
     return kept, dropped
 
 
@@ -212,7 +202,7 @@ def compile_source(d, src, version, what, flags):
     publishes D/lib, D/include and D/configure; returns build.json's fields of the build."""
     log = d + "/build.log"
     cli.info("building librdkafka %s (log: %s)" % (what, log))
-    flags, dropped = known_options(flags, src, log, what)
+    flags, dropped = known_options(flags, src, what)
     if "--disable-ssl" in flags:
         cli.info("no OpenSSL headers (libssl-dev): building without SSL (no TLS, no SASL/SCRAM)")
     # ccache, when installed, makes a bisect's neighbouring commits cheap: most of their
@@ -297,13 +287,10 @@ def refusals(with_, flags, log):
             reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
                 m.group(1), "python-is-python3" if m.group(1) == "python" else m.group(1))
         if name == "WITH_CRC32C_HW":
-            try:
-                with open("/proc/cpuinfo", errors="replace") as f:
-                    sse42 = bool(re.search(r"^flags\s*:.*\bsse4_2\b", f.read(), re.M))
-            except OSError:
-                sse42 = None
-            reason += ("; this CPU has no SSE4.2 (no sse4_2 in /proc/cpuinfo)" if sse42 is False else
-                       "; configure's check of the SSE4.2 crc32 instruction failed (see the log)")
+            with open("/proc/cpuinfo", errors="replace") as f:
+                sse42 = re.search(r"^flags\s*:.*\bsse4_2\b", f.read(), re.M)
+            reason += ("; configure's check of the SSE4.2 crc32 instruction failed (see the log)" if sse42 else
+                       "; this CPU has no SSE4.2 (no sse4_2 in /proc/cpuinfo)")
         reasons.append(reason)
     return reasons
 
@@ -320,7 +307,7 @@ def release_entry(version, from_source=False):
         raise BuildError("VERSION must look like 2.15.1 or be 'system', not '%s'" % version, 2)
     if version not in SOURCES:
         raise BuildError("unknown librdkafka version '%s'; known: system %s" % (version, " ".join(SOURCES)), 2)
-    return cache_root() + "/" + version
+    return build_stamp.cache_dir("librdkafka/" + version)
 
 
 def path(version, from_source=False):
@@ -477,7 +464,8 @@ class Repo:
 def tree_entry(sha, flags):
     """A commit's cache entry, keyed by the commit and the flags asked for (SSL is on with
     libssl-dev)."""
-    return "%s/tree/%s-%s" % (cache_root(), sha, hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8])
+    digest = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8]
+    return build_stamp.cache_dir("librdkafka/tree/%s-%s" % (sha, digest))
 
 
 class Tree:
@@ -547,10 +535,7 @@ def path_tree(tree, rev):
 
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="build (cached: later calls print at once) and print the library folder",
-                       description="Builds a release from its npm package, or with --tree commits of a "
-                       "librdkafka git repository (every REV is checked before anything is built; one that "
-                       "fails does not stop the others), and prints a library folder for each.")
+    b = sub.add_parser("build", help="build (cached: later calls print at once) and print the library folder")
     p = sub.add_parser("path", help="print the library folder if it is built; exit 1 if not")
     for s in (b, p):
         s.add_argument("--from-source", action="store_true",
@@ -581,29 +566,23 @@ def run(args):
         return list_builds()
     if args.command == "releases":
         return list_releases(Repo(args.tree))
-    if args.command == "build" and args.releases is not None and not args.tree:
-        raise BuildError("--releases is for build --tree DIR", 2)
-    if args.tree:
-        if args.from_source:
-            raise BuildError("--from-source is for releases, not --tree", 2)
-        if args.command == "path":
-            found = path_tree(args.tree, args.names[0])
-            if found is None:
-                cli.info("commit %s of %s is not built; run: scripts/librdkafka build --tree %s %s"
-                         % (args.names[0], args.tree, args.tree, args.names[0]))
-                return 1
-            print(found)
-            return 0
+    if args.tree and args.from_source:
+        raise BuildError("--from-source is for releases, not --tree", 2)
+    if args.command == "build" and args.tree:
         return build_trees(Repo(args.tree), args.names, args.releases)
-
+    if args.command == "build" and args.releases is not None:
+        raise BuildError("--releases is for build --tree DIR", 2)
     if len(args.names) != 1:
         raise BuildError("build takes one VERSION (known: system %s)" % " ".join(SOURCES), 2)
-    version = args.names[0]
-    if version == "system" and args.from_source:
+    name, hint = args.names[0], "build " + args.names[0]
+    if args.tree:
+        found, hint = path_tree(args.tree, name), "build --tree %s %s" % (args.tree, name)
+    elif name == "system" and args.from_source:
         raise BuildError("--from-source needs a version number, not 'system'", 2)
-    found = (build if args.command == "build" else path)(version, args.from_source)
+    else:
+        found = (build if args.command == "build" else path)(name, args.from_source)
     if found is None:
-        cli.info("librdkafka %s is not built; run: scripts/librdkafka build %s" % (version, version))
+        cli.info("%s is not built; run: scripts/librdkafka %s" % (name, hint))
         return 1
     if found:
         print(found)
@@ -650,7 +629,7 @@ def build_trees(repo, revs, span):
 
 
 def list_builds():
-    root, system = cache_root(), system_version()
+    root, system = build_stamp.cache_dir("librdkafka"), system_version()
     rows = []
     for version, spec in SOURCES.items():
         status = "built: %s/%s/lib" % (root, version) if is_built(root + "/" + version) else "not built"
@@ -702,5 +681,5 @@ def list_releases(repo):
         rows.append((r.tag, r.sha[:12], parent.tag if parent else "-", "yes" if is_done else "no", "; ".join(notes)))
     print(text.table(("RELEASE", "COMMIT", "PARENT", "BUILT", "NOTES"), rows))
     cli.info("%d final release tags on %d commits, %d built in %s/tree"
-             % (len(shown), len({r.sha for r in shown}), built, cache_root()))
+             % (len(shown), len({r.sha for r in shown}), built, build_stamp.cache_dir("librdkafka")))
     return 0

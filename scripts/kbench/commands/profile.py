@@ -1,28 +1,20 @@
 """Runs `build/kbench --benchmark_filter=FILTER KBENCH_ARGS...` under a profiler (perf if it
-can sample here, else callgrind) and writes everything into
-results/profiles/<YYYYmmdd-HHMMSS>-<filter-slug>/ (details: docs/profiling.md):
+can sample here, else callgrind) and writes into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/
+(docs/profiling.md): command.txt and context.txt (the command, binary, commit, tool,
+LD_LIBRARY_PATH, run context, build.json of each symbol build used), result.json and
+kbench.log, the raw profile (perf.data or callgrind.out, with --separate-callers so that
+counts per call chain are exact), stacks.folded, flamegraph.svg, summary.txt (top functions
+by self and inclusive cost, the share of samples whose function has a name), report.txt;
+with perf threads/ (a flame graph per thread role); with --off-cpu offcpu.* (where threads
+wait, blocked or runnable, in microseconds off the CPU).
 
-  command.txt, context.txt   the exact command (binary, commit, tool, LD_LIBRARY_PATH), the
-                             run context and the build.json of every symbol build used
-  result.json, kbench.log    the benchmark's Google Benchmark JSON and console output
-  stacks.folded              folded stacks (flame graph tools, speedscope)
-  flamegraph.svg             flame graph (open in a browser; hover for details)
-  summary.txt                top functions by self and inclusive cost, and the share of
-                             samples whose function has a name
-  report.txt                 perf report --stdio, or callgrind_annotate --inclusive=yes
-  perf.data, threads/        perf: the raw profile; a flame graph per thread role, roles.txt
-  callgrind.out              callgrind: the raw profile, with --separate-callers so that
-                             stacks.folded holds exact instruction counts per call chain
-  offcpu.*, offcpu-threads/  --off-cpu: where threads wait, in microseconds off the CPU,
-                             blocked (sleeping) or runnable (preempted); offcpu.txt per thread
-  diff/                      --diff A B: a differential flame graph (B's stacks, red grew,
-                             blue shrank) and diff.txt, functions ranked by the change of
-                             their self cost; a/ and b/ hold each side's profile
+--diff A B profiles two sides into a/ and b/ and writes diff/: B's flame graph, red where a
+cost grew, blue where it shrank, and diff.txt, functions ranked by the change of their self
+cost. A side is a git revision (built once into $KBENCH_CACHE/profile-builds/SHA), a kbench
+binary, `libs=DIR[:DIR...]` (DIR first on LD_LIBRARY_PATH) or `librdkafka=VERSION`. With
+callgrind (the default for --diff) counts are compared raw, both sides running
+KBENCH_FIXED_ITERATIONS (default 20); with perf, as shares of each side's samples.
 
-A side of --diff is a git revision (built once into $KBENCH_CACHE/profile-builds/SHA), a
-kbench binary, `libs=DIR[:DIR...]` (this binary with DIR first on LD_LIBRARY_PATH) or
-`librdkafka=VERSION`. With callgrind (the default for --diff) the counts are compared raw
-(KBENCH_FIXED_ITERATIONS, default 20 here); with perf, as shares of each side's samples.
 KBENCH_BIN overrides the binary (default build/kbench). Under callgrind everything runs ~50x
 slower: keep FILTER narrow. Exit status: 0 ok; 2 bad usage or a missing prerequisite; 3 a
 profiled run or a build failed.
@@ -38,7 +30,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, flame, git, proc, results
+from kbench import build_stamp, cli, flame, git, proc, results
 from kbench.build_stamp import BuildError
 from kbench.commands import librdkafka, symbols
 
@@ -53,28 +45,23 @@ def positive(value):
 
 
 def add_arguments(parser):
-    parser.add_argument("--tool", choices=("perf", "callgrind"),
-                        help="force a profiler (default: perf if it works, else callgrind; callgrind for --diff)")
-    parser.add_argument("--call-graph", default="dwarf", metavar="MODE",
-                        help="perf's call graph mode (default dwarf: correct stacks without frame pointers; "
-                        "fp is cheaper if the build uses -fno-omit-frame-pointer)")
-    parser.add_argument("--symbols", action="store_true",
-                        help="run on symbol builds of zstd, lz4, snappy, zlib and librdkafka from their Debian "
-                        "source packages (scripts/symbols build: minutes once, cached after)")
-    parser.add_argument("--librdkafka", metavar="VERSION",
-                        help="run on a librdkafka release built by scripts/librdkafka (unstripped; before --symbols')")
-    parser.add_argument("--off-cpu", action="store_true",
-                        help="add the off-CPU view (perf sched_switch tracepoint and switch events)")
-    parser.add_argument("--diff", nargs=2, metavar=("A", "B"), help="profile side A and side B and write diff/")
-    parser.add_argument("--callers", type=positive, default="40", metavar="N",
-                        help="callgrind call-chain depth (default 40)")
-    parser.add_argument("--freq", type=positive, default="499", metavar="HZ",
-                        help="perf's sampling frequency (default 499); a sampled --diff needs thousands of samples "
-                        "a side: raise it, or lengthen the row (--window-seconds=10)")
-    parser.add_argument("--out-dir", metavar="DIR", help="write here instead of results/profiles/...")
-    parser.add_argument("filter", metavar="FILTER", help="a --benchmark_filter regex")
-    parser.add_argument("kbench_args", nargs=argparse.REMAINDER, metavar="KBENCH_ARGS",
-                        help="more arguments for kbench")
+    arg = parser.add_argument
+    arg("--tool", choices=("perf", "callgrind"),
+        help="force a profiler (default: perf if it works, else callgrind; callgrind for --diff)")
+    arg("--call-graph", default="dwarf", metavar="MODE", help="perf's call graph mode (default dwarf: correct stacks "
+        "without frame pointers; fp is cheaper if the build uses -fno-omit-frame-pointer)")
+    arg("--symbols", action="store_true", help="run on symbol builds of zstd, lz4, snappy, zlib and librdkafka "
+        "from their Debian source packages (scripts/symbols build: minutes once, cached after)")
+    arg("--librdkafka", metavar="VERSION",
+        help="run on a librdkafka release built by scripts/librdkafka (unstripped; before --symbols')")
+    arg("--off-cpu", action="store_true", help="add the off-CPU view (perf sched_switch tracepoint and switch events)")
+    arg("--diff", nargs=2, metavar=("A", "B"), help="profile side A and side B and write diff/")
+    arg("--callers", type=positive, default="40", metavar="N", help="callgrind call-chain depth (default 40)")
+    arg("--freq", type=positive, default="499", metavar="HZ", help="perf's sampling frequency (default 499); a "
+        "sampled --diff needs thousands of samples a side: raise it, or lengthen the row (--window-seconds=10)")
+    arg("--out-dir", metavar="DIR", help="write here instead of results/profiles/...")
+    arg("filter", metavar="FILTER", help="a --benchmark_filter regex")
+    arg("kbench_args", nargs=argparse.REMAINDER, metavar="KBENCH_ARGS", help="more arguments for kbench")
 
 
 def join_path(first, second):
@@ -194,8 +181,7 @@ class Profiler:
         sha = commit_of(rev)
         if not sha:
             cli.die(SIDE_ERROR % rev)
-        cache = os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench")
-        wt, log = "%s/profile-builds/%s" % (cache, sha), "%s/build-%s.log" % (self.out_dir, sha[:12])
+        wt, log = build_stamp.cache_dir("profile-builds/" + sha), "%s/build-%s.log" % (self.out_dir, sha[:12])
         if not os.path.isdir(wt):
             os.makedirs(os.path.dirname(wt), exist_ok=True)
             try:

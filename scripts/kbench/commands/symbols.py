@@ -5,25 +5,23 @@ prints the LD_LIBRARY_PATH that runs kbench on them (the only line on stdout):
   LD_LIBRARY_PATH=$(scripts/symbols build) build/kbench ...
   scripts/profile --symbols FILTER        (does the same)
 
-Debian's debug-symbol archive is not reachable here, its source archive is. Each library is
-built with its package's own flags (dpkg-buildflags, as its debian/rules sets them) plus
--fno-omit-frame-pointer -mno-omit-leaf-frame-pointer, so it computes exactly what the
-system's does (the run context's `loaded_libraries` records which files ran). Only the shared
-library is built; it must report the installed library's version, carry a symbol table and
-DWARF, and (librdkafka) every codec in builtin.features. When the installed Debian
-revision's source is gone, the newest of the same upstream version is built and build.json
-says so (`debian_revision_mismatch`): docs/profiling.md.
+Debian's debug-symbol archive is not reachable here, its source archive is. Each shared
+library is built with its package's flags (dpkg-buildflags, as debian/rules sets them) plus
+frame pointers, so it computes what the system's does, and must report the installed
+library's version, carry a symbol table and DWARF, and (librdkafka) every codec. When the
+installed Debian revision's source is gone, the newest of the same upstream version is built
+(`debian_revision_mismatch` in build.json; docs/profiling.md).
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/: apt/ (a private apt configuration: the
-system's is never touched), src/ (source packages), and SOURCE_DEBVERSION/ per library with
-lib/, build.json and build.log. Delete a folder to rebuild it. Needs apt-get, dpkg-dev, a
-C/C++ compiler, make, cmake and librdkafka's build dependencies (scripts/setup --symbols
-installs them); about 4 minutes once on 2 cores. Exit status: 0 ok; 1 a download or build
-failed, or `path`: not built; 2 bad usage or a missing prerequisite.
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/: apt/ (a private apt configuration),
+src/ (source packages), SOURCE_DEBVERSION/ per library (lib/, build.json, build.log); delete
+a folder to rebuild it. Needs what scripts/setup --symbols installs; about 4 minutes once on
+2 cores. Exit status: 0 ok; 1 a download or build failed, or `path`: not built; 2 bad usage
+or a missing prerequisite.
 """
 
 import argparse
 import difflib
+import glob
 import hashlib
 import os
 import pwd
@@ -32,7 +30,7 @@ import shutil
 import sys
 import time
 
-from kbench import build_stamp, cli, debian, library_probe, proc, text
+from kbench import build_stamp, cli, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
 # LIB -> the Debian binary package holding the library the system loads, its SONAME.
@@ -95,13 +93,50 @@ def exported(path):
     return sorted({(line.split() or [""])[-1] for line in listing.splitlines()})
 
 
+def _one_line(path, lines):
+    for raw in open(path, errors="replace"):
+        w = raw.split("#", 1)[0].split()
+        if len(w) >= 3 and w[0] == "deb":
+            w = [x for x in w[1:] if not x.startswith("[")]
+            lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
+
+
+def _deb822(path, lines):
+    for block in open(path, errors="replace").read().split("\n\n"):
+        f = {}
+        for raw in block.splitlines():
+            if raw.startswith("#") or ":" not in raw:
+                continue
+            k, v = raw.split(":", 1)
+            f[k.strip().lower()] = v.split()
+        if "deb" not in f.get("types", []) or f.get("enabled", ["yes"])[0] == "no":
+            continue
+        for uri in f.get("uris", []):
+            for suite in f.get("suites", []):
+                lines.add("deb-src %s %s %s" % (uri, suite, " ".join(f.get("components", ["main"]))))
+
+
+def deb_src_lines(main="/etc/apt/sources.list", parts="/etc/apt/sources.list.d"):
+    """deb-src lines for every deb line of the system's apt sources (one-line .list and deb822
+    .sources formats): the same archive and suites, so that the installed versions' sources
+    are found."""
+    lines = set()
+    if os.path.exists(main):
+        _one_line(main, lines)
+    for p in sorted(glob.glob(os.path.join(parts, "*.list"))):
+        _one_line(p, lines)
+    for p in sorted(glob.glob(os.path.join(parts, "*.sources"))):
+        _deb822(p, lines)
+    # Only Debian's archives: other vendors' repositories (cloud SDKs, nodesource) carry no
+    # sources for these packages and may not be reachable.
+    return sorted(x for x in lines if "debian.org" in x or "debian-security" in x)
+
+
 class Cache:
     """The cache of symbol builds, ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols."""
 
     def __init__(self):
-        self.root = os.path.abspath(os.path.join(os.environ.get("KBENCH_CACHE") or
-                                                 os.path.expanduser("~/.cache/kbench"), "symbols"))
-        self.apt_dir = self.root + "/apt"
+        self.root = build_stamp.cache_dir("symbols")
         self.apt_opts = None  # set once the deb-src index is read
 
     def lib_dir(self, lib):
@@ -120,14 +155,13 @@ class Cache:
         return proc.run(["apt-get"] + args, log=self.root + "/apt.log", cwd=cwd).returncode
 
     def apt_update_once(self):
-        """deb-src lines for every deb line of the system's sources (the same archive and
-        suites, so that the installed versions' sources are found), and their index."""
+        """The index of deb_src_lines(), in the private apt configuration."""
         if self.apt_opts is not None:
             return
-        a = self.apt_dir
+        a = self.root + "/apt"
         os.makedirs(a + "/lists/partial", exist_ok=True)
         os.makedirs(a + "/cache/archives/partial", exist_ok=True)
-        lines = debian.deb_src_lines("/etc/apt/sources.list", "/etc/apt/sources.list.d")
+        lines = deb_src_lines()
         if not lines:
             raise BuildError("no Debian deb lines in /etc/apt/sources.list{,.d}: cannot find the source archive", 2)
         with open(a + "/sources.list", "w") as f:
