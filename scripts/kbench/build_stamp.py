@@ -38,10 +38,9 @@ def read(path):
     """The stamp at PATH as a dict; {} when there is none or it cannot be read."""
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            return json.load(f)
     except (OSError, ValueError):
         return {}
-    return doc if isinstance(doc, dict) else {}
 
 
 def lock(d, what):

@@ -305,14 +305,14 @@ def _is_system_frame(name, dso):
     return bool(_LIBC_NAMES.match(name))
 
 
-def fold_offcpu(lines, sites=None):
+def fold_offcpu(lines, sites):
     """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
     recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
     state come from the thread's sched_switch sample, the time it stayed off the CPU from
     its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
     thread splits into time blocked (sleeping) and time runnable but not running.
-    When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
-    outside the C library and kernel (the code that chose to wait) and the call it waits in.
+    The dict SITES gets blocked time per wait site: the innermost frame outside the C
+    library and kernel (the code that chose to wait) and the call it waits in.
     """
     stacks = Counter()
     pending = {}  # tid -> (time, comm, state, frames, site)
@@ -331,18 +331,15 @@ def fold_offcpu(lines, sites=None):
             frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
                       for sym, dso, _ in sample]
             dsos = [dso for _, dso, _ in sample]
-            site = None
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.
             for i in range(len(dsos) - 1, -1, -1):
                 if dsos[i] == "inlined":
                     dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and sample[i + 1][2] == sample[i][2] else "?"
-            if sites is not None:
-                waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
-                caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
-                wait = waits[0] if waits else (frames[-1] if frames else "?")
-                site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
-                                   else wait)
+            waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
+            caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
+            wait = waits[0] if waits else (frames[-1] if frames else "?")
+            site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait else wait)
             pending[tid] = (t, comm, state, frames, site)
         elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
             p = pending.pop(tid, None)
@@ -352,7 +349,7 @@ def fold_offcpu(lines, sites=None):
                 if us > 0:
                     label = _STATE.get(state, "[state %s]" % state)
                     stacks[";".join([pcomm, label] + frames[::-1])] += us
-                    if site is not None and state not in ("R", "R+"):
+                    if state not in ("R", "R+"):
                         sites[site] = sites.get(site, 0) + us
     return stacks
 

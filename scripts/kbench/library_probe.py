@@ -33,12 +33,6 @@ def probe(lib, path, log=None):
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
-def version(lib, path, log=None):
-    """The version library LIB at PATH reports; None when it does not load."""
-    answer = probe(lib, path, log)
-    return answer["version"] if answer else None
-
-
 def _answer(lib, path):
     so = ctypes.CDLL(path)
     fn = getattr(so, VERSION_FUNCTIONS[lib])

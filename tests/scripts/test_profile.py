@@ -128,7 +128,7 @@ class TestFlame(unittest.TestCase):
                           "librdkafka-mock": 4})
 
     def test_offcpu(self):
-        stacks = kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True))
+        stacks = kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True), {})
         self.assertEqual(stacks, {
             "kbench;[sleeping: futex, poll, timer...];RunWork;pthread_cond_wait@@GLIBC_2.3.2;__schedule_[k]": 2010,
             "rdk:broker1;[runnable: preempted, waiting for a CPU];[librdkafka.so.1];__schedule_[k]": 500,

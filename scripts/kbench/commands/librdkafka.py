@@ -77,7 +77,7 @@ CODECS = ("gzip", "snappy", "lz4", "zstd")
 @functools.cache
 def system_version():
     """The version of the librdkafka.so.1 the loader picks without LD_LIBRARY_PATH; "" if none."""
-    return library_probe.version("librdkafka", "librdkafka.so.1") or ""
+    return (library_probe.probe("librdkafka", "librdkafka.so.1") or {}).get("version", "")
 
 
 def header_version(header):
@@ -138,11 +138,7 @@ def choose_flags():
 def step(cmd, log, failure, **kwargs):
     """One build step, its output appended to LOG; when it fails, the log's end on stderr and
     BuildError(FAILURE)."""
-    try:
-        ok = proc.run(cmd, log=log, **kwargs).returncode == 0
-    except OSError as e:
-        raise BuildError("%s: %s" % (failure, e)) from e
-    if not ok:
+    if proc.run(cmd, log=log, **kwargs).returncode != 0:
         print(proc.tail(log, 30), file=sys.stderr)
         raise BuildError(failure)
 
@@ -392,8 +388,6 @@ class Repo:
     def __init__(self, tree):
         if not os.path.isdir(tree):
             raise BuildError("--tree '%s' is not a directory" % tree, 2)
-        if not shutil.which("git"):
-            raise BuildError("git not found (Debian: apt-get install git)", 2)
         self.dir, self.prefix = tree, ""
         if git.try_run(tree, "rev-parse", "--is-inside-git-dir") == "true":
             # A bare repository, or a .git directory: the commits are all there is.

@@ -148,14 +148,6 @@ def fail(message, log):
     cli.die("%s (log: %s)" % (message, log), status=3)
 
 
-def librdkafka_build(version):
-    """The lib folder of a librdkafka release built by scripts/librdkafka."""
-    try:
-        return librdkafka.build(version)
-    except BuildError as e:
-        cli.die("librdkafka %s: %s" % (version, e), status=2 if e.status == 2 else 3)
-
-
 class Profiler:
     def __init__(self, args, tool, binary, out_dir):
         self.args, self.tool, self.bin, self.out_dir = args, tool, binary, out_dir
@@ -165,15 +157,12 @@ class Profiler:
         """Library folders every side runs on (before any side's own)."""
         ld = ""
         if self.args.librdkafka:
-            ld = librdkafka_build(self.args.librdkafka)
+            ld = librdkafka.build(self.args.librdkafka)
             # scripts/librdkafka builds keep mklove's -g and are not stripped: say so if one is not.
             if ld and " .symtab " not in (proc.output(["readelf", "-S", "-W", ld + "/librdkafka.so.1"]) or ""):
                 cli.info("warning: %s/librdkafka.so.1 has no symbol table: its functions will show as addresses" % ld)
         if self.args.symbols:
-            try:
-                ld = join_path(ld, ":".join(symbols.build()))
-            except BuildError as e:
-                cli.die("symbol builds: %s" % e, status=2 if e.status == 2 else 3)
+            ld = join_path(ld, ":".join(symbols.build()))
         return ld
 
     def build_rev(self, rev):
@@ -203,7 +192,7 @@ class Profiler:
         if spec.startswith("libs="):
             ld = spec[len("libs="):]  # its folders were checked (check_side)
         elif spec.startswith("librdkafka="):
-            ld = librdkafka_build(spec[len("librdkafka="):])
+            ld = librdkafka.build(spec[len("librdkafka="):])
         elif is_executable_file(spec):
             binary = os.path.abspath(spec)
         else:
@@ -381,6 +370,8 @@ def main(args):
         desc = ", ".join((["symbol builds"] if args.symbols else []) +
                          (["librdkafka " + args.librdkafka] if args.librdkafka else []))
         profiler.profile_one(out_dir, binary, base_ld, desc)
+    except BuildError as e:  # of a librdkafka release or the symbol builds
+        cli.die(e, status=2 if e.status == 2 else 3)
     except (OSError, ValueError) as e:
         cli.die(e, status=1)
     list_files(out_dir)

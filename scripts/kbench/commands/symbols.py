@@ -79,12 +79,12 @@ def system_file(lib):
     return None
 
 
-def runtime_version(lib, path, log):
-    """The version the library itself reports, loaded by path; None when it does not load."""
+def ask(lib, path, log):
+    """What the library at PATH itself reports, {"version", "features"}; None when it does not load."""
     if lib == "snappy":
         # No runtime query in snappy's API: the versioned file name (libsnappy.so.1.1.9).
-        return os.path.basename(os.path.realpath(path)).removeprefix("libsnappy.so.")
-    return library_probe.version(lib, path, log)
+        return {"version": os.path.basename(os.path.realpath(path)).removeprefix("libsnappy.so."), "features": ""}
+    return library_probe.probe(lib, path, log)
 
 
 def exported(path):
@@ -253,49 +253,43 @@ class Cache:
 def verify(lib, soname, d, log_path, log):
     """Before publishing: the same library version as the system's, symbols and DWARF
     present; the facts build.json records."""
-    so = "%s/lib.tmp/%s" % (d, soname)
+    so, sysfile = "%s/lib.tmp/%s" % (d, soname), system_file(lib)
     if not os.path.exists(so):
         raise BuildError("the build produced no %s; log: %s" % (soname, log_path))
-    sysfile = system_file(lib)
     if not sysfile:
         raise BuildError("no system %s found to compare with" % soname)
-    built_v = runtime_version(lib, so, log)
-    if built_v is None:
-        raise BuildError("the built %s does not load; log: %s" % (soname, log_path))
-    system_v = runtime_version(lib, sysfile, log)
-    if system_v is None:
-        raise BuildError("cannot read the version of %s" % sysfile)
-    if built_v != system_v:
-        raise BuildError("%s: the build reports version '%s', the system library '%s'" % (lib, built_v, system_v))
-    real = os.path.realpath(so)
-    sections = proc.output(["readelf", "-S", "-W", real])
-    if sections is None:
-        raise BuildError("readelf -S %s failed" % real)
+    built, system = ask(lib, so, log), ask(lib, sysfile, log)
+    if built is None or system is None:
+        raise BuildError("%s does not load; log: %s" % (so if built is None else sysfile, log_path))
+    if built["version"] != system["version"]:
+        raise BuildError("%s: the build reports version '%s', the system library '%s'"
+                         % (lib, built["version"], system["version"]))
+    sections = proc.output(["readelf", "-S", "-W", os.path.realpath(so)]) or ""
     if " .symtab " not in sections:
         raise BuildError("%s: the built library has no symbol table" % lib)
     if " .debug_info " not in sections:
         raise BuildError("%s: the built library has no DWARF (.debug_info)" % lib)
     # Same configuration as Debian's build: the same exported functions.
-    built_names, system_names = exported(real), exported(sysfile)
+    built_names, system_names = exported(so), exported(sysfile)
     with open(d + "/exports.diff", "w") as f:
-        f.writelines(difflib.unified_diff(built_names, system_names, "built", "system", lineterm="\n"))
+        f.writelines(line + "\n" for line in difflib.unified_diff(built_names, system_names, "built", "system",
+                                                                  lineterm=""))
     if built_names != system_names:
         cli.info("warning: %s exports other functions than the system library (%s/exports.diff)" % (lib, d))
-    facts = {"library_version": built_v, "system_library_version": system_v, "system_library_file": sysfile,
-             "exports_match_system": built_names == system_names}
+    facts = {"library_version": built["version"], "system_library_version": system["version"],
+             "system_library_file": sysfile, "exports_match_system": built_names == system_names}
     if lib == "librdkafka":
-        features = library_probe.probe(lib, so)["features"]
-        system_features = library_probe.probe(lib, sysfile)["features"]
-        for codec in ("gzip", "snappy", "lz4", "zstd"):
-            if codec not in features.split(","):
-                raise BuildError("librdkafka was built without %s (builtin.features: %s)" % (codec, features))
-        if features != system_features:
+        features = built["features"].split(",")
+        missing = [codec for codec in ("gzip", "snappy", "lz4", "zstd") if codec not in features]
+        if missing:
+            raise BuildError("librdkafka was built without %s (builtin.features: %s)"
+                             % (" ".join(missing), built["features"]))
+        if built["features"] != system["features"]:
             cli.info("warning: builtin.features differ from the system library's: built '%s', system '%s' "
                      "(install the missing build dependencies: scripts/setup --symbols)"
-                     % (features, system_features))
-        facts["builtin_features"] = features.split(",")
-        if system_features:
-            facts["system_builtin_features"] = system_features.split(",")
+                     % (built["features"], system["features"]))
+        facts["builtin_features"] = features
+        facts["system_builtin_features"] = system["features"].split(",")
     return facts
 
 
@@ -325,15 +319,10 @@ class Build:
         for); build trees link into object directories that are deleted later."""
         real = os.path.realpath(path)
         if not os.path.isfile(real):
-            with open(self.log, "a") as f:
-                print("no " + path, file=f)
             return False
         shutil.copy(real, stage)
         if os.path.basename(real) != os.path.basename(path):
-            link = os.path.join(stage, os.path.basename(path))
-            if os.path.lexists(link):
-                os.remove(link)
-            os.symlink(os.path.basename(real), link)
+            os.symlink(os.path.basename(real), os.path.join(stage, os.path.basename(path)))
         return True
 
     def library(self, lib, src, stage):
