@@ -9,8 +9,9 @@ may crash the process that loads it.
 import ctypes
 import json
 import os
-import subprocess
 import sys
+
+from kbench import proc
 
 # The version function each library exports.
 VERSION_FUNCTIONS = {"zstd": "ZSTD_versionString", "lz4": "LZ4_versionString",
@@ -24,13 +25,15 @@ def system_environment():
 
 def probe(lib, path, log=None):
     """{"version": ..., "features": ...} of library LIB (a key of VERSION_FUNCTIONS) at PATH, a
-    file or a soname the loader resolves; None when it does not load. The child's stderr goes
-    to the open file LOG (default: nowhere)."""
+    file or a soname the loader resolves; None when it does not load. The child's stderr is
+    appended to the file LOG (default: nowhere)."""
+    cmd = [sys.executable, "-m", "kbench.library_probe", lib, path]
     if log:
-        log.flush()
-    done = subprocess.run([sys.executable, "-m", "kbench.library_probe", lib, path], env=system_environment(),
-                          stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
-    return json.loads(done.stdout) if done.returncode == 0 else None
+        done = proc.run(cmd, capture=True, log=log, env=system_environment())
+        answer = done.stdout if done.returncode == 0 else None
+    else:
+        answer = proc.output(cmd, env=system_environment())
+    return json.loads(answer) if answer else None
 
 
 def _answer(lib, path):

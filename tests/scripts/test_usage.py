@@ -30,7 +30,6 @@ BAD_USAGE = {
     "scripts/test": (["--no-such-option"], "test"),
     "scripts/trogdor": (["start", "--agents"], "trogdor"),
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
-    "kbench.flame": ([], "kbench.flame"),
     "kbench.results": (["no-such-command"], "kbench.results"),
     "kbench.ctest_skips": ([], "kbench.ctest_skips"),
     "kbench.summary": ([], "kbench.summary"),

@@ -229,8 +229,7 @@ def compile_source(d, src, version, what, flags):
     for header in ("rdkafka.h", "rdkafka_mock.h"):
         if os.path.isfile(src + "/src/" + header):
             shutil.copy(src + "/src/" + header, d + "/include")
-    with open(log, "a") as errors:
-        answer = library_probe.probe("librdkafka", stage + "/librdkafka.so.1", errors)
+    answer = library_probe.probe("librdkafka", stage + "/librdkafka.so.1", log)
     if answer is None:
         raise BuildError("the built librdkafka.so.1 does not load; log: " + log)
     if answer["version"] != version:

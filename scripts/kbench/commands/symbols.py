@@ -234,8 +234,7 @@ class Cache:
         if cflags is None:
             print(proc.tail(log, 25), file=sys.stderr)
             raise BuildError("building %s failed; log: %s" % (lib, log))
-        with open(log, "a") as f:
-            facts = verify(lib, soname, d, log, f)
+        facts = verify(lib, soname, d, log)
         shutil.rmtree(d + "/lib", ignore_errors=True)
         os.rename(d + "/lib.tmp", d + "/lib")
         seconds = int(time.monotonic() - started)
@@ -250,17 +249,17 @@ class Cache:
         cli.info("built %s %s (Debian %s) in %ds" % (lib, facts["library_version"], src_version, seconds))
 
 
-def verify(lib, soname, d, log_path, log):
+def verify(lib, soname, d, log):
     """Before publishing: the same library version as the system's, symbols and DWARF
     present; the facts build.json records."""
     so, sysfile = "%s/lib.tmp/%s" % (d, soname), system_file(lib)
     if not os.path.exists(so):
-        raise BuildError("the build produced no %s; log: %s" % (soname, log_path))
+        raise BuildError("the build produced no %s; log: %s" % (soname, log))
     if not sysfile:
         raise BuildError("no system %s found to compare with" % soname)
     built, system = ask(lib, so, log), ask(lib, sysfile, log)
     if built is None or system is None:
-        raise BuildError("%s does not load; log: %s" % (so if built is None else sysfile, log_path))
+        raise BuildError("%s does not load; log: %s" % (so if built is None else sysfile, log))
     if built["version"] != system["version"]:
         raise BuildError("%s: the build reports version '%s', the system library '%s'"
                          % (lib, built["version"], system["version"]))
