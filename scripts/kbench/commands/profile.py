@@ -205,6 +205,7 @@ class Profiler:
         """Runs the profiler's command CMD into folder D, written to command.txt first."""
         with open(d + "/command.txt", "a", errors="surrogateescape") as f:
             f.write(proc.quote(cmd) + "\n")
+        open(log, "w").close()
         try:
             ok = proc.run(cmd, log=log, env=env).returncode == 0
         except OSError as e:
@@ -247,6 +248,7 @@ class Profiler:
             with open(d + "/callgrind.out", encoding="utf-8", errors="replace") as f:
                 stacks = flame.fold_callgrind(f)
             report = ["callgrind_annotate", "--inclusive=yes", d + "/callgrind.out"]
+        open(d + "/report.txt", "w").close()
         if proc.run(report, log=d + "/report.txt").returncode != 0:
             cli.info("warning: %s failed" % report[0])
         title = "kbench %s (%s%s, %s)" % (self.filter, self.tool, ", " + desc if desc else "",
