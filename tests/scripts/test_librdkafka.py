@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 import fake_librdkafka as fake
 
@@ -794,6 +795,47 @@ class LibrdkafkaReleases(TreeScriptCase):
         self.assertEqual(proc.stdout, "")
         self.assertIn("not built: v1.1.0 v1.0.1", proc.stderr)
         self.assertEqual(self.run_script("path", "--tree", self.repo, "v1.1.0").returncode, 1)
+
+
+@unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
+class LibrdkafkaFunctions(unittest.TestCase):
+    """What other commands call: build, build_tree, path_tree and BuildError, in-process."""
+
+    def setUp(self):
+        from kbench.commands import librdkafka
+        self.lrk = librdkafka
+        self.tmp = tempfile.mkdtemp(prefix="kbench-lrk-api-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        env = mock.patch.dict(os.environ, KBENCH_CACHE=os.path.join(self.tmp, "cache"))
+        env.start()
+        self.addCleanup(env.stop)
+        for name in ("FAKE_FAIL", "FAKE_WITHOUT", "FAKE_NO_CONFIG"):
+            os.environ.pop(name, None)
+        self.repo = os.path.join(self.tmp, "rdk")
+        self.sha = fake.make_repo(self.repo)
+
+    def test_tree_functions(self):
+        self.assertIsNone(self.lrk.path_tree(self.repo, "HEAD"))
+        lib = self.lrk.build_tree(self.repo, "HEAD")
+        self.assertIn("/librdkafka/tree/%s-" % self.sha, lib)
+        self.assertTrue(os.path.isfile(os.path.join(lib, "librdkafka.so.1")))
+        self.assertEqual(self.lrk.path_tree(self.repo, self.sha[:10]), lib)
+        with self.assertRaises(self.lrk.BuildError) as bad:
+            self.lrk.build_tree(self.repo, "no-such-branch")
+        self.assertEqual(bad.exception.status, 2)
+        with mock.patch.dict(os.environ, FAKE_FAIL="make"):
+            bad_sha = fake.commit_change(self.repo, "another")
+            with self.assertRaises(self.lrk.BuildError) as failed:
+                self.lrk.build_tree(self.repo, bad_sha)
+        self.assertEqual(failed.exception.status, 1)
+        self.assertIn("make failed", str(failed.exception))
+
+    def test_release_functions(self):
+        with self.assertRaises(self.lrk.BuildError) as bad:
+            self.lrk.build("9.9.9")
+        self.assertEqual(bad.exception.status, 2)
+        if system_has_librdkafka():
+            self.assertEqual(self.lrk.build("system"), "")
 
 
 if __name__ == "__main__":
