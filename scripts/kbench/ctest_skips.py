@@ -1,12 +1,13 @@
 """Names the tests a ctest run skipped, from its --output-junit file: one line per skipped
 test, "NAME: REASON", and under it the "skipped: ..." lines the test printed (a unittest
 suite names each skipped case that way). Prints nothing when nothing was skipped.
-Exit 0, or 2 when the file cannot be read. scripts/test decides what a skip means."""
+Exit 0, or 2 when the file cannot be read. scripts/test (bash) runs it and decides what a
+skip means."""
 
 import sys
 import xml.etree.ElementTree as ET
 
-from kbench.cli import die
+from kbench import cli
 
 
 def skipped_tests(path):
@@ -14,21 +15,21 @@ def skipped_tests(path):
     out = []
     for case in ET.parse(path).getroot().iter("testcase"):
         skip = case.find("skipped")
-        if skip is None:
-            continue
-        text = case.findtext("system-out") or ""
-        cases = [ln.strip() for ln in text.splitlines() if ln.startswith(("skipped:", "skip -"))]
-        out.append((case.get("name"), skip.get("message", ""), cases))
+        if skip is not None:
+            said = case.findtext("system-out") or ""
+            cases = [ln.strip() for ln in said.splitlines() if ln.startswith(("skipped:", "skip -"))]
+            out.append((case.get("name"), skip.get("message", ""), cases))
     return out
 
 
 def main(argv):
-    if len(argv) != 2:
-        die("usage: python -m kbench.ctest_skips JUNIT_XML")
+    ap = cli.ArgumentParser(prog="kbench.ctest_skips", description=__doc__)
+    ap.add_argument("junit_xml", help="ctest's --output-junit file")
+    path = ap.parse_args(argv).junit_xml
     try:
-        skips = skipped_tests(argv[1])
+        skips = skipped_tests(path)
     except (OSError, ET.ParseError) as e:
-        die(f"{argv[1]}: {e}")
+        cli.die(f"{path}: {e}")
     for name, reason, cases in skips:
         print(f"{name}: {reason}")
         for c in cases:
@@ -37,4 +38,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

@@ -1,32 +1,19 @@
-"""Folded stacks, flame graph SVGs and the views scripts/profile derives from them.
-
-Debian 12 packages no flame graph tool (neither Brendan Gregg's FlameGraph
-scripts nor inferno), so scripts/profile (kbench.commands.profile) uses this small
-converter: its functions, which the command line below also runs by hand:
-
-  python -m kbench.flame fold  PERF_SCRIPT.txt  > stacks.folded
-  python -m kbench.flame fold-callgrind CALLGRIND_OUT > stacks.folded
-  python -m kbench.flame svg   stacks.folded --title T > flamegraph.svg
-  python -m kbench.flame summary stacks.folded > summary.txt
-  python -m kbench.flame roles stacks.folded OUT_DIR          (per-thread-role views)
-  python -m kbench.flame offcpu PERF_SCRIPT.txt > offcpu.folded
-  python -m kbench.flame diff A.folded B.folded --svg D.svg --table D.txt
-
-The folded format is the common one (`root;child;leaf COUNT` per line), so the
-output also feeds other flame graph tools and speedscope.
+"""Folded stacks, flame graph SVGs and the views scripts/profile derives from them: per
+thread role, off-CPU, differential. Debian 12 packages no flame graph tool (neither Brendan
+Gregg's FlameGraph scripts nor inferno), hence this small converter. The folded format is
+the common one (`root;child;leaf COUNT` per line), so its files also feed other flame graph
+tools and speedscope.
 """
 
-import argparse
 import html
 import itertools
 import json
 import os
 import re
-import sys
 import zlib
 from collections import Counter
 
-from kbench.cli import ArgumentParser, die
+from kbench import text
 
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 _HEX = re.compile(r"^(0x)?[0-9a-fA-F]{6,}$")
@@ -76,20 +63,6 @@ def fold_perf_script(lines):
         m = re.match(r"^(.*?)\s+\d+(/\d+)?\s", header)
         comm = (m.group(1) if m else header.split()[0]).strip().replace(";", ":")
         stacks[";".join([comm] + [f[0].replace(";", ":") for f in reversed(frames)])] += 1
-    return stacks
-
-
-def read_folded(lines):
-    stacks = Counter()
-    for n, line in enumerate(lines, 1):
-        line = line.strip()
-        if not line:
-            continue
-        stack, _, count = line.rpartition(" ")
-        try:
-            stacks[stack] += int(count)
-        except ValueError:
-            raise ValueError("line %d is not `stack COUNT`: %r" % (n, line[:80])) from None
     return stacks
 
 
@@ -178,16 +151,13 @@ def fold_callgrind(lines):
     skip_next = False
 
     def name_of(value, kind="fn"):
-        names = tables[kind]
-        value = value.strip()
-        if value.startswith("("):
-            close = value.find(")")
-            ident, rest = value[1:close], value[close + 1:].strip()
-            if rest:
-                names[ident] = rest
-                return rest
-            return names.get(ident, value)
-        return value
+        """A compressed name: "(id) name" defines id, "(id)" refers to it."""
+        m = re.fullmatch(r"\((\w+)\)\s*(.*)", value.strip())
+        if not m:
+            return value.strip()
+        if m.group(2):
+            tables[kind][m.group(1)] = m.group(2)
+        return tables[kind].get(m.group(1), value.strip())
 
     for raw in lines:
         line = raw.rstrip("\n")
@@ -251,20 +221,28 @@ def named_fraction(stacks):
     return (named / total) if total else 0.0
 
 
+def _table(headers, align, rows):
+    """text.table with ALIGN a letter per column: l left, r right."""
+    return text.table(headers, rows, align=["left" if a == "l" else "right" for a in align])
+
+
+def _share(part, total):
+    return "%.2f%%" % (100.0 * part / total if total else 0.0)
+
+
 def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
     total = sum(stacks.values())
     if not total:
         return "no samples\n"
     unnamed = Counter({k: c for k, c in self_costs(stacks).items() if not is_named(k)})
-    out = ["%d %s; %.2f%% in named functions (leaf frame has a symbol)"
-           % (total, unit, 100 * named_fraction(stacks))]
+    out = ["%d %s; %s in named functions (leaf frame has a symbol)" % (total, unit, _share(named_fraction(stacks), 1))]
     if unnamed:
-        out.append("unnamed leaves: " + ", ".join("%s %.2f%%" % (k, 100.0 * v / total)
-                                                  for k, v in unnamed.most_common(5)))
+        out.append("unnamed leaves: " + ", ".join("%s %s" % (k, _share(v, total)) for k, v in unnamed.most_common(5)))
     for what, costs in (("self", self_costs(stacks)),
                         ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
-        out += ["", "top functions by %s %s:" % (what, unit), "%8s %14s  %s" % (what[:4] + "%", unit, "function")]
-        out += ["%7.2f%% %14d  %s" % (100.0 * c / total, c, name) for name, c in costs.most_common(top)]
+        out += ["", "top functions by %s %s:" % (what, unit),
+                _table((what[:4] + "%", unit, "function"), "rrl",
+                       [(_share(c, total), c, name) for name, c in costs.most_common(top)])]
     return "\n".join(out) + "\n"
 
 
@@ -298,17 +276,14 @@ def roles_table(stacks):
     threads = Counter()
     for stack, count in stacks.items():
         threads[stack.split(";", 1)[0]] += count
-    out = ["%-20s %10s %8s  %s" % ("role", "samples", "share", "top self function")]
+    rows = []
     for role, st in sorted(split_roles(stacks).items(), key=lambda kv: -sum(kv[1].values())):
         n = sum(st.values())
-        top = self_costs(st).most_common(1)
-        out.append("%-20s %10d %7.2f%%  %s" % (role, n, 100.0 * n / total,
-                                               "%s (%.1f%% of role)" % (top[0][0], 100.0 * top[0][1] / n)
-                                               if top else ""))
-    out += ["", "%-28s %-18s %10s %8s" % ("thread (comm)", "role", "samples", "share")]
-    for comm, n in threads.most_common():
-        out.append("%-28s %-18s %10d %7.2f%%" % (comm, thread_role(comm), n, 100.0 * n / total))
-    return "\n".join(out) + "\n"
+        name, cost = self_costs(st).most_common(1)[0]
+        rows.append((role, n, _share(n, total), "%s (%s of role)" % (name, _share(cost, n))))
+    return (_table(("role", "samples", "share", "top self function"), "lrrl", rows) + "\n\n"
+            + _table(("thread (comm)", "role", "samples", "share"), "llrr",
+                     [(comm, thread_role(comm), n, _share(n, total)) for comm, n in threads.most_common()]) + "\n")
 
 
 # --- off-CPU --------------------------------------------------------------------------------
@@ -330,14 +305,14 @@ def _is_system_frame(name, dso):
     return bool(_LIBC_NAMES.match(name))
 
 
-def fold_offcpu(lines, sites=None):
+def fold_offcpu(lines, sites):
     """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
     recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
     state come from the thread's sched_switch sample, the time it stayed off the CPU from
     its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
     thread splits into time blocked (sleeping) and time runnable but not running.
-    When `sites` is a dict, it also gets blocked time per wait site: the innermost frame
-    outside the C library and kernel (the code that chose to wait) and the call it waits in.
+    The dict SITES gets blocked time per wait site: the innermost frame outside the C
+    library and kernel (the code that chose to wait) and the call it waits in.
     """
     stacks = Counter()
     pending = {}  # tid -> (time, comm, state, frames, site)
@@ -356,18 +331,15 @@ def fold_offcpu(lines, sites=None):
             frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
                       for sym, dso, _ in sample]
             dsos = [dso for _, dso, _ in sample]
-            site = None
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.
             for i in range(len(dsos) - 1, -1, -1):
                 if dsos[i] == "inlined":
                     dsos[i] = dsos[i + 1] if i + 1 < len(dsos) and sample[i + 1][2] == sample[i][2] else "?"
-            if sites is not None:
-                waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
-                caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
-                wait = waits[0] if waits else (frames[-1] if frames else "?")
-                site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait
-                                   else wait)
+            waits = [f for f, d in zip(frames, dsos) if not d.startswith("[kernel")]
+            caller = next((f for f, d in zip(frames, dsos) if not _is_system_frame(f, d)), None)
+            wait = waits[0] if waits else (frames[-1] if frames else "?")
+            site = "%s: %s" % (thread_role(comm), "%s > %s" % (caller, wait) if caller and caller != wait else wait)
             pending[tid] = (t, comm, state, frames, site)
         elif "PERF_RECORD_SWITCH IN" in rest or "PERF_RECORD_SWITCH_CPU_WIDE IN" in rest:
             p = pending.pop(tid, None)
@@ -377,56 +349,48 @@ def fold_offcpu(lines, sites=None):
                 if us > 0:
                     label = _STATE.get(state, "[state %s]" % state)
                     stacks[";".join([pcomm, label] + frames[::-1])] += us
-                    if site is not None and state not in ("R", "R+"):
+                    if state not in ("R", "R+"):
                         sites[site] = sites.get(site, 0) + us
     return stacks
 
 
-def offcpu_table(stacks, top=20, sites=None):
+def offcpu_table(stacks, sites, top=20):
+    """Off-CPU time per thread, blocked and runnable, and the top wait SITES (fold_offcpu's)."""
     total = sum(stacks.values())
-    out = ["off-CPU time: %.3f s over all threads" % (total / 1e6), ""]
     per = {}
     for stack, us in stacks.items():
         comm, state = stack.split(";")[:2]
-        d = per.setdefault(comm, {})
-        d[state] = d.get(state, 0) + us
-    out.append("%-24s %-18s %12s %12s %12s" % ("thread", "role", "blocked ms", "runnable ms", "other ms"))
-    for comm, d in sorted(per.items(), key=lambda kv: -sum(kv[1].values())):
+        per.setdefault(comm, Counter())[state] += us
+    rows = []
+    for comm, d in sorted(per.items(), key=lambda kv: -kv[1].total()):
         blocked = sum(v for k, v in d.items() if k.startswith(("[sleeping", "[uninterruptible")))
         runnable = sum(v for k, v in d.items() if k.startswith("[runnable"))
-        other = sum(d.values()) - blocked - runnable
-        out.append("%-24s %-18s %12.1f %12.1f %12.1f" % (comm, thread_role(comm), blocked / 1e3,
-                                                         runnable / 1e3, other / 1e3))
-    out.append("")
-    if sites is not None:
-        out.append("where threads wait (blocked time by wait site: the innermost frame outside "
-                   "the C library and kernel > the call it waits in):")
-        waits = Counter(sites)
-    else:
-        out.append("where threads wait (blocked time by the innermost three user-space frames, "
-                   "caller > ... > callee):")
-        waits = Counter()
-        for stack, us in stacks.items():
-            frames = stack.split(";")
-            if not frames[1].startswith(("[sleeping", "[uninterruptible")):
-                continue
-            user = [f for f in frames[2:] if not f.endswith("_[k]")]
-            key = "%s: %s" % (thread_role(frames[0]), " > ".join(user[-3:]) if user else frames[-1])
-            waits[key] += us
-    for k, us in waits.most_common(top):
-        out.append("%10.1f ms %6.2f%%  %s" % (us / 1e3, 100.0 * us / total if total else 0, k))
-    return "\n".join(out) + "\n"
+        rows.append((comm, thread_role(comm), "%.1f" % (blocked / 1e3), "%.1f" % (runnable / 1e3),
+                     "%.1f" % ((d.total() - blocked - runnable) / 1e3)))
+    return "\n".join([
+        "off-CPU time: %.3f s over all threads" % (total / 1e6), "",
+        _table(("thread", "role", "blocked ms", "runnable ms", "other ms"), "llrrr", rows), "",
+        "where threads wait (blocked time by wait site: the innermost frame outside the C library and kernel "
+        "> the call it waits in):",
+        _table(("blocked", "share", "wait site"), "rrl",
+               [("%.1f ms" % (us / 1e3), _share(us, total), site) for site, us in Counter(sites).most_common(top)]),
+    ]) + "\n"
 
 
 # --- differential ---------------------------------------------------------------------------
 
-def diff_profiles(a, b, normalize):
-    """Per function (leaf frame): self cost of A and B, B's scaled to A's total when
-    normalize (sampled profiles, whose totals follow run time), raw otherwise (callgrind
-    with the same fixed iteration count: counts are exact and comparable). Sorted by the
-    size of the change, largest first."""
+def _totals(a, b, normalize):
+    """A's and B's totals and the factor that scales B to A: their totals when NORMALIZE
+    (sampled profiles, whose totals follow run time), else 1 (callgrind with the same fixed
+    iteration count: counts are exact and comparable)."""
     ta, tb = sum(a.values()), sum(b.values())
-    scale = (ta / tb) if (normalize and tb) else 1.0
+    return ta, tb, (ta / tb) if (normalize and tb) else 1.0
+
+
+def diff_profiles(a, b, normalize):
+    """Per function (leaf frame): self cost of A and B and the change, B scaled (_totals);
+    sorted by the size of the change, largest first."""
+    ta, tb, scale = _totals(a, b, normalize)
     sa, sb = self_costs(a), self_costs(b)
     rows = []
     for name in set(sa) | set(sb):
@@ -435,32 +399,29 @@ def diff_profiles(a, b, normalize):
         rows.append({"function": name, "a": va, "b": vb,
                      "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0,
                      "delta": delta,
-                     "delta_pct_of_function": (100.0 * delta / va) if va else float("inf"),
+                     "delta_pct_of_function": (100.0 * delta / va) if va else None,
                      "delta_pct_of_total": (100.0 * delta / ta) if ta else 0.0})
     rows.sort(key=lambda r: (-abs(r["delta"]), r["function"]))
     return rows, ta, tb
 
 
 def diff_table(rows, ta, tb, unit, normalize, top=30):
-    out = ["A total %d %s, B total %d %s (%+.3f%%); %s" % (
-               ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
-               "B scaled to A's total (shares compared)" if normalize else "raw counts compared"),
-           "ranked by |change of self cost|; d fn% = change relative to the function's A cost", "",
-           "%4s %14s %14s %8s %8s %9s %10s  %s" % ("rank", "A self", "B self", "A share", "B share",
-                                                 "d total%", "d fn%", "function")]
-    for i, r in enumerate(rows[:top], 1):
-        dfn = "new" if r["delta_pct_of_function"] == float("inf") else "%+.2f%%" % r["delta_pct_of_function"]
-        out.append("%4d %14d %14d %7.3f%% %7.3f%% %+8.3f%% %10s  %s" % (
-            i, r["a"], r["b"], 100 * r["share_a"], 100 * r["share_b"], r["delta_pct_of_total"], dfn,
-            r["function"]))
-    return "\n".join(out) + "\n"
+    return "\n".join([
+        "A total %d %s, B total %d %s (%+.3f%%); %s" % (
+            ta, unit, tb, unit, (100.0 * (tb - ta) / ta) if ta else 0.0,
+            "B scaled to A's total (shares compared)" if normalize else "raw counts compared"),
+        "ranked by |change of self cost|; d fn% = change relative to the function's A cost", "",
+        _table(("rank", "A self", "B self", "A share", "B share", "d total%", "d fn%", "function"), "rrrrrrrl",
+               [(i, r["a"], r["b"], "%.3f%%" % (100 * r["share_a"]), "%.3f%%" % (100 * r["share_b"]),
+                 "%+.3f%%" % r["delta_pct_of_total"], "new" if r["delta_pct_of_function"] is None
+                 else "%+.2f%%" % r["delta_pct_of_function"], r["function"])
+                for i, r in enumerate(rows[:top], 1)])]) + "\n"
 
 
 def render_diff_svg(a, b, title, normalize):
     """B's flame graph (widths: B), each frame coloured by the change of its inclusive cost
     from A: red grew, blue shrank, white unchanged; intensity relative to the largest change."""
-    ta, tb = sum(a.values()), sum(b.values())
-    scale = (ta / tb) if (normalize and tb) else 1.0
+    _, _, scale = _totals(a, b, normalize)
     ta_tree, tb_tree = _tree(a), _tree(b)
 
     def lookup(path):
@@ -492,113 +453,40 @@ def render_diff_svg(a, b, title, normalize):
                    "for details" % tb_tree["value"], describe, stroke=' stroke="#ccc" stroke-width="0.3"')
 
 
-def read_folded_file(path):
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return read_folded(fh)
-
-
-def write_text(path, text):
-    with open(path, "w") as out:
-        out.write(text)
-
-
-# --- the commands, as functions scripts/profile calls too ------------------------------------
-
-def fold_file(kind, path, table=None):
-    """A profiler's output file as folded stacks: kind is fold (perf script), fold-callgrind
-    or offcpu; for offcpu, the per-thread table is also written to TABLE when given."""
-    sites = {}
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        stacks = {"fold": fold_perf_script, "fold-callgrind": fold_callgrind,
-                  "offcpu": lambda lines: fold_offcpu(lines, sites)}[kind](fh)
-    if kind == "offcpu" and table:
-        write_text(table, offcpu_table(stacks, sites=sites))
-    return stacks
-
-
-def write_roles(stacks, out_dir, title):
-    """Per thread role: ROLE.folded and ROLE.svg in OUT_DIR, and roles.txt; returns the table."""
-    os.makedirs(out_dir, exist_ok=True)
-    for role, st in split_roles(stacks).items():
-        write_text(os.path.join(out_dir, "%s.folded" % role), folded_text(st))
-        write_text(os.path.join(out_dir, "%s.svg" % role), render_svg(st, "%s: %s threads" % (title, role)))
-    table = roles_table(stacks)
-    write_text(os.path.join(out_dir, "roles.txt"), table)
-    return table
-
-
-def write_diff(a_path, b_path, svg, table, json_path=None, title="Differential profile",
-               unit="samples", raw=False):
-    """The differential profile of two folded files: SVG, TABLE and (if given) JSON_PATH
-    written; returns the top of the table. ValueError when a side has no samples."""
-    a, b = read_folded_file(a_path), read_folded_file(b_path)
-    if not a or not b:
-        raise ValueError("a side has no samples: %s" % (a_path if not a else b_path))
-    rows, ta, tb = diff_profiles(a, b, normalize=not raw)
-    write_text(table, diff_table(rows, ta, tb, unit, not raw))
-    write_text(svg, render_diff_svg(a, b, title, normalize=not raw))
-    if json_path:
-        with open(json_path, "w") as out:
-            json.dump({"a_total": ta, "b_total": tb, "normalized": not raw,
-                       "rows": [dict(r, delta_pct_of_function=None
-                                     if r["delta_pct_of_function"] == float("inf")
-                                     else r["delta_pct_of_function"]) for r in rows[:200]]},
-                      out, indent=1)
-    return diff_table(rows, ta, tb, unit, not raw, top=10)
-
-
-def main(argv):
-    ap = ArgumentParser(prog="kbench.flame", description=__doc__,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-
-    def command(name, help, *positional):
-        p = sub.add_parser(name, help=help)
-        for arg in positional:
-            p.add_argument(arg)
-        return p
-    command("fold", "perf script output -> folded stacks", "input")
-    command("fold-callgrind", "callgrind.out (--separate-callers) -> folded stacks", "input")
-    command("offcpu", "perf script of sched_switch + switch events -> off-CPU folded (us)", "input").add_argument(
-        "--table", help="also write the per-thread off-CPU table here")
-    command("svg", "folded stacks -> flame graph SVG", "input").add_argument("--title", default="Flame graph")
-    m = command("summary", "folded stacks -> top functions and named share", "input")
-    m.add_argument("--unit", default="samples")
-    m.add_argument("--no-thread-root", action="store_true", help="the first frame is not a thread name")
-    command("roles", "folded stacks -> per-thread-role folded stacks and SVGs", "input", "out_dir").add_argument(
-        "--title", default="kbench")
-    d = command("diff", "A.folded B.folded -> differential SVG and table", "a", "b")
-    d.add_argument("--svg", required=True)
-    d.add_argument("--table", required=True)
-    d.add_argument("--json")
-    d.add_argument("--title", default="Differential profile")
-    d.add_argument("--unit", default="samples")
-    d.add_argument("--raw", action="store_true", help="compare raw counts (callgrind, same iterations)")
-    args = ap.parse_args(argv)
-    try:
-        if args.cmd in ("fold", "fold-callgrind", "offcpu"):
-            sys.stdout.write(folded_text(fold_file(args.cmd, args.input, getattr(args, "table", None))))
-        elif args.cmd in ("svg", "summary", "roles"):
-            stacks = read_folded_file(args.input)
-            if not stacks and args.cmd != "summary":
-                die("%s has no samples" % args.input)
-            if args.cmd == "svg":
-                sys.stdout.write(render_svg(stacks, args.title))
-            elif args.cmd == "summary":
-                sys.stdout.write(summary_text(stacks, unit=args.unit, root_is_thread=not args.no_thread_root))
-            else:
-                sys.stdout.write(write_roles(stacks, args.out_dir, args.title))
-        else:
-            sys.stdout.write(write_diff(args.a, args.b, args.svg, args.table, args.json, args.title,
-                                        args.unit, args.raw))
-    except (OSError, ValueError) as e:
-        die(e)
-    return 0
-
-
 def folded_text(stacks):
     return "".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks))
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+def write_text(path, content):
+    with open(path, "w") as out:
+        out.write(content)
+
+
+def write_views(stacks, folded, svg, title, roles=None):
+    """STACKS as the folded file FOLDED and the flame graph SVG and, given ROLES (a folder and
+    a title), one of each per thread role with roles.txt; False when STACKS is empty."""
+    write_text(folded, folded_text(stacks))
+    if not stacks:
+        return False
+    write_text(svg, render_svg(stacks, title))
+    if roles:
+        folder, roles_title = roles
+        os.makedirs(folder, exist_ok=True)
+        for role, st in split_roles(stacks).items():
+            write_views(st, "%s/%s.folded" % (folder, role), "%s/%s.svg" % (folder, role),
+                        "%s: %s threads" % (roles_title, role))
+        write_text(folder + "/roles.txt", roles_table(stacks))
+    return True
+
+
+def write_diff(a, b, folder, title, unit="samples", raw=False):
+    """The differential profile of stacks A and B: diff.svg, diff.txt and diff.json in FOLDER;
+    returns the top of the table. ValueError when a side has no samples."""
+    if not a or not b:
+        raise ValueError("side %s has no samples" % ("A" if not a else "B"))
+    rows, ta, tb = diff_profiles(a, b, normalize=not raw)
+    write_text(folder + "/diff.txt", diff_table(rows, ta, tb, unit, not raw))
+    write_text(folder + "/diff.svg", render_diff_svg(a, b, title, normalize=not raw))
+    with open(folder + "/diff.json", "w") as out:
+        json.dump({"a_total": ta, "b_total": tb, "normalized": not raw, "rows": rows[:200]}, out, indent=1)
+    return diff_table(rows, ta, tb, unit, not raw, top=10)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 import fake_librdkafka as fake
 
@@ -119,15 +120,15 @@ class LibrdkafkaScript(unittest.TestCase):
             self.assertIn(word, proc.stdout)
 
     def test_bad_usage_exits_2(self):
-        self.assert_usage_error(says="a command is required")
-        self.assert_usage_error("frobnicate", says="unknown command")
-        self.assert_usage_error("build", says="needs a VERSION")
-        self.assert_usage_error("path", says="needs a VERSION")
+        self.assert_usage_error(says="the following arguments are required: command")
+        self.assert_usage_error("frobnicate", says="invalid choice: 'frobnicate'")
+        self.assert_usage_error("build", says="build takes one VERSION")
+        self.assert_usage_error("path", says="the following arguments are required: VERSION|REV")
         self.assert_usage_error("build", "2.15", says="must look like")
         self.assert_usage_error("build", "../../etc", says="must look like")
-        self.assert_usage_error("build", "2.15.1", "2.12.0", says="one VERSION only")
-        self.assert_usage_error("build", "--bogus", "2.15.1", says="unknown option")
-        self.assert_usage_error("list", "2.15.1", says="no arguments")
+        self.assert_usage_error("build", "2.15.1", "2.12.0", says="build takes one VERSION")
+        self.assert_usage_error("build", "--bogus", "2.15.1", says="unrecognized arguments: --bogus")
+        self.assert_usage_error("list", "2.15.1", says="unrecognized arguments: 2.15.1")
         self.assert_usage_error("build", "--from-source", "system", says="--from-source")
 
     def test_unknown_version_lists_known_ones(self):
@@ -142,7 +143,7 @@ class LibrdkafkaScript(unittest.TestCase):
         lib = self.fake_built("2.12.0")
         proc = self.run_script("list")
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
+        rows = {line.split()[0]: line for line in proc.stdout.splitlines()[2:]}
         for version, spec in EXPECTED_SOURCES.items():
             self.assertIn(version, rows)
             self.assertEqual(rows[version].split()[1], spec)
@@ -394,7 +395,7 @@ class LibrdkafkaTree(TreeScriptCase):
 
     def test_bad_trees_and_revs_are_usage_errors(self):
         plain, other = self.not_librdkafka()
-        self.assert_usage_error("build", "--tree", says="--tree needs a value")
+        self.assert_usage_error("build", "--tree", says="--tree: expected one argument")
         self.assert_usage_error("build", "--tree", self.repo, says="needs a REV")
         self.assert_usage_error("build", "--tree", self.repo, "--from-source", "HEAD",
                                 says="--from-source is for releases")
@@ -651,7 +652,7 @@ class LibrdkafkaReleases(TreeScriptCase):
         lines = proc.stdout.splitlines()
         self.assertEqual(lines[0].split(), ["RELEASE", "COMMIT", "PARENT", "BUILT", "NOTES"])
         rows = {}
-        for line in lines[1:]:
+        for line in lines[2:]:  # under the header and its rule
             tag, commit, parent, built, *notes = line.split(None, 4)
             rows[tag] = {"commit": commit, "parent": parent, "built": built,
                          "notes": notes[0] if notes else ""}
@@ -693,8 +694,8 @@ class LibrdkafkaReleases(TreeScriptCase):
         fake.git(other, "tag", "v1.2.3")
         self.assert_usage_error("releases", "--tree", other, says="not a librdkafka source tree")
         self.assert_usage_error("releases", "--tree", plain, says="not inside a git repository")
-        self.assert_usage_error("releases", says="releases needs --tree DIR")
-        self.assert_usage_error("releases", "--tree", self.repo, "v1.0.0", says="--tree DIR only")
+        self.assert_usage_error("releases", says="the following arguments are required: --tree")
+        self.assert_usage_error("releases", "--tree", self.repo, "v1.0.0", says="unrecognized arguments: v1.0.0")
 
     def test_several_revs_build_once_each_a_line_each(self):
         proc = self.run_script("build", "--tree", self.repo, "v2.8.0", "v1.0.0", "v2.7.0",
@@ -752,11 +753,11 @@ class LibrdkafkaReleases(TreeScriptCase):
                                 says="holds no release")
         self.assert_usage_error("build", "--tree", self.repo, "v1.0.0", "--releases", "all",
                                 says="not both")
-        self.assert_usage_error("build", "--tree", self.repo, "--releases", says="needs a value")
+        self.assert_usage_error("build", "--tree", self.repo, "--releases", says="expected one argument")
         self.assert_usage_error("build", "2.15.1", "--releases", "all",
                                 says="--releases is for build --tree")
         self.assert_usage_error("path", "--tree", self.repo, "v1.0.0", "v1.1.0",
-                                says="takes one REV")
+                                says="unrecognized arguments: v1.1.0")
         # A commit before 1.0.0 among several: refused before the others are built.
         proc = self.run_script("build", "--tree", self.repo, "v1.0.0", "v0.11.6")
         self.assertEqual(proc.returncode, 2, proc.stderr)
@@ -794,6 +795,47 @@ class LibrdkafkaReleases(TreeScriptCase):
         self.assertEqual(proc.stdout, "")
         self.assertIn("not built: v1.1.0 v1.0.1", proc.stderr)
         self.assertEqual(self.run_script("path", "--tree", self.repo, "v1.1.0").returncode, 1)
+
+
+@unittest.skipUnless(HAVE_BUILD_TOOLS, "needs git, cc and make")
+class LibrdkafkaFunctions(unittest.TestCase):
+    """What other commands call: build, build_tree, path_tree and BuildError, in-process."""
+
+    def setUp(self):
+        from kbench.commands import librdkafka
+        self.lrk = librdkafka
+        self.tmp = tempfile.mkdtemp(prefix="kbench-lrk-api-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        env = mock.patch.dict(os.environ, KBENCH_CACHE=os.path.join(self.tmp, "cache"))
+        env.start()
+        self.addCleanup(env.stop)
+        for name in ("FAKE_FAIL", "FAKE_WITHOUT", "FAKE_NO_CONFIG"):
+            os.environ.pop(name, None)
+        self.repo = os.path.join(self.tmp, "rdk")
+        self.sha = fake.make_repo(self.repo)
+
+    def test_tree_functions(self):
+        self.assertIsNone(self.lrk.path_tree(self.repo, "HEAD"))
+        lib = self.lrk.build_tree(self.repo, "HEAD")
+        self.assertIn("/librdkafka/tree/%s-" % self.sha, lib)
+        self.assertTrue(os.path.isfile(os.path.join(lib, "librdkafka.so.1")))
+        self.assertEqual(self.lrk.path_tree(self.repo, self.sha[:10]), lib)
+        with self.assertRaises(self.lrk.BuildError) as bad:
+            self.lrk.build_tree(self.repo, "no-such-branch")
+        self.assertEqual(bad.exception.status, 2)
+        with mock.patch.dict(os.environ, FAKE_FAIL="make"):
+            bad_sha = fake.commit_change(self.repo, "another")
+            with self.assertRaises(self.lrk.BuildError) as failed:
+                self.lrk.build_tree(self.repo, bad_sha)
+        self.assertEqual(failed.exception.status, 1)
+        self.assertIn("make failed", str(failed.exception))
+
+    def test_release_functions(self):
+        with self.assertRaises(self.lrk.BuildError) as bad:
+            self.lrk.build("9.9.9")
+        self.assertEqual(bad.exception.status, 2)
+        if system_has_librdkafka():
+            self.assertEqual(self.lrk.build("system"), "")
 
 
 if __name__ == "__main__":

@@ -128,18 +128,18 @@ class TestFlame(unittest.TestCase):
                           "librdkafka-mock": 4})
 
     def test_offcpu(self):
-        stacks = kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True))
+        stacks = kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True), {})
         self.assertEqual(stacks, {
             "kbench;[sleeping: futex, poll, timer...];RunWork;pthread_cond_wait@@GLIBC_2.3.2;__schedule_[k]": 2010,
             "rdk:broker1;[runnable: preempted, waiting for a CPU];[librdkafka.so.1];__schedule_[k]": 500,
         })
-        table = kf.offcpu_table(stacks)
-        self.assertIn("application: RunWork > pthread_cond_wait@@GLIBC_2.3.2", table)
         # Wait sites: the frame outside libc and the kernel that chose to wait, and the call.
         sites = {}
         kf.fold_offcpu(OFFCPU_SCRIPT.splitlines(True), sites)
         self.assertEqual(sites, {"application: RunWork > pthread_cond_wait@@GLIBC_2.3.2": 2010})
-        self.assertIn("2.0 ms  80.08%  application: RunWork > pthread_cond_wait", kf.offcpu_table(stacks, sites=sites))
+        table = kf.offcpu_table(stacks, sites)
+        self.assertRegex(table, r"2\.0 ms +80\.08% +application: RunWork > pthread_cond_wait")
+        self.assertRegex(table, r"kbench +application +2\.0 +0\.0 +0\.0")
 
     def test_diff_ranks_planted_first(self):
         a = {"main;compress": 600, "main;checksum": 300, "main;copy": 100}
@@ -156,10 +156,6 @@ class TestFlame(unittest.TestCase):
         titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
         self.assertIn("checksum (B 315, A 300, change +5.00%)", titles)
         self.assertIn("rgb(255,55,55)", svg)  # the largest growth in full red
-
-    def test_folded_parse_error(self):
-        with self.assertRaises(ValueError):
-            kf.read_folded(["a;b notanumber"])
 
 
 class TestProfileScript(unittest.TestCase):
@@ -184,19 +180,19 @@ class TestProfileScript(unittest.TestCase):
     def test_help(self):
         proc = self.run_profile(["--help"])
         self.assertEqual(proc.returncode, 0)
-        self.assertIn("Usage: scripts/profile", proc.stdout)
+        self.assertIn("usage: scripts/profile", proc.stdout)
 
     def test_errors(self):
-        for args, env, needle in (([], {}, "missing FILTER"),
-                                  (["--diff", "A"], {}, "--diff needs two sides"),
+        for args, env, needle in (([], {}, "the following arguments are required: FILTER"),
+                                  (["--diff", "A"], {}, "--diff: expected 2 arguments"),
                                   (["--diff", "no-such-rev", "HEAD", "X"], {}, "neither an executable"),
                                   (["--diff", "libs=/nonexistent", "HEAD", "X"], {}, "no directory"),
-                                  (["--freq", "x", "X"], {}, "--freq must be"),
-                                  (["--callers", "0", "X"], {}, "--callers must be"),
+                                  (["--freq", "x", "X"], {}, "--freq: must be a positive integer"),
+                                  (["--callers", "0", "X"], {}, "--callers: must be a positive integer"),
                                   (["--tool", "callgrind", "--off-cpu", "X"], {"KBENCH_BIN": "/bin/true"},
                                    "--off-cpu needs perf"),
-                                  (["--tool", "gprof", "X"], {}, "--tool must be"),
-                                  (["--bogus", "X"], {}, "unknown option"),
+                                  (["--tool", "gprof", "X"], {}, "invalid choice: 'gprof'"),
+                                  (["--bogus", "X"], {}, "unrecognized arguments: --bogus"),
                                   (["X"], {"KBENCH_BIN": "/nonexistent/kbench"}, "not found")):
             proc = self.run_profile(args, env)
             self.assertEqual(proc.returncode, 2, args)

@@ -1,0 +1,70 @@
+"""build.json, the stamp that marks a cached build valid (scripts/librdkafka,
+scripts/symbols) and records how it was made; the lock that lets one build of a cache entry
+run at a time; the error a build raises.
+"""
+
+import fcntl
+import json
+import os
+import time
+
+from kbench import cli, proc
+
+
+class BuildError(Exception):
+    """A build that cannot be had: status 2 for bad input or a missing prerequisite, 1 for a
+    build that failed or was refused."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
+
+
+def cache_dir(name):
+    """The absolute path of NAME in kbench's cache, ${KBENCH_CACHE:-$HOME/.cache/kbench}."""
+    return os.path.abspath(os.path.join(os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench"), name))
+
+
+def write(path, doc):
+    """DOC (its fields in order) plus built_at, written atomically."""
+    doc = dict(doc, built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+
+
+def read(path):
+    """The stamp at PATH as a dict; {} when there is none or it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def lock(d, what):
+    """The cache entry D locked for one build at a time: the open lock file (closing it, or the
+    process's end, unlocks). A second caller waits, saying so, then finds the cached result."""
+    os.makedirs(d, exist_ok=True)
+    f = open(d + "/.lock", "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        cli.info("another build of %s is running; waiting for it" % what)
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def compiler():
+    """The first line of `cc --version`, for a stamp; "" without cc."""
+    return (proc.output(["cc", "--version"]) or "").split("\n", 1)[0]
+
+
+def librdkafka_source(doc, tree):
+    """What a side's KBENCH_LIBRDKAFKA_SOURCE says. A commit's build is cached by sha alone
+    and may have been built from another clone: the source names the tree this side asked for."""
+    src = doc.get("source") or ("npm:" + doc["npm_source"] if doc.get("npm_source") else "")
+    if tree and doc.get("commit"):
+        src = "tree:%s@%s" % (tree, doc["commit"])
+    return src
