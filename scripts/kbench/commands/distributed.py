@@ -325,6 +325,10 @@ def add_arguments(parser):
     run.add_argument("--out", default="distributed.json", help="merged JSON (default %(default)s)")
 
 
+# What a REST call that did not work raises.
+HTTP_ERRORS = (urllib.error.URLError, OSError, ValueError)
+
+
 def http(method, url, body=None, timeout=10):
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(url, data=data, method=method,
@@ -332,6 +336,14 @@ def http(method, url, body=None, timeout=10):
     with urllib.request.urlopen(req, timeout=timeout) as r:
         text = r.read().decode()
     return json.loads(text) if text else {}
+
+
+def try_http(method, url, body=None):
+    """http(), for a call whose failure changes nothing (freeing or stopping a task)."""
+    try:
+        http(method, url, body)
+    except HTTP_ERRORS:
+        pass
 
 
 def read_cluster(d):
@@ -379,7 +391,7 @@ def main(args):
             cli.die("-X takes KEY=VALUE, got %r" % s)
         if facts.is_secret_setting(key):
             cli.die("-X %s is a secret: Trogdor logs and serves every workload, so pass secrets "
-                "in --client-config FILE (a file on the agents' hosts)" % key)
+                    "in --client-config FILE (a file on the agents' hosts)" % key)
         settings[key] = value
     if args.window_seconds <= 0 or args.warmup_seconds < 0 or args.repetitions < 1:
         cli.die("--window-seconds must be > 0, --warmup-seconds >= 0, --repetitions >= 1")
@@ -390,7 +402,7 @@ def main(args):
     coordinator, agents, agent_urls = read_cluster(args.dir)
     if args.agents > len(agents):
         cli.die("--agents %d: the Trogdor cluster in %s has only %d agent(s)"
-            % (args.agents, args.dir, len(agents)))
+                % (args.agents, args.dir, len(agents)))
     agents = agents[:args.agents]
 
     t_submit = time.time()
@@ -419,7 +431,7 @@ def main(args):
                 "shutdownGracePeriodMs": 5000}
         try:
             http("POST", coordinator + "/coordinator/task/create", {"id": task, "spec": spec})
-        except (urllib.error.URLError, OSError) as e:
+        except HTTP_ERRORS as e:
             cli.die("the coordinator at %s refused task %s: %s" % (coordinator, task, e), status=1)
         tasks[agent] = task
     cli.info("%d task(s) submitted to %s; common start in %.1f s; rows: %s"
@@ -435,16 +447,11 @@ def main(args):
            "kbench_agents": {a: results.get(a) for a in agents},
            "kbench_agent_failures": failures}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
+    kr.write_json(args.out, out)
     # The results are in the file now: free the coordinator of them (each task holds its
     # agent's whole JSON), so a long-lived coordinator does not grow run after run.
     for task in tasks.values():
-        try:
-            http("DELETE", coordinator + "/coordinator/tasks?taskId=" + task)
-        except (urllib.error.URLError, OSError, ValueError):
-            pass
+        try_http("DELETE", coordinator + "/coordinator/tasks?taskId=" + task)
     for b in benchmarks:
         if b.get("error_occurred"):
             continue
@@ -467,7 +474,7 @@ def wait_for(coordinator, tasks, agent_urls, deadline):
         try:
             query = "&".join("taskId=" + t for t in pending.values())
             states = http("GET", coordinator + "/coordinator/tasks?" + query).get("tasks", {})
-        except (urllib.error.URLError, OSError, ValueError) as e:
+        except HTTP_ERRORS as e:
             states = {}
             if now > deadline:
                 for agent in pending:
@@ -495,23 +502,15 @@ def wait_for(coordinator, tasks, agent_urls, deadline):
             try:
                 http("GET", agent_urls[agent] + "/agent/status", timeout=3)
                 last_seen[agent] = now
-            except (urllib.error.URLError, OSError, ValueError):
+            except HTTP_ERRORS:
                 if now - last_seen.setdefault(agent, now) > LOST_AFTER_SECONDS:
                     failures[agent] = "the agent disappeared (no answer for %.0f s)" % LOST_AFTER_SECONDS
                     del pending[agent]
-                    stop_task(coordinator, task)
+                    try_http("PUT", coordinator + "/coordinator/task/stop", {"id": task})
             if agent in pending and now > deadline:
                 failures[agent] = "no result within the time budget"
                 del pending[agent]
-                stop_task(coordinator, task)
+                try_http("PUT", coordinator + "/coordinator/task/stop", {"id": task})
         if pending:
             time.sleep(0.5)
     return results, failures
-
-
-def stop_task(coordinator, task):
-    try:
-        http("PUT", coordinator + "/coordinator/task/stop", {"id": task})
-    except (urllib.error.URLError, OSError, ValueError):
-        pass
-

@@ -30,14 +30,13 @@ import base64
 import glob
 import os
 import re
-import secrets
 import shutil
 import signal
 import subprocess
 import textwrap
 import time
 
-from kbench import ROOT, cli, proc
+from kbench import ROOT, cli, kafka_security, proc
 from kbench import jvm_service as svc
 
 # The errors of kafka's functions: status 2 bad input or a missing prerequisite, 1 failed.
@@ -52,14 +51,6 @@ DEFAULT_PORT_BASE = 19092
 # Controllers listen 100 ports above the brokers: 19092+i / 19192+i by default.
 CONTROLLER_PORT_OFFSET = 100
 MAX_BROKERS = 9
-
-PROTOCOLS = {"plaintext": "PLAINTEXT", "ssl": "SSL", "mtls": "SSL", "sasl_plaintext": "SASL_PLAINTEXT",
-             "sasl_ssl": "SASL_SSL"}
-SCRAM_MECHANISM = "SCRAM-SHA-512"
-SCRAM_CLIENT_USER = "kbench"
-# Brokers authenticate to each other over the same listener with their own user.
-SCRAM_BROKER_USER = "kbench-broker"
-SCRUBBED_SECRET = "(deleted by scripts/kafka stop)"
 
 # Kafka moved several command classes from Scala (kafka.*) to Java
 # (org.apache.kafka.tools.*) between 3.x and 4.0: (3.x class, 4.x class) per short name.
@@ -162,132 +153,6 @@ def classpath(version):
 def java_and_classpath(version):
     # Kafka 4.x brokers and tools need Java 17; 3.x runs on 11 and up.
     return svc.java(17 if v4(version) else 11, "Kafka " + version), classpath(version)
-
-
-# ---------------------------------------------------------------- security
-
-def uses_tls(mode):
-    return mode in ("ssl", "mtls", "sasl_ssl")
-
-
-def uses_sasl(mode):
-    return mode.startswith("sasl_")
-
-
-def security_summary(mode):
-    """One line for messages and status: "sasl_ssl (SASL_SSL, SCRAM-SHA-512)"."""
-    what = PROTOCOLS.get(mode, "")
-    if uses_sasl(mode):
-        what += ", " + SCRAM_MECHANISM
-    if mode == "mtls":
-        what += ", client certificates required"
-    return "%s (%s)" % (mode, what)
-
-
-def make_certificates(tls, hosts, password):
-    """CA, broker and client certificates. The broker's names 127.0.0.1 and the nodes'
-    addresses (what they listen on and advertise), nothing else: a client that connects as
-    "localhost" fails hostname verification, which is how the failure tests provoke it.
-    Passwords reach openssl through the environment, never its command line."""
-    days, names = "7", ["IP:127.0.0.1"]
-    for h in hosts:
-        name = ("IP:" if re.fullmatch(r"[0-9.]+", h) else "DNS:") + h
-        if name not in names:
-            names.append(name)
-    os.makedirs(tls, exist_ok=True)
-    os.chmod(tls, 0o700)
-    env = dict(os.environ, KBENCH_TLS_PASS=password)
-    log = tls + "/openssl.log"
-
-    def openssl(*args):
-        if proc.run(("openssl",) + args, cwd=tls, env=env, log=log).returncode:
-            raise KafkaError("making the throwaway certificates failed; see %s:%s" % (log, svc.log_tail(log)))
-    old = os.umask(0o077)
-    try:
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-                "-days", days, "-subj", "/CN=kbench throwaway CA", "-addext", "basicConstraints=critical,CA:TRUE",
-                "-addext", "keyUsage=critical,keyCertSign,cRLSign")
-        for who, subject, san in (("broker", "/CN=127.0.0.1", "subjectAltName=" + ",".join(names)),
-                                  ("client", "/CN=kbench client", "")):
-            openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", who + ".key.plain", "-out", who + ".csr",
-                    "-subj", subject)
-            with open("%s/%s.ext" % (tls, who), "w") as f:
-                f.write("%s\nextendedKeyUsage=serverAuth,clientAuth\nbasicConstraints=CA:FALSE\n" % san)
-            openssl("x509", "-req", "-in", who + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                    "-days", days, "-extfile", who + ".ext", "-out", who + ".pem")
-            # PKCS#12 for Java (the broker's keystore, the Java tools' client keystore).
-            openssl("pkcs12", "-export", "-in", who + ".pem", "-inkey", who + ".key.plain", "-certfile", "ca.pem",
-                    "-name", who, "-out", who + ".p12", "-passout", "env:KBENCH_TLS_PASS")
-            svc.remove("%s/%s.csr" % (tls, who), "%s/%s.ext" % (tls, who))
-        # librdkafka's client key, encrypted (PKCS#8): ssl.key.password is then a real secret
-        # that the redaction and the leak tests have to keep out of every output.
-        openssl("pkcs8", "-topk8", "-in", "client.key.plain", "-out", "client.key", "-passout", "env:KBENCH_TLS_PASS")
-        svc.remove(tls + "/*.key.plain", tls + "/ca.srl")
-        for f in ("ca.pem", "broker.pem", "client.pem"):
-            os.chmod(os.path.join(tls, f), 0o644)
-    finally:
-        os.umask(old)
-
-
-def prepare_security(d, mode, hosts):
-    """The security files of the module's help (the broker certificate naming every node's
-    HOST); returns the broker's settings and the storage tool's --add-scram arguments."""
-    protocol = PROTOCOLS[mode]
-    svc.remove(d + "/tls", d + "/client.properties", d + "/client-java.properties")
-    svc.write_line(d + "/security", mode)
-    client, java, broker, scram = ["security.protocol=" + protocol], ["security.protocol=" + protocol], [], []
-    # Alphanumeric: the passwords go inside JAAS quotes and properties files unescaped.
-    if uses_tls(mode):
-        tls, pw = d + "/tls", secrets.token_hex(16)
-        make_certificates(tls, hosts, pw)
-        broker += ["ssl.keystore.type=PKCS12", "ssl.keystore.location=%s/broker.p12" % tls,
-                   "ssl.keystore.password=" + pw, "ssl.key.password=" + pw,
-                   "ssl.truststore.type=PEM", "ssl.truststore.location=%s/ca.pem" % tls,
-                   "ssl.client.auth=" + ("required" if mode == "mtls" else "none")]
-        client.append("ssl.ca.location=%s/ca.pem" % tls)
-        java += ["ssl.truststore.type=PEM", "ssl.truststore.location=%s/ca.pem" % tls]
-        if mode == "mtls":
-            client += ["ssl.certificate.location=%s/client.pem" % tls, "ssl.key.location=%s/client.key" % tls,
-                       "ssl.key.password=" + pw]
-            java += ["ssl.keystore.type=PKCS12", "ssl.keystore.location=%s/client.p12" % tls,
-                     "ssl.keystore.password=" + pw, "ssl.key.password=" + pw]
-    if uses_sasl(mode):
-        client_pw, broker_pw = secrets.token_hex(16), secrets.token_hex(16)
-        module = "org.apache.kafka.common.security.scram.ScramLoginModule"
-        broker += ["sasl.enabled.mechanisms=" + SCRAM_MECHANISM,
-                   "sasl.mechanism.inter.broker.protocol=" + SCRAM_MECHANISM,
-                   'listener.name.%s.%s.sasl.jaas.config=%s required username="%s" password="%s";'
-                   % (protocol.lower(), SCRAM_MECHANISM.lower(), module, SCRAM_BROKER_USER, broker_pw)]
-        client += ["sasl.mechanisms=" + SCRAM_MECHANISM, "sasl.username=" + SCRAM_CLIENT_USER,
-                   "sasl.password=" + client_pw]
-        java += ["sasl.mechanism=" + SCRAM_MECHANISM,
-                 'sasl.jaas.config=%s required username="%s" password="%s";' % (module, SCRAM_CLIENT_USER, client_pw)]
-        # KRaft keeps SCRAM credentials in the metadata log: users that exist before the first
-        # broker starts (the brokers need theirs to replicate) are written at format time.
-        scram = ["--add-scram", "%s=[name=%s,password=%s]" % (SCRAM_MECHANISM, SCRAM_BROKER_USER, broker_pw),
-                 "--add-scram", "%s=[name=%s,password=%s]" % (SCRAM_MECHANISM, SCRAM_CLIENT_USER, client_pw)]
-    old = os.umask(0o077)
-    try:
-        with open(d + "/client.properties", "w") as f:
-            f.write("# librdkafka settings of the %s cluster in %s,\n" % (security_summary(mode), d))
-            f.write("# for kbench --client-config. Throwaway secrets; deleted by scripts/kafka stop.\n")
-            f.write("".join(line + "\n" for line in client))
-        with open(d + "/client-java.properties", "w") as f:
-            f.write("# Java client settings of the same cluster, for Kafka's tools (--command-config ...).\n")
-            f.write("".join(line + "\n" for line in java))
-    finally:
-        os.umask(old)
-    return "".join(line + "\n" for line in broker), scram
-
-
-def forget_secrets(d):
-    """After stop: nothing that could authenticate stays on disk."""
-    svc.remove(d + "/tls", d + "/client.properties", d + "/client-java.properties")
-    for f in glob.glob(d + "/node-*/server.properties"):
-        text = svc.read(f)
-        text = re.sub(r"(?m)^([^#=\n]*password=).*", lambda m: m.group(1) + SCRUBBED_SECRET, text)
-        text = re.sub(r'(password=")[^"\n]*"', lambda m: m.group(1) + SCRUBBED_SECRET + '"', text)
-        svc.write_line(f, text)
 
 
 # ---------------------------------------------------------------- nodes
@@ -414,9 +279,9 @@ def start(directory, *, brokers=1, version=None, security=None, port_base="auto"
     if host and netns:
         raise KafkaError("--host and --netns exclude each other", 2)
     host = host or "127.0.0.1"
-    if security not in PROTOCOLS:
-        raise KafkaError("--security must be one of: %s; got '%s'" % (", ".join(PROTOCOLS), security), 2)
-    if uses_tls(security) and not shutil.which("openssl"):
+    if security not in kafka_security.PROTOCOLS:
+        raise KafkaError("--security must be one of: %s; got '%s'" % (", ".join(kafka_security.PROTOCOLS), security), 2)
+    if kafka_security.uses_tls(security) and not shutil.which("openssl"):
         raise KafkaError("openssl not found (needed to make the cluster's throwaway certificates); run "
                          "scripts/setup, or: apt-get install openssl", 2)
     if port_base != "auto":
@@ -470,7 +335,7 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
     os.makedirs(d + "/logs")
     if any(netns):  # start-node brings a node back in its namespace
         svc.write_line(d + "/netns", "\n".join(netns))
-    security_block, scram_args = prepare_security(d, security, hosts)
+    security_block, scram_args = kafka_security.prepare(d, security, hosts)
     cluster_id = random_cluster_id()
     svc.write_line(d + "/cluster.id", cluster_id)
 
@@ -487,7 +352,7 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
                 "NODE_ID": i, "VOTERS": voters, "HOST": hosts[i], "BROKER_PORT": ports[i],
                 "CONTROLLER_PORT": controllers[i], "DATA_DIR": node + "/data",
                 "INTERNAL_RF": min(brokers, 3), "INTERNAL_MIN_ISR": min(brokers, 2),
-                "LISTENER": PROTOCOLS[security], "SECURITY": security_block})
+                "LISTENER": kafka_security.PROTOCOLS[security], "SECURITY": security_block})
             os.chmod(node + "/server.properties", 0o600)  # it holds the broker's passwords
             # Formatting is one JVM per node; run them side by side.
             with open("%s/logs/node-%d/format.log" % (d, i), "w") as log:
@@ -505,7 +370,8 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
             if p.poll() is None:
                 p.kill()
 
-    cli.info("starting Kafka %s: %d node(s) in %s, security %s" % (version, brokers, d, security_summary(security)))
+    cli.info("starting Kafka %s: %d node(s) in %s, security %s"
+             % (version, brokers, d, kafka_security.summary(security)))
     svc.write_line(d + "/version", version)
     try:
         for i in range(brokers):
@@ -529,7 +395,7 @@ def stop(directory, timeout=30):
     def stop_cluster(d, timeout):
         kill_nodes(d, timeout)
         svc.remove(d + "/node-*/data", d + "/cluster.id")
-        forget_secrets(d)
+        kafka_security.forget_secrets(d)
     cli.dry_run_exit()
     SERVICE.stop(SERVICE.state_dir(directory), timeout, stop_cluster)
 
@@ -623,7 +489,7 @@ def cmd_status(args):
     if os.path.isfile(d + "/version"):
         print("version:   " + svc.read(d + "/version"))
     if os.path.isfile(d + "/security"):
-        print("security:  " + security_summary(svc.read(d + "/security")))
+        print("security:  " + kafka_security.summary(svc.read(d + "/security")))
     if st == "running" and os.path.isfile(d + "/bootstrap"):
         print("bootstrap: " + svc.read(d + "/bootstrap"))
     if st == "running" and os.path.isfile(d + "/client.properties"):
@@ -719,11 +585,13 @@ def add_arguments(parser):
     where.add_argument("--netns", metavar="TDIR",
                        help="run broker i in the network namespace broker-i that 'scripts/trogdor start "
                             "--brokers N --dir TDIR' made, on its own address")
-    start_p.add_argument("--security", choices=list(PROTOCOLS), metavar="MODE",
+    sec = kafka_security
+    start_p.add_argument("--security", choices=list(sec.PROTOCOLS), metavar="MODE",
                          help="how clients connect and authenticate, brokers replicate the same way (env "
                               "KBENCH_KAFKA_SECURITY, default plaintext): plaintext; ssl (TLS, server "
                               "certificate); mtls (TLS, client certificates required); sasl_plaintext, sasl_ssl "
-                              "(SASL %s; users %s and %s)" % (SCRAM_MECHANISM, SCRAM_CLIENT_USER, SCRAM_BROKER_USER))
+                              "(SASL %s; users %s and %s)"
+                              % (sec.SCRAM_MECHANISM, sec.SCRAM_CLIENT_USER, sec.SCRAM_BROKER_USER))
     p["stop-node"].add_argument("--kill", action="store_true", help="SIGKILL: a crash")
     p["client-config"].add_argument("--java", action="store_true", help="the Java clients' settings")
     p["run-class"].add_argument("cls", metavar="CLASS", help="a Java class name or a short name")
