@@ -289,8 +289,7 @@ def start(directory, *, brokers=1, version=None, security=None, port_base="auto"
     SERVICE.check_dir(d)
     # A dry run ends here: what follows depends on this machine's state, not on the request.
     cli.dry_run_exit()
-    addresses = "" if host.startswith("127.") else proc.output(["ip", "-4", "-o", "addr", "show"]) or ""
-    if not host.startswith("127.") and "inet %s/" % host not in addresses:
+    if not (host.startswith("127.") or "inet %s/" % host in (proc.output(["ip", "-4", "-o", "addr", "show"]) or "")):
         raise KafkaError("--host %s is not an address of this machine" % host, 2)
     # Per node: its address and namespace.
     nodes = netns_nodes(netns, brokers) if netns else [(host, "")] * brokers
