@@ -298,31 +298,31 @@ def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = sub.add_parser("run", help="run one task per agent and merge the results",
                          description="Run one task per agent and merge the results.")
-    run.add_argument("--agents", type=int, required=True, help="how many agents run the rows")
+    run.add_argument("--agents", type=int, required=True, metavar="N", help="how many agents run the rows")
     spec = run.add_mutually_exclusive_group(required=True)
     spec.add_argument("--produce", metavar="SPEC", help="kbench --produce SPEC (one row set)")
     spec.add_argument("--consume", metavar="SPEC", help="kbench --consume SPEC")
-    run.add_argument("--bootstrap", default=os.environ.get("KBENCH_BOOTSTRAP"),
+    run.add_argument("--bootstrap", metavar="HOST:PORT", default=os.environ.get("KBENCH_BOOTSTRAP"),
                      help="bootstrap address as the agents reach it (env KBENCH_BOOTSTRAP)")
-    run.add_argument("--filter", help="a --benchmark_filter (default: the spec's family)")
-    run.add_argument("--window-seconds", type=float, default=2.0, help="default %(default)s")
-    run.add_argument("--warmup-seconds", type=float, default=1.0, help="default %(default)s")
-    run.add_argument("--repetitions", type=int, default=1, help="default %(default)s")
+    run.add_argument("--filter", metavar="REGEX", help="a --benchmark_filter (default: the spec's family)")
+    run.add_argument("--window-seconds", type=float, default=2.0, metavar="S", help="kbench's (default %(default)s)")
+    run.add_argument("--warmup-seconds", type=float, default=1.0, metavar="S", help="kbench's (default %(default)s)")
+    run.add_argument("--repetitions", type=int, default=1, metavar="N", help="of each row (default %(default)s)")
     run.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                      help="a librdkafka setting (no secrets: Trogdor logs the workload)")
     run.add_argument("--client-config", metavar="FILE",
                      help="a client config file at this path on every agent's host (secrets)")
     run.add_argument("--dir", default=os.environ.get("KBENCH_TROGDOR_DIR", "/tmp/kbench-trogdor"),
                      help="scripts/trogdor's state directory (env KBENCH_TROGDOR_DIR, default %(default)s)")
-    run.add_argument("--kbench", default=os.path.join(ROOT, "build", "kbench"),
+    run.add_argument("--kbench", metavar="PATH", default=os.path.join(ROOT, "build", "kbench"),
                      help="the kbench binary at this path on every agent's host")
-    run.add_argument("--worker", default=os.path.join(ROOT, "scripts", "trogdor-worker"),
+    run.add_argument("--worker", metavar="PATH", default=os.path.join(ROOT, "scripts", "trogdor-worker"),
                      help="scripts/trogdor-worker at this path on every agent's host")
-    run.add_argument("--start-delay", type=float, default=3.0,
+    run.add_argument("--start-delay", type=float, default=3.0, metavar="S",
                      help="seconds from submission to the common start (default %(default)s)")
-    run.add_argument("--timeout", type=float, default=0,
+    run.add_argument("--timeout", type=float, default=0, metavar="S",
                      help="seconds to wait for the agents (default: from the rows' windows)")
-    run.add_argument("--out", default="distributed.json", help="merged JSON (default %(default)s)")
+    run.add_argument("--out", default="distributed.json", metavar="FILE", help="merged JSON (default %(default)s)")
 
 
 # What a REST call that did not work raises.
