@@ -3,7 +3,8 @@
 #
 # Starts a 1-node cluster in a temporary state dir on non-default ports, checks
 # status, round-trips records with Kafka's own console and perf tools through
-# `run-class`, stops it and checks that the JVM is gone and its data removed.
+# `run-class`, stops it and checks that the JVM is gone and its data removed; a start
+# interrupted by SIGTERM stops the broker it launched and exits 143.
 # Also checks that bad usage and missing prerequisites exit 2.
 #
 # Uses the normal jar cache (KBENCH_CACHE); the first run resolves Kafka from
@@ -182,5 +183,23 @@ fi
 expect_exit 3 "status after stop" -- "$KAFKA" status --dir "$DIR"
 grep -q "$DIR/logs/node-0/server.log" "$WORK/out" && ok "status after stop names the log" || not_ok "status after stop: $(cat "$WORK/out")"
 expect_exit 0 "stop when already stopped" -- "$KAFKA" stop --dir "$DIR"
+
+# ---------------------------------------------------------------- interrupted start
+
+# SIGTERM while start waits for its broker: the node it launched is stopped, exit 143.
+"$KAFKA" start --dir "$DIR" --port-base "$PORT_BASE" "${version_args[@]}" >"$WORK/out" 2>"$WORK/err" &
+START_PID=$!
+for _ in $(seq 1200); do [[ -s $DIR/node-0/pid ]] && break; sleep 0.1; done
+PID="$(cat "$DIR/node-0/pid" 2>/dev/null || true)"
+kill -TERM "$START_PID"
+rc=0
+wait "$START_PID" || rc=$?
+((rc == 143)) && ok "start interrupted by SIGTERM exits 143" || not_ok "start exited $rc after SIGTERM: $(tail -c 600 "$WORK/err")"
+if [[ -n $PID && -e /proc/$PID && $(tr '\0' ' ' <"/proc/$PID/cmdline" 2>/dev/null) == *kafka.Kafka* ]]; then
+  not_ok "the broker of the interrupted start (pid $PID) is still running"
+else
+  ok "the interrupted start left no broker running"
+fi
+expect_exit 3 "status after the interrupted start" -- "$KAFKA" status --dir "$DIR"
 
 live_test_done

@@ -1,4 +1,4 @@
-"""scripts/kbench/distributed.py: the exact merge of several agents' kbench JSON, the
+"""kbench.commands.distributed: the exact merge of several agents' kbench JSON, the
 workload checks (no secrets, no unknown keys) and scripts/distributed's refusals."""
 
 import json
@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 import unittest
 
-from kbench import distributed as kd
 from kbench import facts
+from kbench.commands import distributed as kd
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

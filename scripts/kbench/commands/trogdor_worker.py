@@ -3,7 +3,7 @@
 A Trogdor agent starts this program, writes one line {"id": TASK, "workload": {...}} on
 its stdin and reads JSON lines from its stdout: {"status": ...} replaces the task's
 status, {"error": "..."} fails the task (the agent then stops the process), {"log": "..."}
-is logged. The workload (kbench.distributed.WORKLOAD_KEYS) says how to run kbench; client
+is logged. The workload (kbench.commands.distributed.WORKLOAD_KEYS) says how to run kbench; client
 secrets stay in a config file on this host (Trogdor logs the workload). kbench's progress
 lines become statuses; the last is {"state": "done", "exit_code": N, "result": <kbench's
 JSON>}, plus an error line when kbench failed. The JSON and log stay in the workload's
@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from kbench import distributed as kd
+from kbench.commands import distributed
 
 _out_lock = threading.Lock()
 
@@ -80,7 +80,11 @@ def watch_agent(on_gone):
     threading.Thread(target=run, daemon=True).start()
 
 
-def main():
+def add_arguments(parser):
+    """No options: the task comes on stdin."""
+
+
+def main(_args):
     line = sys.stdin.readline()
     try:
         request = json.loads(line)
@@ -88,7 +92,7 @@ def main():
     except (ValueError, KeyError, TypeError):
         emit({"error": "expected {\"id\", \"workload\"} on stdin, got %r" % line[:200]})
         return 2
-    problems = kd.check_workload(workload)
+    problems = distributed.check_workload(workload)
     if problems:
         emit({"status": {"state": "refused"}, "error": "; ".join(problems)})
         return 2
@@ -152,6 +156,3 @@ def main():
         shutil.rmtree(out_dir, ignore_errors=True)  # the result went out in the status
     return rc
 
-
-if __name__ == "__main__":
-    sys.exit(main())
