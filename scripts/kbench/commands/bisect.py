@@ -1,30 +1,7 @@
-"""scripts/bisect: find the first commit (or broker release) at which benchmarks changed,
-with scripts/bench-commits as the oracle of every step. See --help."""
-
-import argparse
-import json
-import math
-import os
-import re
-import shlex
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-
-import kbench
-from kbench import facts
-from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, info
-
-HERE = kbench.SCRIPTS
-
-
-DESCRIPTION = """\
-Finds the first commit between OLD and NEW at which the benchmarks matching REGEX
-changed: by default the first bad commit (NEW regressed against OLD), with --improvement
-the first fixing commit (NEW improved on OLD). What is walked:
+"""Find the first commit (or broker release) between OLD and NEW at which the benchmarks
+matching REGEX changed, with bench-commits as the oracle of every step: by default the
+first bad commit (NEW regressed against OLD), with --improvement the first fixing commit
+(NEW improved on OLD). What is walked:
 
   scripts/bisect GOOD BAD --filter REGEX                  kbench's own commits (--repo)
   scripts/bisect GOOD BAD --librdkafka-tree DIR --filter REGEX
@@ -62,9 +39,7 @@ Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commit
 runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
 command), .rc (its exit status); steps.json (every step: verdict, exit, seconds,
 command) and summary.txt (the table and the answer). Progress goes to the console.
-"""
 
-EPILOG = """\
 environment:
   KBENCH_BISECT_ORACLE  a command run instead of scripts/bench-commits, with the same
                         arguments (e.g. a wrapper adding options); it must keep
@@ -73,13 +48,26 @@ environment:
 exit status: 0 the first bad (or fixing) commit was found (named on the last line), 1 NEW
 shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
 revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
-(NEW could not be judged, skipped candidates hide the answer)."""
+(NEW could not be judged, skipped candidates hide the answer).
+"""
 
-def git(repo, *args):
-    """Its output, stripped; None when git fails."""
-    proc = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+import contextlib
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import kbench
+from kbench import cli, facts, git, proc
+from kbench.cli import check_out_dir, die, dry_run_exit, info
+from kbench.commands import bench_commits, librdkafka
 
 
 def minutes(seconds):
@@ -105,8 +93,44 @@ class Stopped(Exception):
         self.status = status
 
 
+@contextlib.contextmanager
+def console_to(log):
+    """The process's stdout and stderr (its file descriptors: what builds and kbench print
+    too) go to LOG for the block, as bench-commits' console in a step."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved, prog = (os.dup(1), os.dup(2)), cli.prog
+    cli.prog = "scripts/bench-commits"
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, was in zip((1, 2), saved):
+            os.dup2(was, fd)
+            os.close(was)
+        cli.prog = prog
+
+
+def run_bench_commits(argv, log):
+    """One step in this process: bench-commits' exit status. Ctrl-C or SIGTERM ends it
+    after its own clean-up (worktrees, the brokers it started), then raises Stopped."""
+    with console_to(log):
+        try:
+            rc = bench_commits.run(bench_commits.parse(argv))
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else 1
+        except KeyboardInterrupt:
+            rc = 130
+    if rc in (130, 143):
+        raise Stopped(rc)
+    return rc
+
+
 def run_oracle(cmd, log):
-    """Runs one step and returns its exit status. On Ctrl-C or SIGTERM (passed on to the
+    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or SIGTERM (passed on to the
     step), waits until the step has cleaned up after itself (its worktrees, the brokers it
     started), then raises Stopped."""
     child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -135,55 +159,54 @@ def run_oracle(cmd, log):
     return rc
 
 
-def parse_args(argv):
-    kbench_args = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, kbench_args = argv[:i], argv[i + 1:]
-    ap = ArgumentParser(prog="bisect", usage="scripts/bisect [OLD NEW] --filter REGEX [options] "
-                        "[-- KBENCH_ARGS...]", description=DESCRIPTION, epilog=EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("range", nargs="*", metavar="OLD NEW",
-                    help="the two ends: GOOD BAD, or with --improvement before and after the "
-                    "fix (commits of --repo, or of --librdkafka-tree)")
-    ap.add_argument("--filter", help="benchmarks to judge (required; kbench's "
-                    "--benchmark_filter)")
-    ap.add_argument("--improvement", action="store_true",
+def add_arguments(parser):
+    # OLD NEW [options] -- KBENCH_ARGS: one positional list, filled around the options.
+    parser.parse_args = parser.parse_intermixed_args
+    parser.add_argument("words", nargs="*", metavar="OLD NEW",
+                        help="the two ends: GOOD BAD, or with --improvement before and after the "
+                        "fix (commits of --repo, or of --librdkafka-tree); after --, arguments "
+                        "for every kbench run")
+    parser.add_argument("--filter", help="benchmarks to judge (required; kbench's "
+                        "--benchmark_filter)")
+    parser.add_argument("--improvement", action="store_true",
                     help="find the first commit that improved on OLD (a fix), not the first "
-                    "that regressed")
-    ap.add_argument("--librdkafka-tree", metavar="DIR",
+                        "that regressed")
+    parser.add_argument("--librdkafka-tree", metavar="DIR",
                     help="walk commits of this librdkafka git repository (bare or not)")
-    ap.add_argument("--kbench", metavar="REV", default="HEAD",
+    parser.add_argument("--kbench", metavar="REV", default="HEAD",
                     help="with --librdkafka-tree or --kafka-versions: the kbench commit that "
-                    "measures every step (default HEAD of --repo)")
-    ap.add_argument("--kafka-versions", metavar="V1,V2,...",
+                        "measures every step (default HEAD of --repo)")
+    parser.add_argument("--kafka-versions", metavar="V1,V2,...",
                     help="walk Apache Kafka releases, oldest first")
-    mode = ap.add_mutually_exclusive_group()
+    mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--instructions", dest="mode", action="store_const", const="instructions",
                       help="callgrind instructions per iteration (the default when every "
                       "selected benchmark is of a family that needs no cluster)")
     mode.add_argument("--timing", dest="mode", action="store_const", const="timing",
                       help="time, with interleaved processes (the default otherwise)")
-    ap.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
-                    "default 8, or 1 with --instructions)")
-    ap.add_argument("--budget", metavar="MINUTES", help="bench-commits --budget: more rounds "
-                    "while a row is inconclusive, within MINUTES per step")
-    ap.add_argument("--retries", type=int, default=1, help="re-measurements of an "
-                    "inconclusive step, each with twice the rounds, before it is skipped "
-                    "(default 1; 0 skips at once)")
-    ap.add_argument("--threshold", metavar="PCT", help="smallest change that counts "
-                    "(bench-commits' default: 0.5 with --instructions, 5 for time)")
-    ap.add_argument("--alpha", metavar="A", help="scripts/compare's level (default 0.01)")
-    ap.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: the "
-                    "one this script is in)")
-    ap.add_argument("--out-dir", metavar="DIR", help="evidence (default "
-                    "results/runs/<date>-bisect-<OLD>-<NEW>/)")
-    ap.add_argument("--build-cache", metavar="DIR", help="keep each kbench commit's build in "
-                    "DIR/<sha> for later runs (default: a temporary folder, removed at the "
-                    "end)")
-    args = ap.parse_args(argv)
-    args.kbench_args = kbench_args
+    parser.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
+                        "default 8, or 1 with --instructions)")
+    parser.add_argument("--budget", metavar="MINUTES", help="bench-commits --budget: more rounds "
+                        "while a row is inconclusive, within MINUTES per step")
+    parser.add_argument("--retries", type=int, default=1, help="re-measurements of an "
+                        "inconclusive step, each with twice the rounds, before it is skipped "
+                        "(default 1; 0 skips at once)")
+    parser.add_argument("--threshold", metavar="PCT", help="smallest change that counts "
+                        "(bench-commits' default: 0.5 with --instructions, 5 for time)")
+    parser.add_argument("--alpha", metavar="A", help="scripts/compare's level (default 0.01)")
+    parser.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: the "
+                        "one this script is in)")
+    parser.add_argument("--out-dir", metavar="DIR", help="evidence (default "
+                        "results/runs/<date>-bisect-<OLD>-<NEW>/)")
+    parser.add_argument("--build-cache", metavar="DIR", help="keep each kbench commit's build in "
+                        "DIR/<sha> for later runs (default: a temporary folder, removed at the "
+                        "end)")
 
+
+def check(args):
+    """The checks of the command line that need nothing but it."""
+    n = next((i for i, w in enumerate(args.words) if w.startswith("-")), len(args.words))
+    args.range, args.kbench_args = args.words[:n], args.words[n:]
     if args.kafka_versions:
         if args.librdkafka_tree:
             die("--kafka-versions and --librdkafka-tree: one thing to walk at a time")
@@ -219,7 +242,6 @@ def parse_args(argv):
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
         die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
             "OLD and NEW)")
-    return args
 
 
 class Walk:
@@ -241,28 +263,27 @@ class Walk:
             tree = args.librdkafka_tree
             if not os.path.isdir(tree):
                 die("--librdkafka-tree '%s' is not a directory" % tree)
-            if git(tree, "rev-parse", "--git-dir") is None:
+            if git.try_run(tree, "rev-parse", "--git-dir") is None:
                 die("--librdkafka-tree '%s' is not a git repository" % tree)
             self.tree = where = os.path.realpath(tree)
         old, new = args.range
         shas = []
         for rev in (old, new):
-            sha = git(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+            sha = git.try_run(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
             if not sha:
                 die("'%s' is not a commit in %s" % (rev, where))
             shas.append(sha)
         if shas[0] == shas[1]:
             die("OLD and NEW are the same commit (%s)" % shas[0][:12])
-        if subprocess.run(["git", "-C", where, "merge-base", "--is-ancestor"] + shas,
-                          stdin=subprocess.DEVNULL).returncode != 0:
+        if git.try_run(where, "merge-base", "--is-ancestor", *shas) is None:
             die("OLD %s is not an ancestor of NEW %s" % (shas[0][:12], shas[1][:12]))
-        between = git(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
+        between = git.run(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
                       "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
             die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
                 % (shas[0][:12], shas[1][:12]))
         subjects = dict(line.split(" ", 1) if " " in line else (line, "")
-                        for line in git(where, "log", "--no-walk=unsorted", "--format=%H %s",
+                        for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
                                         *([shas[0]] + between)).splitlines())
         self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
                            for s in [shas[0]] + between]
@@ -288,7 +309,7 @@ class Bisect:
         old = self.walk.candidates[0]["id"]
         x = self.walk.candidates[i]["id"]
         base, new = (x, old) if a.improvement else (old, x)
-        cmd = list(self.oracle)
+        cmd = []
         if a.librdkafka_tree:
             cmd += [self.kbench_sha, self.kbench_sha,
                     "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
@@ -314,12 +335,13 @@ class Bisect:
         n = len(self.steps) + 1
         cand = self.walk.candidates[i]
         stem = os.path.join(self.out_dir, "step-%d-%s" % (n, cand["label"]))
-        cmd = self.command(i, runs, stem)
+        argv = self.command(i, runs, stem)
+        cmd = (self.oracle or ["scripts/bench-commits"]) + argv
         with open(stem + ".cmd", "w") as f:
-            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+            f.write(proc.quote(cmd) + "\n")
         t0 = time.time()
         with open(stem + ".txt", "w") as log:
-            rc = run_oracle(cmd, log)
+            rc = run_oracle(cmd, log) if self.oracle else run_bench_commits(argv, log)
         seconds = time.time() - t0
         with open(stem + ".rc", "w") as f:
             f.write("%d\n" % rc)
@@ -518,7 +540,7 @@ def choose_mode(args, repo, kbench_rev):
         return args.mode
     # Instruction counts are deterministic only for single-threaded, in-process work; the
     # families that talk to a cluster (kbench --describe=json says which) are timed.
-    listing = git(repo, "show", "%s:tests/benchmark_list.txt" % kbench_rev) or ""
+    listing = git.try_run(repo, "show", "%s:tests/benchmark_list.txt" % kbench_rev) or ""
     try:
         pattern = re.compile(args.filter)
     except re.error as e:
@@ -536,37 +558,33 @@ def choose_mode(args, repo, kbench_rev):
     return mode
 
 
-def main():
-    args = parse_args(sys.argv[1:])
+def main(args):
+    check(args)
     if not shutil.which("git"):
         die("'git' not found (scripts/setup installs it)")
-    repo = git(args.repo or os.path.join(HERE, ".."), "rev-parse", "--show-toplevel")
+    repo = git.try_run(args.repo or kbench.ROOT, "rev-parse", "--show-toplevel")
     if not repo:
-        die("'%s' is not inside a git repository" % (args.repo or os.path.join(HERE, "..")))
-    oracle_env = os.environ.get("KBENCH_BISECT_ORACLE", "").strip()
-    oracle = shlex.split(oracle_env) if oracle_env else [os.path.join(HERE, "bench-commits")]
+        die("'%s' is not inside a git repository" % (args.repo or kbench.ROOT))
+    oracle = shlex.split(os.environ.get("KBENCH_BISECT_ORACLE", ""))
 
     walk = Walk(args, repo)
     kbench_sha = None
     if args.librdkafka_tree or args.kafka_versions:
-        kbench_sha = git(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
+        kbench_sha = git.try_run(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
         if not kbench_sha:
             die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
     if args.librdkafka_tree:
-        # Both ends must be librdkafka source trees kbench can build (scripts/librdkafka's
-        # checks: a source tree, 1.0.0 or later); the commits between are skipped if not.
+        # Both ends must be librdkafka source trees kbench can build (a source tree, 1.0.0
+        # or later); the commits between are skipped if not.
         for c in (walk.candidates[0], walk.candidates[-1]):
-            proc = subprocess.run([os.path.join(HERE, "librdkafka"), "path", "--tree",
-                                   walk.tree, c["id"]], capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL)
-            if proc.returncode == 2:
-                sys.stderr.write(proc.stderr)
-                die("commit %s of %s cannot be built by scripts/librdkafka"
-                    % (c["label"], walk.tree))
+            try:
+                librdkafka.path_tree(walk.tree, c["id"])
+            except librdkafka.BuildError as e:
+                if e.status == 2:
+                    die("commit %s of %s cannot be built by scripts/librdkafka: %s" % (c["label"], walk.tree, e))
     mode = choose_mode(args, repo, kbench_sha or walk.candidates[-1]["id"])
-    if not oracle_env:
-        needs = ["cmake", "ninja"] + (["valgrind"] if mode == "instructions" else [])
-        for tool in needs:
+    if not oracle:
+        for tool in ["cmake", "ninja"] + (["valgrind"] if mode == "instructions" else []):
             if not shutil.which(tool):
                 die("'%s' not found (scripts/setup installs it)" % tool)
 
@@ -574,40 +592,28 @@ def main():
     old, new = walk.candidates[0]["label"], walk.candidates[-1]["label"]
     out_dir = args.out_dir or os.path.join(
         repo, "results", "runs", "%s-bisect-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), old, new))
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        die("cannot create %s: %s" % (out_dir, e.strerror))
-    out_dir = os.path.realpath(out_dir)
+    cache = args.build_cache or tempfile.mkdtemp(prefix="kbench-bisect.")
+    for folder in (out_dir, cache):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            die("cannot create %s: %s" % (folder, e.strerror))
+    out_dir, cache = os.path.realpath(out_dir), os.path.realpath(cache)
 
-    own_cache = args.build_cache is None
-    cache = tempfile.mkdtemp(prefix="kbench-bisect.") if own_cache else args.build_cache
-    try:
-        os.makedirs(cache, exist_ok=True)
-    except OSError as e:
-        die("cannot create %s: %s" % (cache, e.strerror))
-    cache = os.path.realpath(cache)
+    def on_term(signum, _frame):
+        raise Stopped(128 + signum)
 
-    def cleanup():
-        if own_cache:
-            for d in os.listdir(cache):
-                if os.path.exists(os.path.join(cache, d, ".git")):
-                    subprocess.run(["git", "-C", repo, "worktree", "remove", "--force",
-                                    os.path.join(cache, d)], capture_output=True)
-            shutil.rmtree(cache, ignore_errors=True)
-            subprocess.run(["git", "-C", repo, "worktree", "prune"], capture_output=True)
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, on_term)
     bisect = Bisect(args, walk, repo, out_dir, cache, oracle, mode, kbench_sha)
     try:
-        status = bisect.run()
+        return bisect.run()
     except (KeyboardInterrupt, Stopped) as e:
         info("interrupted after %d step(s); evidence in %s" % (len(bisect.steps), out_dir))
-        status = getattr(e, "status", 130)
+        return getattr(e, "status", 130)
     finally:
-        cleanup()
-    sys.exit(status)
-
-
-if __name__ == "__main__":
-    main()
+        if args.build_cache is None:
+            for d in os.listdir(cache):
+                if os.path.exists(os.path.join(cache, d, ".git")):
+                    git.try_run(repo, "worktree", "remove", "--force", os.path.join(cache, d))
+            shutil.rmtree(cache, ignore_errors=True)
+            git.try_run(repo, "worktree", "prune")
