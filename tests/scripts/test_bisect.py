@@ -275,7 +275,7 @@ class Bisect(unittest.TestCase):
                 p = self.bisect(*args)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertIn(says, p.stderr)
-                self.assertRegex(p.stderr, r"(?m)^bisect: error: ")
+                self.assertRegex(p.stderr, r"(?m)^scripts/bisect: error: ")
         self.assertEqual(self.calls(), [], "bad input must not reach the oracle")
 
 

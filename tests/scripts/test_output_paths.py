@@ -20,11 +20,11 @@ FILE, DIR = "file", "dir"
 # nothing here exists, so a script that reads or runs anything first fails otherwise),
 # the option, what it expects, the PROG its messages start with.
 CASES = [
-    ("scripts/bench", ["--mock", "--no-build"], "--out", DIR, "bench"),
-    ("scripts/bench-commits", ["HEAD", "HEAD"], "--out-dir", DIR, "bench-commits"),
-    ("scripts/bench-commits", ["HEAD", "HEAD"], "--build-cache", DIR, "bench-commits"),
-    ("scripts/bisect", ["HEAD~1", "HEAD", "--filter", "^Codec/"], "--out-dir", DIR, "bisect"),
-    ("scripts/bisect", ["HEAD~1", "HEAD", "--filter", "^Codec/"], "--build-cache", DIR, "bisect"),
+    ("scripts/bench", ["--mock", "--no-build"], "--out", DIR, "scripts/bench"),
+    ("scripts/bench-commits", ["HEAD", "HEAD"], "--out-dir", DIR, "scripts/bench-commits"),
+    ("scripts/bench-commits", ["HEAD", "HEAD"], "--build-cache", DIR, "scripts/bench-commits"),
+    ("scripts/bisect", ["HEAD~1", "HEAD", "--filter", "^Codec/"], "--out-dir", DIR, "scripts/bisect"),
+    ("scripts/bisect", ["HEAD~1", "HEAD", "--filter", "^Codec/"], "--build-cache", DIR, "scripts/bisect"),
     ("scripts/compare", ["no-such-base.json", "no-such-new.json"], "--out", FILE, "compare"),
     ("scripts/distributed", ["run", "--agents", "1", "--bootstrap", "127.0.0.1:9", "--produce", "acks=1",
                              "--dir", "/nonexistent/trogdor", "--kbench", "/nonexistent/kbench"],
