@@ -16,6 +16,7 @@ way and bad usage always exits 2.
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -74,6 +75,23 @@ def usage_error(parser, message):
     """The usage line, then the error: for checks argparse cannot make itself."""
     parser.print_usage(sys.stderr)
     die(message, USAGE, parser.prog)
+
+
+def matching(pattern, what, convert=str):
+    """An argparse type: a value that matches PATTERN, converted; else "invalid WHAT value"."""
+    def check(text):
+        if not re.fullmatch(pattern, text):
+            raise ValueError(text)
+        return convert(text)
+    check.__name__ = what
+    return check
+
+
+POSITIVE = matching(r"[1-9][0-9]*", "positive integer", int)
+COUNT = matching(r"[0-9]+", "count (0 or more)", int)
+NUMBER = matching(r"[0-9]*\.?[0-9]+", "number", float)
+POSITIVE_NUMBER = matching(r"(?=.*[1-9])[0-9]*\.?[0-9]+", "positive number", float)
+LEVEL = matching(r"0?\.[0-9]+", "level between 0 and 1", float)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

@@ -33,21 +33,6 @@ ROOT = kbench.ROOT
 MAX_WARMUP_ROWS = 40
 
 
-def positive(text):
-    if not re.fullmatch(r"[1-9][0-9]*", text):
-        raise ValueError(text)
-    return int(text)
-
-
-def seconds(text):
-    if not re.fullmatch(r"[0-9]*\.?[0-9]+", text):
-        raise ValueError(text)
-    return text
-
-
-positive.__name__, seconds.__name__ = "positive integer", "number of seconds"
-
-
 def add_arguments(parser):
     target = parser.add_argument_group(
         "target (default: start a local one-broker Apache Kafka, stop it after)")
@@ -63,12 +48,12 @@ def add_arguments(parser):
                      help="quick (default, ~10 min on 2 cores) or full; see benchmarks/profiles.conf")
     run.add_argument("--filter", metavar="REGEX",
                      help="run exactly this Google Benchmark filter instead of a profile")
-    run.add_argument("--processes", metavar="N", type=positive, default=5,
+    run.add_argument("--processes", metavar="N", type=cli.POSITIVE, default=5,
                      help="kbench processes run one after another (default 5); each keeps its "
                      "JSON, and scripts/compare takes one value per process")
-    run.add_argument("--repetitions", metavar="N", type=positive, default=1,
+    run.add_argument("--repetitions", metavar="N", type=cli.POSITIVE, default=1,
                      help="repetitions per benchmark in each process (default 1)")
-    run.add_argument("--min-time", metavar="S", type=seconds, default="0.2",
+    run.add_argument("--min-time", metavar="S", type=cli.NUMBER, default=0.2,
                      help="minimum seconds per repetition (default 0.2)")
     run.add_argument("--out", metavar="DIR", help="result directory (default results/runs/<date>-<commit>)")
     run.add_argument("--no-build", dest="build", action="store_false", help="use the existing build/kbench")
@@ -324,7 +309,7 @@ def measure(run, args, out, env_args, binary, window_args):
     base_cmd = (["env"] + env_args
                 + [binary, "--benchmark_filter=" + args.filter,
                    "--benchmark_repetitions=%d" % args.repetitions,
-                   "--benchmark_min_time=" + args.min_time, "--benchmark_display_aggregates_only=true",
+                   "--benchmark_min_time=%g" % args.min_time, "--benchmark_display_aggregates_only=true",
                    "--benchmark_out_format=json"] + window_args + args.kbench_args)
     # command.txt is kept with the results: a secret given with -X (kbench's own rule,
     # facts.is_secret_setting) is written as ***, as kbench writes it into the JSON context.

@@ -62,52 +62,24 @@ WARMUP_LOAD_SECONDS = 60
 TIME_SUFFIX = re.compile(r"(.*)(/(real_time|manual_time|process_time))")
 
 
-def positive(text):
-    if not re.fullmatch(r"[1-9][0-9]*", text):
-        raise ValueError(text)
-    return int(text)
-
-
-def minutes(text):
-    if not re.fullmatch(r"[0-9]+([.][0-9]+)?", text) or float(text) <= 0:
-        raise ValueError(text)
-    return float(text)
-
-
-def assignment(text):
-    if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", text):
-        raise ValueError(text)
-    return text
-
-
-def function_name(text):
-    if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_:*?]*", text):
-        raise ValueError(text)
-    return text
-
-
-positive.__name__, minutes.__name__ = "positive integer", "positive number of minutes"
-assignment.__name__, function_name.__name__ = "NAME=VALUE", "function name (letters, digits, _, :, * and ?)"
-
-
 def add_arguments(parser):
     # A B [options] -- KBENCH_ARGS: the commits and kbench's arguments are one positional
     # list, which argparse fills around the options only when it parses them intermixed.
     parser.parse_args = parser.parse_intermixed_args
     parser.add_argument("words", nargs="*", metavar="A B",
                         help="the base and new commits; after --, arguments for every kbench run")
-    parser.add_argument("--runs", metavar="N", type=positive,
+    parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
                         help="rounds, each one kbench process per side with --benchmark_repetitions=1, "
                         "base and new back to back, so that compare pairs them (default 8: the "
                         "fewest for a paired verdict at p < 0.01; fewer compare unpaired; 1 with "
                         "--instructions)")
-    parser.add_argument("--budget", metavar="MINUTES", type=minutes,
+    parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
                         help="after the first N rounds (default here: the rounds a paired verdict "
                         "needs at alpha / --max-looks, 10), add rounds (2 at a time, or N/2) while "
                         "some primary row is inconclusive and the next rounds fit in MINUTES; each "
                         "look is tested at alpha / --max-looks (docs/comparing.md). Not with "
                         "--instructions")
-    parser.add_argument("--max-looks", metavar="L", type=positive, default=5,
+    parser.add_argument("--max-looks", metavar="L", type=cli.POSITIVE, default=5,
                         help="looks at most under --budget (default 5), which fixes the per-look "
                         "alpha and, with N, the largest number of rounds")
     parser.add_argument("--filter", metavar="REGEX", help="kbench's --benchmark_filter (default: all)")
@@ -117,7 +89,8 @@ def add_arguments(parser):
                             "'system' is Debian's), or V = tree:DIR@REV: commit REV of the local "
                             "librdkafka git repository DIR. The run context records the loaded "
                             "version and librdkafka_source" % side.upper())
-        parser.add_argument("--env-" + side, metavar="NAME=VALUE", type=assignment, action="append",
+        parser.add_argument("--env-" + side, metavar="NAME=VALUE", action="append",
+                            type=cli.matching(r"[A-Za-z_][A-Za-z0-9_]*=.*", "NAME=VALUE"),
                             default=[], help="a variable for every kbench process of side %s "
                             "(repeatable), e.g. KBENCH_BOOTSTRAP of another cluster" % side.upper())
         parser.add_argument("--args-" + side, metavar="ARGS", type=shlex.split, default=[],
@@ -131,15 +104,16 @@ def add_arguments(parser):
                             "--bootstrap" % (side.upper(), side))
     parser.add_argument("--instructions", action="store_true",
                         help="measure instructions with valgrind's callgrind instead of time")
-    parser.add_argument("--instructions-of", metavar="FUNC", type=function_name, action="append",
+    parser.add_argument("--instructions-of", metavar="FUNC", action="append",
+                        type=cli.matching(r"[A-Za-z_*?][A-Za-z0-9_:*?]*", "function name"),
                         default=[], help="count only the instructions run inside FUNC and what "
                         "it calls (callgrind --toggle-collect; repeatable; * and ? match), e.g. "
                         "rd_kafka_producev; implies --instructions; default --threshold 1. A FUNC "
                         "that collects nothing is an error (exit 3)")
-    parser.add_argument("--iterations", metavar="N", type=positive, default=100,
+    parser.add_argument("--iterations", metavar="N", type=cli.POSITIVE, default=100,
                         help="fixed iteration count in --instructions mode (default 100), given "
                         "to kbench as KBENCH_FIXED_ITERATIONS")
-    parser.add_argument("--alpha", metavar="A", type=float, default=0.01,
+    parser.add_argument("--alpha", metavar="A", type=cli.LEVEL, default=0.01,
                         help="the comparison's level (default 0.01)")
     parser.add_argument("--threshold", metavar="PCT", type=float,
                         help="smallest change that counts (default 5, 0.5 with --instructions: "

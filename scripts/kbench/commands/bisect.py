@@ -22,18 +22,13 @@ interleaved, and its exit status decides: the change is in X when bench-commits 
 sides are swapped (X OLD: OLD regresses against a fixed X). The first step checks that
 NEW shows the change at all; then a binary search over the candidates between them.
 
-A step that cannot be judged:
-  inconclusive (bench-commits exit 3 with a verdict) is first placed by its intervals: the
-      question is which end the candidate is like. Each row that showed NEW's change (the
-      first step's regressions) whose interval lies wholly on one side of the midpoint
-      between OLD and NEW (in log ratio) places the candidate on that side; when at least
-      one row does and none places it on the other, the step takes that side's verdict and
-      says so ("placed_by" in steps.json). Otherwise it is measured again with twice the
-      rounds, up to --retries times (default 1); still inconclusive, it is skipped;
-  not measured (a build failed, a run failed: any other exit) is skipped at once.
-A skipped candidate is left out, as `git bisect skip` does: the search takes its nearest
-neighbour instead. When skipped candidates sit next to the boundary, the answer is the
-list of those that may be first (exit 3).
+A step that cannot be judged: an inconclusive one (exit 3 with a verdict) is placed by its
+intervals when each row of NEW's change that can tell lies wholly on one side of the
+midpoint between OLD and NEW, in log ratio ("placed_by" in steps.json); else it is measured
+again with twice the rounds, up to --retries times, then skipped. A step not measured (a
+build or run failed) is skipped at once. A skipped candidate is left out, as `git bisect
+skip` does; when skipped ones sit next to the boundary, the answer lists those that may be
+first (exit 3).
 
 Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commits'
 runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
@@ -65,7 +60,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, facts, git, proc
+from kbench import cli, facts, git, proc, text
 from kbench.cli import check_out_dir, die, dry_run_exit, info
 from kbench.commands import bench_commits, librdkafka
 
@@ -130,77 +125,55 @@ def run_bench_commits(argv, log):
 
 
 def run_oracle(cmd, log):
-    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or SIGTERM (passed on to the
-    step), waits until the step has cleaned up after itself (its worktrees, the brokers it
-    started), then raises Stopped."""
-    child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
-    stop = []
-
-    def on_term(*_):
-        stop.append(143)
-        child.send_signal(signal.SIGTERM)
-
-    previous = signal.signal(signal.SIGTERM, on_term)
+    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or
+    SIGTERM (passed on to the step), waits until the step has cleaned up after itself (its
+    worktrees, the brokers it started), then raises again."""
+    child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
-        while True:
-            try:
-                rc = child.wait()
-                break
-            except KeyboardInterrupt:
-                # From a terminal the step has had its own SIGINT; from kill, it has not.
-                if not stop:
-                    child.send_signal(signal.SIGINT)
-                stop.append(130)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if stop:
-        raise Stopped(stop[0])
-    return rc
+        return child.wait()
+    except (KeyboardInterrupt, Stopped) as e:
+        child.send_signal(signal.SIGTERM if isinstance(e, Stopped) else signal.SIGINT)
+        child.wait()
+        raise
 
 
 def add_arguments(parser):
     # OLD NEW [options] -- KBENCH_ARGS: one positional list, filled around the options.
     parser.parse_args = parser.parse_intermixed_args
     parser.add_argument("words", nargs="*", metavar="OLD NEW",
-                        help="the two ends: GOOD BAD, or with --improvement before and after the "
-                        "fix (commits of --repo, or of --librdkafka-tree); after --, arguments "
-                        "for every kbench run")
-    parser.add_argument("--filter", help="benchmarks to judge (required; kbench's "
-                        "--benchmark_filter)")
+                        help="the two ends: GOOD BAD, or with --improvement before and after the fix "
+                        "(commits of --repo, or of --librdkafka-tree); after --, kbench's arguments")
+    parser.add_argument("--filter", help="benchmarks to judge (required; kbench's --benchmark_filter)")
     parser.add_argument("--improvement", action="store_true",
-                    help="find the first commit that improved on OLD (a fix), not the first "
-                        "that regressed")
+                        help="find the first commit that improved on OLD (a fix), not the first that regressed")
     parser.add_argument("--librdkafka-tree", metavar="DIR",
-                    help="walk commits of this librdkafka git repository (bare or not)")
+                        help="walk commits of this librdkafka git repository (bare or not)")
     parser.add_argument("--kbench", metavar="REV", default="HEAD",
-                    help="with --librdkafka-tree or --kafka-versions: the kbench commit that "
-                        "measures every step (default HEAD of --repo)")
-    parser.add_argument("--kafka-versions", metavar="V1,V2,...",
-                    help="walk Apache Kafka releases, oldest first")
+                        help="with --librdkafka-tree or --kafka-versions: the kbench commit that measures "
+                        "every step (default HEAD of --repo)")
+    parser.add_argument("--kafka-versions", metavar="V1,V2,...", help="walk Apache Kafka releases, oldest first")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--instructions", dest="mode", action="store_const", const="instructions",
-                      help="callgrind instructions per iteration (the default when every "
-                      "selected benchmark is of a family that needs no cluster)")
+                      help="callgrind instructions per iteration (the default when every selected "
+                      "benchmark is of a family that needs no cluster)")
     mode.add_argument("--timing", dest="mode", action="store_const", const="timing",
                       help="time, with interleaved processes (the default otherwise)")
-    parser.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
-                        "default 8, or 1 with --instructions)")
-    parser.add_argument("--budget", metavar="MINUTES", help="bench-commits --budget: more rounds "
-                        "while a row is inconclusive, within MINUTES per step")
-    parser.add_argument("--retries", type=int, default=1, help="re-measurements of an "
-                        "inconclusive step, each with twice the rounds, before it is skipped "
-                        "(default 1; 0 skips at once)")
-    parser.add_argument("--threshold", metavar="PCT", help="smallest change that counts "
-                        "(bench-commits' default: 0.5 with --instructions, 5 for time)")
-    parser.add_argument("--alpha", metavar="A", help="scripts/compare's level (default 0.01)")
-    parser.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: the "
-                        "one this script is in)")
-    parser.add_argument("--out-dir", metavar="DIR", help="evidence (default "
-                        "results/runs/<date>-bisect-<OLD>-<NEW>/)")
-    parser.add_argument("--build-cache", metavar="DIR", help="keep each kbench commit's build in "
-                        "DIR/<sha> for later runs (default: a temporary folder, removed at the "
-                        "end)")
+    parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
+                        help="rounds per step (bench-commits --runs; its default 8, or 1 with --instructions)")
+    parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
+                        help="bench-commits --budget: more rounds while a row is inconclusive, within "
+                        "MINUTES per step")
+    parser.add_argument("--retries", metavar="N", type=cli.COUNT, default=1,
+                        help="re-measurements of an inconclusive step, each with twice the rounds, before "
+                        "it is skipped (default 1; 0 skips at once)")
+    parser.add_argument("--threshold", metavar="PCT", type=cli.NUMBER,
+                        help="smallest change that counts (default 0.5 with --instructions, 5 for time)")
+    parser.add_argument("--alpha", metavar="A", type=cli.LEVEL, help="the comparison's level (default 0.01)")
+    parser.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: this checkout)")
+    parser.add_argument("--out-dir", metavar="DIR", help="evidence (default results/runs/<date>-bisect-<OLD>-<NEW>/)")
+    parser.add_argument("--build-cache", metavar="DIR",
+                        help="keep each kbench commit's build in DIR/<sha> for later runs (default: a "
+                        "temporary folder, removed at the end)")
 
 
 def check(args):
@@ -230,15 +203,6 @@ def check(args):
         check_out_dir(args.build_cache, "--build-cache")
     if not args.filter:
         die("--filter is required: bisect a few benchmarks, not the whole suite")
-    if args.runs is not None and args.runs < 1:
-        die("--runs must be a positive integer")
-    if args.retries < 0:
-        die("--retries must be 0 or more")
-    for opt, pattern, what in (("threshold", r"[0-9]*\.?[0-9]+", "a number of percent"),
-                               ("alpha", r"0?\.[0-9]+", "a level between 0 and 1"),
-                               ("budget", r"[0-9]+(\.[0-9]+)?", "a positive number of minutes")):
-        if getattr(args, opt) is not None and not re.match("^%s$" % pattern, getattr(args, opt)):
-            die("--%s must be %s" % (opt, what))
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
         die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
             "OLD and NEW)")
@@ -278,13 +242,13 @@ class Walk:
         if git.try_run(where, "merge-base", "--is-ancestor", *shas) is None:
             die("OLD %s is not an ancestor of NEW %s" % (shas[0][:12], shas[1][:12]))
         between = git.run(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
-                      "%s..%s" % tuple(shas)).split()
+                          "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
             die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
                 % (shas[0][:12], shas[1][:12]))
         subjects = dict(line.split(" ", 1) if " " in line else (line, "")
                         for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
-                                        *([shas[0]] + between)).splitlines())
+                                            shas[0], *between).splitlines())
         self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
                            for s in [shas[0]] + between]
 
@@ -326,7 +290,7 @@ class Bisect:
             cmd += ["--runs", str(runs)]
         for opt in ("threshold", "alpha", "budget"):
             if getattr(a, opt) is not None:
-                cmd += ["--" + opt, getattr(a, opt)]
+                cmd += ["--" + opt, "%g" % getattr(a, opt)]
         if a.kbench_args:
             cmd += ["--"] + a.kbench_args
         return cmd
@@ -509,10 +473,10 @@ class Bisect:
 
     def write_summary(self, found, suspects):
         walk = self.walk
-        row = "%-5s %-12s %-13s %-5s %-9s %-30s %s"
-        lines = [row % ("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)", "subject")]
-        lines += [row % (s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""), s["exit"],
-                         minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
+        lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
+                             "subject"), ((s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""),
+                                           s["exit"], minutes(s["seconds"]), s["change"], s["subject"])
+                                          for s in self.steps))]
         word = "fixing" if self.args.improvement else "bad"
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
@@ -528,10 +492,10 @@ class Bisect:
         elif suspects:
             lines.append("first %s %s: one of %s" % (
                 word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
-        text = "\n".join(lines) + "\n"
+        summary = "\n".join(lines) + "\n"
         with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
-            f.write(text)
-        sys.stdout.write(text)
+            f.write(summary)
+        sys.stdout.write(summary)
         sys.stdout.flush()
 
 
