@@ -68,72 +68,53 @@ def add_arguments(parser):
     parser.parse_args = parser.parse_intermixed_args
     parser.add_argument("words", nargs="*", metavar="A B",
                         help="the base and new commits; after --, arguments for every kbench run")
-    parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
-                        help="rounds, each one kbench process per side with --benchmark_repetitions=1, "
-                        "base and new back to back, so that compare pairs them (default 8: the "
-                        "fewest for a paired verdict at p < 0.01; fewer compare unpaired; 1 with "
-                        "--instructions)")
-    parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
-                        help="after the first N rounds (default here: the rounds a paired verdict "
-                        "needs at alpha / --max-looks, 10), add rounds (2 at a time, or N/2) while "
-                        "some primary row is inconclusive and the next rounds fit in MINUTES; each "
-                        "look is tested at alpha / --max-looks (docs/comparing.md). Not with "
-                        "--instructions")
-    parser.add_argument("--max-looks", metavar="L", type=cli.POSITIVE, default=5,
-                        help="looks at most under --budget (default 5), which fixes the per-look "
-                        "alpha and, with N, the largest number of rounds")
-    parser.add_argument("--filter", metavar="REGEX", help="kbench's --benchmark_filter (default: all)")
+    values = (
+        ("--runs", "N", cli.POSITIVE, None, "rounds, each one kbench process per side (base and new back to "
+         "back, so that they pair); default 8, the fewest for a paired verdict at p < 0.01, or 1 with "
+         "--instructions"),
+        ("--budget", "MINUTES", cli.POSITIVE_NUMBER, None, "after the first rounds (by default the 10 a paired "
+         "verdict needs at alpha / --max-looks), add rounds (2 at a time, or N/2) while a primary row is "
+         "inconclusive and they fit in MINUTES; each look is tested at alpha / --max-looks "
+         "(docs/comparing.md). Not with --instructions"),
+        ("--max-looks", "L", cli.POSITIVE, 5, "looks at most under --budget (default 5)"),
+        ("--filter", "REGEX", str, None, "kbench's --benchmark_filter (default: all)"),
+        ("--iterations", "N", cli.POSITIVE, 100, "fixed iteration count in --instructions mode (default 100), "
+         "given to kbench as KBENCH_FIXED_ITERATIONS"),
+        ("--alpha", "A", cli.LEVEL, 0.01, "the comparison's level (default 0.01)"),
+        ("--threshold", "PCT", cli.NUMBER, None, "smallest change that counts (default 5; 0.5 with "
+         "--instructions, 1 with --instructions-of)"),
+        ("--out-dir", "DIR", str, None, "runs and results (default results/runs/<date>-<A>-vs-<B>/)"),
+        ("--repo", "DIR", str, kbench.ROOT, "the git repository of the commits (default: this checkout)"),
+        ("--build-cache", "DIR", str, None, "build each commit in DIR/<sha> and keep it, so that a later call "
+         "only re-runs ninja (keyed by the commit alone: another DIR for other KBENCH_CMAKE_ARGS)"))
+    for option, metavar, kind, default, what in values:
+        parser.add_argument(option, metavar=metavar, type=kind, default=default, help=what)
     for side in "ab":
         parser.add_argument("--librdkafka-" + side, metavar="V", default="",
-                            help="run side %s on librdkafka release V (scripts/librdkafka build V; "
-                            "'system' is Debian's), or V = tree:DIR@REV: commit REV of the local "
-                            "librdkafka git repository DIR. The run context records the loaded "
-                            "version and librdkafka_source" % side.upper())
-        parser.add_argument("--env-" + side, metavar="NAME=VALUE", action="append",
+                            help="side %s on librdkafka release V ('system': Debian's), or on commit REV of "
+                            "the librdkafka git repository DIR: tree:DIR@REV" % side.upper())
+        parser.add_argument("--env-" + side, metavar="NAME=VALUE", action="append", default=[],
                             type=cli.matching(r"[A-Za-z_][A-Za-z0-9_]*=.*", "NAME=VALUE"),
-                            default=[], help="a variable for every kbench process of side %s "
-                            "(repeatable), e.g. KBENCH_BOOTSTRAP of another cluster" % side.upper())
+                            help="a variable for every kbench process of side %s (repeatable)" % side.upper())
         parser.add_argument("--args-" + side, metavar="ARGS", type=shlex.split, default=[],
-                            help="kbench arguments for side %s only, split as a shell splits "
-                            "them, after the common ones (--args-%s=--opt when ARGS starts with "
-                            "a dash and holds no blank)" % (side.upper(), side))
+                            help="kbench arguments for side %s only, split as a shell splits them "
+                            "(--args-%s=--opt when ARGS is one word starting with -)" % (side.upper(), side))
         parser.add_argument("--kafka-" + side, metavar="V", default="",
-                            help="run side %s on a cluster of Apache Kafka release V started in "
-                            "DIR/kafka-%s and stopped on exit; given alone, the other side gets "
-                            "scripts/kafka's default version. Not with KBENCH_BOOTSTRAP or "
-                            "--bootstrap" % (side.upper(), side))
-    parser.add_argument("--instructions", action="store_true",
-                        help="measure instructions with valgrind's callgrind instead of time")
-    parser.add_argument("--instructions-of", metavar="FUNC", action="append",
+                            help="side %s on a cluster of Apache Kafka V started in DIR/kafka-%s (the other "
+                            "side on the default version if not given); not with a bootstrap of one's own"
+                            % (side.upper(), side))
+    parser.add_argument("--instructions-of", metavar="FUNC", action="append", default=[],
                         type=cli.matching(r"[A-Za-z_*?][A-Za-z0-9_:*?]*", "function name"),
-                        default=[], help="count only the instructions run inside FUNC and what "
-                        "it calls (callgrind --toggle-collect; repeatable; * and ? match), e.g. "
-                        "rd_kafka_producev; implies --instructions; default --threshold 1. A FUNC "
-                        "that collects nothing is an error (exit 3)")
-    parser.add_argument("--iterations", metavar="N", type=cli.POSITIVE, default=100,
-                        help="fixed iteration count in --instructions mode (default 100), given "
-                        "to kbench as KBENCH_FIXED_ITERATIONS")
-    parser.add_argument("--alpha", metavar="A", type=cli.LEVEL, default=0.01,
-                        help="the comparison's level (default 0.01)")
-    parser.add_argument("--threshold", metavar="PCT", type=float,
-                        help="smallest change that counts (default 5, 0.5 with --instructions: "
-                        "identical builds differ by < 0.001 %% in instructions)")
-    parser.add_argument("--force", action="store_true", help="compare different contexts")
-    parser.add_argument("--accept-inconclusive", action="store_true",
-                        help="exit 0, not 3, when the only unjudged rows are inconclusive")
-    parser.add_argument("--out-dir", metavar="DIR",
-                        help="runs and results (default results/runs/<YYYYmmdd-HHMMSS>-<A>-vs-<B>/)")
-    parser.add_argument("--repo", metavar="DIR", default=kbench.ROOT,
-                        help="git repository to take the commits from (default: this checkout)")
-    parser.add_argument("--keep-worktrees", action="store_true",
-                        help="do not delete the worktrees and builds on exit")
-    parser.add_argument("--profile", action="store_true",
-                        help="when a row regresses, write a differential profile of A and B for "
-                        "it (scripts/profile --diff): DIR/profiles/<row>/diff/; at most 5 rows")
-    parser.add_argument("--build-cache", metavar="DIR",
-                        help="build each commit in DIR/<sha> and keep it there, so that a later "
-                        "call with the same commit only re-runs ninja (keyed by the commit alone: "
-                        "use another DIR for other KBENCH_CMAKE_ARGS)")
+                        help="with --instructions (implied): count only what runs inside FUNC (callgrind "
+                        "--toggle-collect; repeatable; * and ? match), e.g. rd_kafka_producev; one that "
+                        "collects nothing is an error (exit 3)")
+    for flag, what in (("--instructions", "measure callgrind's instructions instead of time"),
+                       ("--force", "compare different contexts"),
+                       ("--accept-inconclusive", "exit 0, not 3, when the only unjudged rows are inconclusive"),
+                       ("--keep-worktrees", "do not delete the worktrees and builds on exit"),
+                       ("--profile", "a differential profile of A and B (scripts/profile --diff) of each "
+                        "regressed row, at most 5: DIR/profiles/<row>/diff/")):
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def parse(argv):
