@@ -128,14 +128,6 @@ class Helpers(unittest.TestCase):
         with open(existing) as f:
             self.assertEqual(f.read(), "old\n")
 
-    def test_dry_run_stops_only_when_asked(self):
-        for env, want in (({"KBENCH_DRY_RUN": "1"}, 0), ({}, 7)):
-            proc = subprocess.run(["bash", "-c", 'PROG=t; source "$1"; dry_run_exit; exit 7', "t",
-                                   os.path.join(LIB, "cli_lib.sh")], capture_output=True,
-                                  text=True, timeout=30, env=dict(os.environ, **env) if env else
-                                  {k: v for k, v in os.environ.items() if k != "KBENCH_DRY_RUN"})
-            self.assertEqual(proc.returncode, want, proc.stderr)
-
 
 if __name__ == "__main__":
     unittest.main()
