@@ -592,3 +592,58 @@ class TestLibrdkafkaTree(BenchCommitsCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KbenchError(Exception):
+    """The shape of kafka.KafkaError and librdkafka.BuildError: a message and a status."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class TestFunctions(unittest.TestCase):
+    """bench-commits' calls of its siblings' functions, each replaced by a stand-in."""
+
+    @classmethod
+    def setUpClass(cls):
+        from kbench.commands import bench_commits, compare, kafka
+        cls.bc, cls.compare, cls.kafka = bench_commits, compare, kafka
+
+    def parse(self, *argv):
+        args = self.bc.parse(["A", "B"] + list(argv))
+        args.commits, args.kbench_args = args.words[:2], args.words[2:]
+        return args
+
+    def test_parse_keeps_kbench_arguments_after_the_options(self):
+        args = self.bc.parse(["A", "B", "--runs", "3", "--args-b=--x=1", "--", "-X", "linger.ms=5"])
+        self.assertEqual((args.words, args.runs, args.args_b), (["A", "B", "-X", "linger.ms=5"], 3, ["--x=1"]))
+
+    def test_a_kafka_release_that_cannot_run_is_bad_usage(self):
+        from unittest import mock
+        args = self.parse("--kafka-b", "banana")
+        for status, want in ((2, 2), (1, 3)):
+            with mock.patch.object(self.kafka, "KafkaError", KbenchError, create=True), \
+                    mock.patch.object(self.kafka, "classpath", create=True,
+                                      side_effect=KbenchError("no such release", status)), \
+                    self.assertRaises(SystemExit) as stop:
+                self.bc.check_kafka_sides(args)
+            self.assertEqual(stop.exception.code, want)
+
+    def test_the_verdict_comes_from_compare_functions(self):
+        from unittest import mock
+        args = self.parse("--instructions", "--accept-inconclusive", "--threshold", "0.5")
+        tool = self.bc.BenchCommits(args, "/nowhere", None, "/nowhere")
+        tool.pairing = None
+        verdict = {"inconclusive": []}
+        with mock.patch.object(self.bc.results, "merge_files") as merge, \
+                mock.patch.object(self.compare, "judge", create=True, return_value=verdict) as judge, \
+                mock.patch.object(self.compare, "write", create=True) as write, \
+                mock.patch.object(self.compare, "exit_code", create=True, return_value=3) as exit_code:
+            self.assertIs(tool.merge_and_compare(0.002), verdict)
+        self.assertEqual(merge.call_count, 2)
+        judge.assert_called_once_with(["/nowhere/base.json"], ["/nowhere/new.json"], alpha=0.002,
+                                      threshold=0.5, metric="instructions", force=False)
+        write.assert_called_once_with(verdict, json_path="/nowhere/verdict.json")
+        exit_code.assert_called_once_with(verdict, accept_inconclusive=True)
+        self.assertEqual(tool.rc, 3)
