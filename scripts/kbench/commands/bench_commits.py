@@ -59,7 +59,7 @@ OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA
 # EndToEnd rows at 1,000 records/s on TLS left the broker cold for round 1's first process
 # (docs/validation.md V19).
 WARMUP_LOAD_SECONDS = 60
-TIME_SUFFIX = re.compile(r"(.*)(/(real_time|manual_time|process_time))")
+TIME_SUFFIXES = re.compile(r"(.*?)((?:/(?:real_time|manual_time|process_time))*)")
 
 
 def add_arguments(parser):
@@ -256,12 +256,7 @@ def dead_worktree(path):
 def split_time_suffix(name):
     """(NAME's base, its time suffixes): a row with fixed iterations is NAME/iterations:N,
     before its time suffixes (Produce/.../iterations:N/real_time)."""
-    suffix = ""
-    m = TIME_SUFFIX.fullmatch(name)
-    while m:
-        name, suffix = m.group(1), m.group(2) + suffix
-        m = TIME_SUFFIX.fullmatch(name)
-    return name, suffix
+    return TIME_SUFFIXES.fullmatch(name).groups()
 
 
 class BenchCommits:
