@@ -473,10 +473,10 @@ class Bisect:
 
     def write_summary(self, found, suspects):
         walk = self.walk
+        rows = [(s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""), s["exit"],
+                 minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
         lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
-                             "subject"), ((s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""),
-                                           s["exit"], minutes(s["seconds"]), s["change"], s["subject"])
-                                          for s in self.steps))]
+                             "subject"), rows)]
         word = "fixing" if self.args.improvement else "bad"
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
