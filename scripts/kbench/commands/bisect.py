@@ -428,7 +428,7 @@ class Bisect:
         has = self.judge(last)
         if has is None:
             step = self.steps[-1]
-            print(open(step["log"]).read()[-3000:], file=sys.stderr, end="")
+            print(proc.tail(step["log"], 40), file=sys.stderr)
             self.write_summary(None, [])
             status = 2 if step["exit"] == 2 else 3
             die("NEW %s could not be judged against OLD (bench-commits exit %d; see %s)"
