@@ -1,5 +1,5 @@
-"""Errors and usage shared by kbench's Python scripts, so that each says what went wrong
-the same way and bad usage always exits 2 (as the bash scripts do, scripts/lib/cli_lib.sh).
+"""Errors and usage shared by kbench's commands, so that each says what went wrong the same
+way and bad usage always exits 2.
 
     from kbench import cli
     ap = cli.ArgumentParser(prog="compare", ...)  # bad options: usage, one line, exit 2
@@ -46,9 +46,9 @@ def die(message, status=USAGE, name=None):
 
 
 def run(main, failed_writes=()):
-    """A tool's last line: exit with main(argv)'s status. Ctrl-C before the tool handles it
-    exits 130, as bash does; an exception of FAILED_WRITES (writing the results) is one error
-    line and exit 1, where bash's set -e stopped."""
+    """A tool's last line: exit with main(argv)'s status. Ctrl-C the tool does not handle
+    itself exits 130 (128 + SIGINT); an exception of FAILED_WRITES (writing the results) is
+    one error line and exit 1."""
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
@@ -57,20 +57,9 @@ def run(main, failed_writes=()):
         die(e, status=1)
 
 
-def is_uint(text):
-    """A non-negative decimal integer, as a command line gives it (cli_lib.sh's is_uint)."""
-    return re.fullmatch(r"[0-9]+", text or "") is not None
-
-
 def info(message):
-    """A progress line on stderr, "PROG: MESSAGE" (cli_lib.sh's info)."""
+    """A progress line on stderr, "PROG: MESSAGE"."""
     print("%s: %s" % (prog, message), file=sys.stderr, flush=True)
-
-
-def bad_usage(message, command):
-    """cli_lib.sh's usage_error, for a tool that reads its command line itself: the error,
-    then where its usage is; exit 2."""
-    die("%s\nRun '%s --help' for usage." % (message, command))
 
 
 def read_json(path, status=USAGE, what=""):
@@ -86,6 +75,23 @@ def usage_error(parser, message):
     """The usage line, then the error: for checks argparse cannot make itself."""
     parser.print_usage(sys.stderr)
     die(message, USAGE, parser.prog)
+
+
+def matching(pattern, what, convert=str):
+    """An argparse type: a value that matches PATTERN, converted; else "invalid WHAT value"."""
+    def check(text):
+        if not re.fullmatch(pattern, text):
+            raise ValueError(text)
+        return convert(text)
+    check.__name__ = what
+    return check
+
+
+POSITIVE = matching(r"[1-9][0-9]*", "positive integer", int)
+COUNT = matching(r"[0-9]+", "count (0 or more)", int)
+NUMBER = matching(r"[0-9]*\.?[0-9]+", "number", float)
+POSITIVE_NUMBER = matching(r"(?=.*[1-9])[0-9]*\.?[0-9]+", "positive number", float)
+LEVEL = matching(r"0?\.[0-9]+", "level between 0 and 1", float)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -106,10 +112,9 @@ class ArgumentParser(argparse.ArgumentParser):
         usage_error(self, message)
 
 
-# Output paths are checked before the work (as scripts/lib/cli_lib.sh does for bash), so
-# that a long run never ends in "cannot write". Nothing is created: a probe file is written
-# and removed in the nearest folder that exists, which also catches what a permission test
-# cannot see as root (read-only mounts, /proc).
+# Output paths are checked before the work, so that a long run never ends in "cannot write".
+# Nothing is created: a probe file is written and removed in the nearest folder that exists,
+# which also catches what a permission test cannot see as root (read-only mounts, /proc).
 def _probe(option, path, folder):
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder) or "."

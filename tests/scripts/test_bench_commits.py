@@ -63,7 +63,7 @@ class TestArguments(BenchCommitsCase):
     def test_help(self):
         proc = self.run_bc("--help")
         self.assertEqual(proc.returncode, 0)
-        self.assertIn("Usage: scripts/bench-commits A B", proc.stdout)
+        self.assertIn("usage: scripts/bench-commits", proc.stdout)
         self.assertIn("--instructions", proc.stdout)
 
     def test_wrong_number_of_commits(self):
@@ -72,14 +72,14 @@ class TestArguments(BenchCommitsCase):
         self.assert_usage_error([self.c1, self.c2, self.c1], "expected two commits")
 
     def test_bad_options(self):
-        self.assert_usage_error([self.c1, self.c2, "--runs", "0"], "--runs must be a positive")
-        self.assert_usage_error([self.c1, self.c2, "--runs", "x"], "--runs must be a positive")
-        self.assert_usage_error([self.c1, self.c2, "--runs"], "--runs needs a value")
+        self.assert_usage_error([self.c1, self.c2, "--runs", "0"], "--runs: invalid positive integer")
+        self.assert_usage_error([self.c1, self.c2, "--runs", "x"], "--runs: invalid positive integer")
+        self.assert_usage_error([self.c1, self.c2, "--runs"], "--runs: expected one argument")
         self.assert_usage_error([self.c1, self.c2, "--iterations", "-5"], "--iterations")
-        self.assert_usage_error([self.c1, self.c2, "--frobnicate"], "unknown option")
+        self.assert_usage_error([self.c1, self.c2, "--frobnicate"], "unrecognized arguments: --frobnicate")
         for bad in ("0", "x", "-1"):
-            self.assert_usage_error([self.c1, self.c2, "--budget", bad], "--budget must be")
-        self.assert_usage_error([self.c1, self.c2, "--max-looks", "0"], "--max-looks must be")
+            self.assert_usage_error([self.c1, self.c2, "--budget", bad], "--budget: invalid positive number")
+        self.assert_usage_error([self.c1, self.c2, "--max-looks", "0"], "--max-looks: invalid positive")
         self.assert_usage_error([self.c1, self.c2, "--budget", "5", "--instructions"],
                                 "--budget does not apply")
 
@@ -89,7 +89,7 @@ class TestArguments(BenchCommitsCase):
         # refused before anything is built or started.
         base = [self.c1, self.c1, "--repo", self.repo]
         for opts in (["--kafka-a", "3.9.1", "--env-a", "KBENCH_BOOTSTRAP=127.0.0.1:9"],
-                     ["--kafka-b", "3.9.1", "--args-b", "--bootstrap=127.0.0.1:9"],
+                     ["--kafka-b", "3.9.1", "--args-b=--bootstrap=127.0.0.1:9"],
                      ["--kafka-a", "3.9.1", "--env-b", "KBENCH_BOOTSTRAP=127.0.0.1:9"],
                      ["--kafka-b", "4.4.0", "--env-a", "KBENCH_KAFKA_DIR=/tmp/x"],
                      ["--kafka-a", "3.9.1", "--", "--bootstrap", "127.0.0.1:9"]):
@@ -104,7 +104,7 @@ class TestArguments(BenchCommitsCase):
             self.assertIn("--kafka-b %s: not a Kafka release" % bad, proc.stderr)
             self.assertIn("is not a Kafka release version", proc.stderr)
             self.assertNotIn("building", proc.stderr)
-        self.assert_usage_error(base + ["--kafka-a"], "--kafka-a needs a value")
+        self.assert_usage_error(base + ["--kafka-a"], "--kafka-a: expected one argument")
         self.assertEqual(len(self.worktrees()), 1)
 
     def test_bad_commit_and_repo(self):
@@ -228,7 +228,7 @@ class TestEndToEnd(BenchCommitsCase):
     def test_sides_of_one_commit_differ_in_arguments_or_environment(self):
         # One build, two sides: kbench arguments (--args-b) or an environment (--env-b, as
         # LD_LIBRARY_PATH selects a librdkafka build) that make the new side 30 % slower.
-        for i, opts in enumerate((["--args-b", "--fake-scale=130"],
+        for i, opts in enumerate((["--args-b=--fake-scale=130"],
                                   ["--env-b", "KBENCH_FAKE_SCALE=130"])):
             out = os.path.join(self.tmp, "sides-%d" % i)
             proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
@@ -242,7 +242,7 @@ class TestEndToEnd(BenchCommitsCase):
         # The same options on both sides: an A/A run, no regression.
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--filter", "^Fake/",
                            "--out-dir", os.path.join(self.tmp, "sides-aa"),
-                           "--args-a", "--fake-scale=130", "--args-b", "--fake-scale=130")
+                           "--args-a=--fake-scale=130", "--args-b=--fake-scale=130")
         self.assertIn(proc.returncode, (0, 3), proc.stdout + proc.stderr)
 
     def test_side_on_its_own_cluster_is_warmed_up(self):
@@ -260,7 +260,7 @@ class TestEndToEnd(BenchCommitsCase):
 
     def test_bad_side_options(self):
         self.assert_usage_error([self.c1, self.c1, "--repo", self.repo, "--env-b", "novalue"],
-                                "--env-b needs NAME=VALUE")
+                                "--env-b: invalid NAME=VALUE value")
 
     def test_live_cluster_is_warmed_up_untimed(self):
         # On a live cluster one process of the base build runs the live rows first; its
@@ -359,7 +359,7 @@ class TestEndToEnd(BenchCommitsCase):
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--instructions-of",
                            "work; rm", "--out-dir", os.path.join(self.tmp, "instr-bad"))
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        self.assertIn("is not a function name", proc.stderr)
+        self.assertIn("invalid function name", proc.stderr)
 
     @unittest.skipUnless(shutil.which("valgrind"), "needs valgrind")
     def test_instructions_leave_out_cluster_rows(self):
@@ -592,3 +592,58 @@ class TestLibrdkafkaTree(BenchCommitsCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KbenchError(Exception):
+    """The shape of kafka.KafkaError and librdkafka.BuildError: a message and a status."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class TestFunctions(unittest.TestCase):
+    """bench-commits' calls of its siblings' functions, each replaced by a stand-in."""
+
+    @classmethod
+    def setUpClass(cls):
+        from kbench.commands import bench_commits, compare, kafka
+        cls.bc, cls.compare, cls.kafka = bench_commits, compare, kafka
+
+    def parse(self, *argv):
+        args = self.bc.parse(["A", "B"] + list(argv))
+        args.commits, args.kbench_args = args.words[:2], args.words[2:]
+        return args
+
+    def test_parse_keeps_kbench_arguments_after_the_options(self):
+        args = self.bc.parse(["A", "B", "--runs", "3", "--args-b=--x=1", "--", "-X", "linger.ms=5"])
+        self.assertEqual((args.words, args.runs, args.args_b), (["A", "B", "-X", "linger.ms=5"], 3, ["--x=1"]))
+
+    def test_a_kafka_release_that_cannot_run_is_bad_usage(self):
+        from unittest import mock
+        args = self.parse("--kafka-b", "banana")
+        for status, want in ((2, 2), (1, 3)):
+            with mock.patch.object(self.kafka, "KafkaError", KbenchError, create=True), \
+                    mock.patch.object(self.kafka, "classpath", create=True,
+                                      side_effect=KbenchError("no such release", status)), \
+                    self.assertRaises(SystemExit) as stop:
+                self.bc.check_kafka_sides(args)
+            self.assertEqual(stop.exception.code, want)
+
+    def test_the_verdict_comes_from_compare_functions(self):
+        from unittest import mock
+        args = self.parse("--instructions", "--accept-inconclusive", "--threshold", "0.5")
+        tool = self.bc.BenchCommits(args, "/nowhere", None, "/nowhere")
+        tool.pairing = None
+        verdict = {"inconclusive": []}
+        with mock.patch.object(self.bc.results, "merge_files") as merge, \
+                mock.patch.object(self.compare, "judge", create=True, return_value=verdict) as judge, \
+                mock.patch.object(self.compare, "write", create=True) as write, \
+                mock.patch.object(self.compare, "exit_code", create=True, return_value=3) as exit_code:
+            self.assertIs(tool.merge_and_compare(0.002), verdict)
+        self.assertEqual(merge.call_count, 2)
+        judge.assert_called_once_with(["/nowhere/base.json"], ["/nowhere/new.json"], alpha=0.002,
+                                      threshold=0.5, metric="instructions", force=False)
+        write.assert_called_once_with(verdict, json_path="/nowhere/verdict.json")
+        exit_code.assert_called_once_with(verdict, accept_inconclusive=True)
+        self.assertEqual(tool.rc, 3)

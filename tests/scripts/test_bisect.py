@@ -275,7 +275,7 @@ class Bisect(unittest.TestCase):
                 p = self.bisect(*args)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertIn(says, p.stderr)
-                self.assertRegex(p.stderr, r"(?m)^bisect: error: ")
+                self.assertRegex(p.stderr, r"(?m)^scripts/bisect: error: ")
         self.assertEqual(self.calls(), [], "bad input must not reach the oracle")
 
 
@@ -310,3 +310,27 @@ class Placement(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InProcessStep(unittest.TestCase):
+    """Without KBENCH_BISECT_ORACLE a step is bench_commits.run in this process, its
+    console in the step's log."""
+
+    def test_status_console_and_interruption(self):
+        from unittest import mock
+
+        from kbench.commands import bisect
+
+        def fake_run(args):
+            print("compared %s" % " ".join(args.words))
+            return 1
+
+        with tempfile.TemporaryFile("w+") as log:
+            with mock.patch.object(bisect.bench_commits, "run", side_effect=fake_run):
+                self.assertEqual(bisect.run_bench_commits(["OLD", "X", "--runs", "2"], log), 1)
+            with mock.patch.object(bisect.bench_commits, "run", side_effect=SystemExit(143)), \
+                    self.assertRaises(bisect.Stopped) as stop:
+                bisect.run_bench_commits(["OLD", "X"], log)
+            self.assertEqual(stop.exception.status, 143)
+            log.seek(0)
+            self.assertEqual(log.read(), "compared OLD X\n")

@@ -58,9 +58,11 @@ NOT_RUN = {
 DRY_RUN_FILES = ["scripts/kbench/commands/bench.py", "scripts/kbench/commands/bench_commits.py",
                  "scripts/kbench/commands/bisect.py",
                  "scripts/kbench/commands/compare.py", "scripts/kbench/commands/distributed.py",
-                 "scripts/kbench/commands/kafka.py", "scripts/kbench/commands/librdkafka.py", "scripts/lint",
+                 "scripts/kbench/commands/kafka.py", "scripts/kbench/commands/librdkafka.py",
+                 "scripts/kbench/commands/lint.py",
                  "scripts/kbench/commands/plot.py",
-                 "scripts/kbench/commands/profile.py", "scripts/kbench/commands/scenario.py", "scripts/test",
+                 "scripts/kbench/commands/profile.py", "scripts/kbench/commands/scenario.py",
+                 "scripts/kbench/commands/test.py",
                  "scripts/kbench/commands/trogdor.py",
                  "scripts/kbench/commands/vs_perf_test.py", "scripts/kbench/commands/history.py",
                  "scripts/kbench/scenario_runner.py", "scripts/scenarios/perf-test/run.py"]

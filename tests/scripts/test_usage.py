@@ -13,21 +13,21 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # script (from the root) -> (bad arguments, the PROG its messages start with). Bad usage is
 # checked first in each script, so none of these builds, installs or starts anything.
 BAD_USAGE = {
-    "scripts/bench": (["--no-such-option"], "bench"),
-    "scripts/bench-commits": (["--runs"], "bench-commits"),
-    "scripts/bisect": (["HEAD~1", "HEAD"], "bisect"),
+    "scripts/bench": (["--no-such-option"], "scripts/bench"),
+    "scripts/bench-commits": (["--runs"], "scripts/bench-commits"),
+    "scripts/bisect": (["HEAD~1", "HEAD"], "scripts/bisect"),
     "scripts/history": (["changes", "--alpha"], "history"),
     "scripts/compare": (["--alpha", "2", "a.json", "b.json"], "compare"),
     "scripts/distributed": (["run", "--agents"], "distributed"),
     "scripts/kafka": (["start", "--brokers"], "kafka"),
     "scripts/librdkafka": (["frobnicate"], "scripts/librdkafka"),
-    "scripts/lint": (["--no-such-option"], "lint"),
+    "scripts/lint": (["--no-such-option"], "scripts/lint"),
     "scripts/plot": ([], "plot"),
     "scripts/profile": (["--tool"], "scripts/profile"),
     "scripts/scenario": (["no-such-scenario"], "scenario"),
     "scripts/setup": (["--no-such-option"], "setup"),
     "scripts/symbols": (["build", "no-such-library"], "scripts/symbols"),
-    "scripts/test": (["--no-such-option"], "test"),
+    "scripts/test": (["--no-such-option"], "scripts/test"),
     "scripts/trogdor": (["start", "--agents"], "trogdor"),
     "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
     "kbench.results": (["no-such-command"], "kbench.results"),
@@ -114,8 +114,8 @@ class BadUsage(unittest.TestCase):
 
     def test_missing_value_is_usage_too(self):
         # need_value: an option at the end of the line, without its value.
-        for script, args, prog in (("scripts/bench", ["--profile"], "bench"),
-                                   ("scripts/test", ["-R"], "test"),
+        for script, args, prog in (("scripts/bench", ["--profile"], "scripts/bench"),
+                                   ("scripts/test", ["-R"], "scripts/test"),
                                    ("scripts/kafka", ["stop", "--dir"], "kafka")):
             with self.subTest(script=script):
                 self.check(script, args, prog)
@@ -134,7 +134,7 @@ class Lint(unittest.TestCase):
                               text=True, timeout=60, cwd=ROOT)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         listed = set(proc.stdout.splitlines())
-        for want in ("shell scripts/bench", "shell scripts/lib/cli_lib.sh", "shell tests/golden/generate",
+        for want in ("shell scripts/bench", "shell scripts/setup", "shell tests/golden/generate",
                      "shell scripts/compare", "python scripts/kbench/cli.py",
                      "python scripts/kbench/commands/compare.py"):
             self.assertIn(want, listed)

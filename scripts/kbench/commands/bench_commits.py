@@ -1,110 +1,22 @@
-"""scripts/bench-commits: build two commits of kbench side by side (each side also a
-librdkafka, an environment, kbench arguments, maybe a Kafka cluster of its own), run them
-interleaved and counterbalanced, and compare them statistically with scripts/compare, by
-time or by callgrind's instruction counts. Usage, messages, files and exit statuses are
-those of the bash tool it replaces: see --help."""
+"""Build two commits of kbench side by side and compare them statistically, by time or by
+callgrind's instruction counts.
 
-import contextlib
-import io
-import math
-import os
-import re
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-
-import kbench
-from kbench import cli, commits, facts, results, shell, stamp
-from kbench.cli import die, info
-from kbench.commands import librdkafka
-
-HERE = kbench.SCRIPTS
-COMMAND = "scripts/bench-commits"
-
-USAGE = r"""Usage: scripts/bench-commits A B [options] [-- KBENCH_ARGS...]
-
-A side is a kbench commit, the librdkafka it runs on, its environment and its
-kbench arguments; A and B may be the same commit and differ in the rest:
+A side is a kbench commit, the librdkafka it runs on, its environment and its kbench
+arguments; A and B may be the same commit and differ in the rest:
   scripts/bench-commits HEAD HEAD --librdkafka-a system --librdkafka-b 2.15.1
-  scripts/bench-commits HEAD HEAD --librdkafka-a tree:~/src/librdkafka@v2.15.1 \
+  scripts/bench-commits HEAD HEAD --librdkafka-a tree:~/src/librdkafka@v2.15.1 \\
                                   --librdkafka-b tree:~/src/librdkafka@my-branch
   scripts/bench-commits HEAD HEAD --env-b LD_LIBRARY_PATH=/src/librdkafka/src
   scripts/bench-commits HEAD HEAD --args-a '-X linger.ms=5' --args-b '-X linger.ms=50'
   scripts/bench-commits HEAD HEAD --kafka-a 3.9.1 --kafka-b 4.4.0
 
-Builds commits A (base) and B (new) in their own git worktrees (Release, Ninja), runs
-them interleaved and counterbalanced, A B B A A B B A ..., so that drift of the machine hits
-both sides alike and neither always runs second, merges each side's runs into one Google
-Benchmark JSON of repetitions and calls scripts/compare on the pair. On a live cluster
-(KBENCH_BOOTSTRAP or --bootstrap after --), one untimed process of A first runs the
-selection's Produce, Consume and EndToEnd rows (at most 40, 1 s windows, warm-ups that add up
-to a minute of load) to warm the broker up; runs/warmup.json is never compared.
-
-Options:
-  --runs N            rounds, each one kbench process per side with --benchmark_repetitions=1,
-                      base and new back to back, so scripts/compare pairs them (default 8:
-                      the fewest for a paired verdict at p < 0.01; fewer compare unpaired).
-  --budget MINUTES    after the first N rounds (default here: 10, the rounds a paired verdict
-                      needs at alpha / --max-looks), add rounds (2 at a time, or N/2) while
-                      some primary row is inconclusive and the next rounds fit in MINUTES;
-                      each look is tested at alpha / --max-looks (docs/comparing.md). Not
-                      with --instructions.
-  --max-looks L       looks at most under --budget (default 5), which fixes the per-look alpha
-                      and, with N, the largest number of rounds.
-  --filter REGEX      passed to kbench as --benchmark_filter (default: all).
-  --librdkafka-a V, --librdkafka-b V
-                      run that side on librdkafka release V (scripts/librdkafka build V;
-                      'system' is Debian's), or V = tree:DIR@REV: commit REV (no '@' in it)
-                      of the local librdkafka git repository DIR (scripts/librdkafka build
-                      --tree DIR REV). The run context records the loaded version and
-                      librdkafka_source (the tree and full sha, or npm:...).
-  --env-a NAME=VALUE, --env-b NAME=VALUE
-                      set a variable for every kbench process of that side (repeatable), e.g.
-                      KBENCH_BOOTSTRAP of another cluster.
-  --args-a ARGS, --args-b ARGS
-                      kbench arguments for that side only (split on blanks), after the common
-                      ones given after --.
-  --kafka-a V, --kafka-b V
-                      run that side on a cluster of Apache Kafka release V that this script
-                      starts (scripts/kafka start --version V --dir DIR/kafka-a or -b) and
-                      stops on exit; given alone, the other side gets scripts/kafka's
-                      default version. Not with KBENCH_BOOTSTRAP or --bootstrap.
-  --instructions      measure instructions with valgrind's callgrind instead of time (see
-                      below). Default --runs becomes 1.
-  --instructions-of FUNC
-                      with --instructions (implied): count only the instructions run inside
-                      FUNC and what it calls (callgrind --toggle-collect=FUNC; repeatable; *
-                      and ? match), e.g. rd_kafka_producev for Produce rows. Default
-                      --threshold 1. A FUNC that collects nothing is an error (exit 3).
-  --iterations N      fixed iteration count in --instructions mode (default 100), given to
-                      kbench as KBENCH_FIXED_ITERATIONS.
-  --alpha A           passed to scripts/compare (default 0.01).
-  --threshold PCT     passed to scripts/compare (default 5, or 0.5 with --instructions:
-                      identical builds differ by < 0.001 % in instructions, see
-                      tests/detector/README.md).
-  --force             passed to scripts/compare (compare different contexts).
-  --accept-inconclusive  passed to scripts/compare (exit 0, not 3, when the
-                      only unjudged rows are inconclusive).
-  --out-dir DIR       where to keep runs and results (default
-                      results/runs/<YYYYmmdd-HHMMSS>-<A>-vs-<B>/).
-  --repo DIR          git repository to take the commits from (default: the one this script
-                      lives in).
-  --keep-worktrees    do not delete the worktrees and builds on exit.
-  --profile           when a row regresses, write a differential profile of A and B for it
-                      (scripts/profile --diff on this run's builds):
-                      DIR/profiles/<row>/diff/diff.svg and diff.txt; callgrind for in-process
-                      rows, perf for Produce, Consume and EndToEnd rows; at most 5 rows,
-                      largest first.
-  --build-cache DIR   build each commit in DIR/<sha> and keep it there, so a later call with
-                      the same commit only re-runs ninja. Keyed by the commit alone: use
-                      another DIR for other KBENCH_CMAKE_ARGS. An entry left by a clone
-                      that has since been deleted is built again.
-  -h, --help          this text.
-
-Everything after `--` is passed to every kbench run.
+Builds commits A (base) and B (new) in their own git worktrees (Release, Ninja), runs them
+interleaved and counterbalanced, A B B A A B B A ..., so that drift of the machine hits both
+sides alike and neither always runs second, merges each side's runs into one Google
+Benchmark JSON of repetitions and compares the pair as scripts/compare does. On a live
+cluster (KBENCH_BOOTSTRAP or --bootstrap after --), one untimed process of A first runs the
+selection's Produce, Consume and EndToEnd rows (at most 40, 1 s windows, warm-ups that add
+up to a minute of load) to warm the broker up; runs/warmup.json is never compared.
 
 Instruction mode: each benchmark that matches --filter runs alone under callgrind, twice per
 side, with N and 2N iterations; the metric is (Ir(2N) - Ir(N)) / N, one iteration's
@@ -114,17 +26,32 @@ Rows of families that need a cluster are left out (their count follows the wall 
 
 Results: DIR/base.json, DIR/new.json (merged), DIR/verdict.json, DIR/runs/ (one JSON per
 process, plus callgrind.out files), DIR/build-*.log.
-Exit status: that of scripts/compare (0 every row judged and none regressed, 1 regression,
+
+exit status: that of scripts/compare (0 every row judged and none regressed, 1 regression,
 2 bad input, 3 something could not be judged: a benchmark errored or is missing, a verdict
 is inconclusive), or 2 for bad usage, 3 when a build fails, a cluster of --kafka-a/-b does
-not start or a kbench run writes no JSON. A kbench run that fails a benchmark's checks still
-writes its JSON; compare reports the benchmark as errored (exit 3).
+not start or a kbench run writes no JSON; 130/143 interrupted. A kbench run that fails a
+benchmark's checks still writes its JSON; compare reports the benchmark as errored (exit 3).
 """
 
-# Options that take a value, and those that may be given as --opt=value too.
-VALUE_OPTIONS = ("--runs", "--budget", "--max-looks", "--filter", "--iterations", "--alpha",
-                 "--threshold", "--out-dir", "--repo", "--build-cache")
-SIDE_VALUE_OPTIONS = ("--librdkafka-a", "--librdkafka-b", "--kafka-a", "--kafka-b")
+import contextlib
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import kbench
+from kbench import cli, compare, facts, git, proc, results, stamp
+from kbench.cli import die, info
+from kbench.commands import compare as compare_command
+from kbench.commands import kafka, librdkafka
+
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'
 OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA_DIR=|--bootstrap|--broker-dir")
 # A broker serves its first minute of load slower (docs/methodology.md, "A warm cluster"): the
@@ -132,233 +59,188 @@ OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA
 # EndToEnd rows at 1,000 records/s on TLS left the broker cold for round 1's first process
 # (docs/validation.md V19).
 WARMUP_LOAD_SECONDS = 60
-TIME_SUFFIX = re.compile(r"(.*)(/(real_time|manual_time|process_time))")
+TIME_SUFFIXES = re.compile(r"(.*?)((?:/(?:real_time|manual_time|process_time))*)")
 
 
-def words(text):
-    """TEXT split as bash splits an unquoted expansion (blanks and newlines)."""
-    return [w for w in re.split(r"[ \t\n]+", text) if w]
-
-
-def home(path):
-    """A leading ~ as the user's home (tree:~/src/librdkafka@REV)."""
-    return os.environ.get("HOME", "") + path[1:] if path.startswith("~") else path
-
-
-# --- running commands as bash ran them ----------------------------------------------------
-
-# bash's traps: INT and TERM end the tool (130, 143) once the running command has ended.
-TRAP = shell.Trap({signal.SIGINT: 130, signal.SIGTERM: 143})
-
-
-def run(cmd, env=None, stdout=None, stderr=None):
-    """(exit status, stdout if captured, less its trailing newlines) of CMD."""
-    sys.stderr.flush()
-    try:
-        proc = TRAP.run(cmd, env=env, stdout=stdout, stderr=stderr)
-    except OSError as e:  # as bash says a command it cannot run
-        target = stdout if stderr == subprocess.STDOUT else stderr
-        message = "%s: %s\n" % (cmd[0], e.strerror or e)
-        if hasattr(target, "write"):
-            target.write(message.encode())
-        elif target != subprocess.DEVNULL:
-            sys.stderr.write(message)
-        return 127, ""
-    return proc.returncode, (proc.stdout or b"").decode(errors="surrogateescape").rstrip("\n")
-
-
-# --- the command line ---------------------------------------------------------------------
-
-class Options:
-    runs = budget = filter = alpha = threshold = out_dir = repo = build_cache = ""
-    max_looks, iterations = "5", "100"
-    instructions = force = accept_inconclusive = keep_worktrees = profile = False
-
-    def __init__(self):
-        self.rdk = {"a": "", "b": ""}
-        self.kafka = {"a": "", "b": ""}
-        self.env = {"a": [], "b": []}
-        self.args = {"a": [], "b": []}
-        self.instructions_of, self.positional, self.kbench_args = [], [], []
-
-
-def need_value(argv, i):
-    if i + 1 >= len(argv) or not argv[i + 1]:
-        cli.bad_usage("option %s needs a value" % argv[i], COMMAND)
-    return argv[i + 1]
+def add_arguments(parser):
+    # A B [options] -- KBENCH_ARGS: the commits and kbench's arguments are one positional
+    # list, which argparse fills around the options only when it parses them intermixed.
+    parser.parse_args = parser.parse_intermixed_args
+    parser.add_argument("words", nargs="*", metavar="A B",
+                        help="the base and new commits; after --, arguments for every kbench run")
+    values = (
+        ("--runs", "N", cli.POSITIVE, None, "rounds, each one kbench process per side (base and new back to "
+         "back, so that they pair); default 8, the fewest for a paired verdict at p < 0.01, or 1 with "
+         "--instructions"),
+        ("--budget", "MINUTES", cli.POSITIVE_NUMBER, None, "after the first rounds (by default the 10 a paired "
+         "verdict needs at alpha / --max-looks), add rounds (2 at a time, or N/2) while a primary row is "
+         "inconclusive and they fit in MINUTES; each look is tested at alpha / --max-looks "
+         "(docs/comparing.md). Not with --instructions"),
+        ("--max-looks", "L", cli.POSITIVE, 5, "looks at most under --budget (default 5)"),
+        ("--filter", "REGEX", str, None, "kbench's --benchmark_filter (default: all)"),
+        ("--iterations", "N", cli.POSITIVE, 100, "fixed iteration count in --instructions mode (default 100), "
+         "given to kbench as KBENCH_FIXED_ITERATIONS"),
+        ("--alpha", "A", cli.LEVEL, 0.01, "the comparison's level (default 0.01)"),
+        ("--threshold", "PCT", cli.NUMBER, None, "smallest change that counts (default 5; 0.5 with "
+         "--instructions, 1 with --instructions-of)"),
+        ("--out-dir", "DIR", str, None, "runs and results (default results/runs/<date>-<A>-vs-<B>/)"),
+        ("--repo", "DIR", str, kbench.ROOT, "the git repository of the commits (default: this checkout)"),
+        ("--build-cache", "DIR", str, None, "build each commit in DIR/<sha> and keep it, so that a later call "
+         "only re-runs ninja (keyed by the commit alone: another DIR for other KBENCH_CMAKE_ARGS)"))
+    for option, metavar, kind, default, what in values:
+        parser.add_argument(option, metavar=metavar, type=kind, default=default, help=what)
+    for side in "ab":
+        parser.add_argument("--librdkafka-" + side, metavar="V", default="",
+                            help="side %s on librdkafka release V ('system': Debian's), or on commit REV of "
+                            "the librdkafka git repository DIR: tree:DIR@REV" % side.upper())
+        parser.add_argument("--env-" + side, metavar="NAME=VALUE", action="append", default=[],
+                            type=cli.matching(r"[A-Za-z_][A-Za-z0-9_]*=.*", "NAME=VALUE"),
+                            help="a variable for every kbench process of side %s (repeatable)" % side.upper())
+        parser.add_argument("--args-" + side, metavar="ARGS", type=shlex.split, default=[],
+                            help="kbench arguments for side %s only, split as a shell splits them "
+                            "(--args-%s=--opt when ARGS is one word starting with -)" % (side.upper(), side))
+        parser.add_argument("--kafka-" + side, metavar="V", default="",
+                            help="side %s on a cluster of Apache Kafka V started in DIR/kafka-%s (the other "
+                            "side on the default version if not given); not with a bootstrap of one's own"
+                            % (side.upper(), side))
+    parser.add_argument("--instructions-of", metavar="FUNC", action="append", default=[],
+                        type=cli.matching(r"[A-Za-z_*?][A-Za-z0-9_:*?]*", "function name"),
+                        help="with --instructions (implied): count only what runs inside FUNC (callgrind "
+                        "--toggle-collect; repeatable; * and ? match), e.g. rd_kafka_producev; one that "
+                        "collects nothing is an error (exit 3)")
+    for flag, what in (("--instructions", "measure callgrind's instructions instead of time"),
+                       ("--force", "compare different contexts"),
+                       ("--accept-inconclusive", "exit 0, not 3, when the only unjudged rows are inconclusive"),
+                       ("--keep-worktrees", "do not delete the worktrees and builds on exit"),
+                       ("--profile", "a differential profile of A and B (scripts/profile --diff) of each "
+                        "regressed row, at most 5: DIR/profiles/<row>/diff/")):
+        parser.add_argument(flag, action="store_true", help=what)
 
 
 def parse(argv):
-    o = Options()
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        name = a.split("=", 1)[0]
-        if a in ("-h", "--help"):
-            sys.stdout.write(USAGE)
-            sys.exit(0)
-        elif "=" in a and name in VALUE_OPTIONS:
-            argv = argv[:i] + [name, a.split("=", 1)[1]] + argv[i + 1:]
-            continue
-        elif a in VALUE_OPTIONS:
-            setattr(o, a[2:].replace("-", "_"), need_value(argv, i))
-        elif a in SIDE_VALUE_OPTIONS:
-            (o.rdk if a.startswith("--librdkafka") else o.kafka)[a[-1]] = need_value(argv, i)
-        elif a in ("--env-a", "--env-b"):
-            value = need_value(argv, i)
-            if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", value):
-                die("%s needs NAME=VALUE, got '%s'" % (a, value))
-            o.env[a[-1]].append(value)
-        elif a in ("--args-a", "--args-b"):
-            # bash's read -ra: the first line, split on blanks.
-            o.args[a[-1]] += words(need_value(argv, i).split("\n", 1)[0])
-        elif a == "--instructions-of":
-            value = need_value(argv, i)
-            if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_:*?]*", value):
-                die("--instructions-of: '%s' is not a function name (letters, digits, _, :, * and ?)" % value)
-            o.instructions = True
-            o.instructions_of.append(value)
-        elif a in ("--instructions", "--force", "--accept-inconclusive", "--keep-worktrees", "--profile"):
-            setattr(o, a[2:].replace("-", "_"), True)
-            i += 1
-            continue
-        elif a == "--":
-            o.kbench_args = argv[i + 1:]
-            break
-        elif a.startswith("-"):
-            die("unknown option '%s' (see --help)" % a)
-        else:
-            o.positional.append(a)
-            i += 1
-            continue
-        i += 2
-    return o
+    """The Namespace of a command line of scripts/bench-commits, for callers in-process."""
+    from kbench.__main__ import parser_for
+    return parser_for("bench-commits", sys.modules[__name__]).parse_args(argv)
+
+
+def look_pairs(alpha, looks):
+    """Rounds the first look starts with: as many as a paired verdict at alpha / looks needs,
+    made even (as many A-first as B-first rounds)."""
+    n = compare.min_pairs(alpha / looks)
+    return n + n % 2
+
+
+def regressed(verdict, most=5):
+    """The names of the regressed rows, largest change first, without the iterations suffix."""
+    seen = []
+    for r in sorted(verdict.get("regressions", []), key=lambda r: -abs(r.get("change_pct") or 0)):
+        name = re.sub(r"/iterations:[0-9]+$", "", r["name"])
+        if name not in seen:
+            seen.append(name)
+    return seen[:most]
 
 
 def check_tree(spec):
     """tree:DIR@REV is checked before anything is built: a DIR that is no librdkafka
-    repository or a REV that is no commit of it is bad usage (scripts/librdkafka path
-    --tree's own checks and messages)."""
+    repository or a REV that is no commit of it is bad usage."""
     m = TREE_SPEC.fullmatch(spec)
     if not m:
         die("--librdkafka-a/-b tree: needs tree:DIR@REV, got '%s'" % spec)
-    said, prog = io.StringIO(), cli.prog
-    cli.prog = librdkafka.PROG
     try:
-        with contextlib.redirect_stderr(said):
-            librdkafka.Tree(librdkafka.Repo(home(m.group(1))), m.group(2)).check()
-    except SystemExit as e:
-        if e.code == 2:
-            cli.prog = prog
-            sys.stderr.write(said.getvalue())
-            die("bad librdkafka side '%s'" % spec)
-    finally:
-        cli.prog = prog
+        librdkafka.path_tree(os.path.expanduser(m.group(1)), m.group(2))
+    except librdkafka.BuildError as e:
+        if e.status == 2:
+            die("bad librdkafka side '%s': %s" % (spec, e))
 
 
-def pin_mock_cluster(o):
+def pin_mock_cluster(args):
     """Two librdkafka releases compared on the mock cluster meet the same one: kbench-mock
     (--mock=process), not each release's own mock, whose changes would be measured too.
     Not when a cluster is named, or the user chose --mock=."""
-    if o.rdk["a"] == o.rdk["b"] or o.kafka["a"] or o.kafka["b"] or os.environ.get("KBENCH_BOOTSTRAP"):
+    if args.librdkafka_a == args.librdkafka_b or args.kafka_a or args.kafka_b or os.environ.get("KBENCH_BOOTSTRAP"):
         return
-    given = o.kbench_args + o.args["a"] + o.args["b"] + o.env["a"] + o.env["b"]
+    given = args.kbench_args + args.args_a + args.args_b + args.env_a + args.env_b
     if any(a.startswith("--mock") or OWN_CLUSTER.match(a) for a in given):
         return
     info("the sides load different librdkafka releases: rows on the mock cluster run on "
          "kbench-mock (--mock=process), the same cluster for both (--mock=embedded after -- "
          "measures each release's own mock instead)")
-    o.kbench_args = o.kbench_args + ["--mock=process"]
+    args.kbench_args.append("--mock=process")
 
 
-def check(o):
+def check_kafka_sides(args):
+    """--kafka-a/-b: this command owns both sides' clusters, so nothing else may name one;
+    unknown versions are refused before anything is built (resolving them once if need be)."""
+    for side in "ab":
+        for arg in getattr(args, "env_" + side) + getattr(args, "args_" + side) + args.kbench_args:
+            if OWN_CLUSTER.match(arg):
+                die("side %s runs on a cluster this command starts (--kafka-a/--kafka-b), so "
+                    "'%s' cannot choose its cluster; drop one of them" % (side.upper(), arg))
+    if os.environ.get("KBENCH_BOOTSTRAP"):
+        info("ignoring KBENCH_BOOTSTRAP=%s: each side runs on the cluster started for it"
+             % os.environ["KBENCH_BOOTSTRAP"])
+    for side in "ab":
+        version = getattr(args, "kafka_" + side)
+        if version:
+            try:
+                kafka.classpath(version)
+            except kafka.KafkaError as e:
+                if e.status == 2:
+                    die("--kafka-%s %s: not a Kafka release scripts/kafka can run: %s" % (side, version, e))
+                die("--kafka-%s %s: scripts/kafka could not resolve it: %s" % (side, version, e), 3)
+
+
+def check(args):
     """The checks made before anything is built; fills in the defaults."""
-    if len(o.positional) != 2:
-        die("expected two commits A and B, got %d argument(s) (see --help)" % len(o.positional))
-    if o.out_dir:
-        cli.check_out_dir(o.out_dir, "--out-dir")
-    if o.build_cache:
-        cli.check_out_dir(o.build_cache, "--build-cache")
-    for spec in (o.rdk["a"], o.rdk["b"]):
+    if len(args.words) < 2 or not all(w.startswith("-") for w in args.words[2:3]):
+        die("expected two commits A and B, then kbench's arguments after --, got %s"
+            % (" ".join(args.words) or "nothing"))
+    args.commits, args.kbench_args = args.words[:2], args.words[2:]
+    args.instructions = args.instructions or bool(args.instructions_of)
+    if args.out_dir:
+        cli.check_out_dir(args.out_dir, "--out-dir")
+    if args.build_cache:
+        cli.check_out_dir(args.build_cache, "--build-cache")
+    for spec in (args.librdkafka_a, args.librdkafka_b):
         if spec.startswith("tree:"):
             check_tree(spec)
-    runs_given = bool(o.runs)
-    o.runs = o.runs or ("1" if o.instructions else "8")
-    for opt in ("runs", "max_looks", "iterations"):
-        if not re.fullmatch(r"[1-9][0-9]*", getattr(o, opt)):
-            die("--%s must be a positive integer, got '%s'" % (opt.replace("_", "-"), getattr(o, opt)))
-        setattr(o, opt, int(getattr(o, opt)))
-    if o.budget:
-        if not re.fullmatch(r"[0-9]+([.][0-9]+)?", o.budget) or float(o.budget) <= 0:
-            die("--budget must be a positive number of minutes, got '%s'" % o.budget)
-        if o.instructions:
+    runs_given = args.runs is not None
+    args.runs = args.runs or (1 if args.instructions else 8)
+    if args.budget:
+        if args.instructions:
             die("--budget does not apply to --instructions (one deterministic round decides)")
         # Each look is tested at alpha / L, where a paired verdict needs more rounds than at
-        # alpha (10 at 0.01 / 5): the first look starts with that many (an even number, as
-        # many A-first as B-first rounds), so that it is paired like every later look.
-        try:
-            pairs = commits.look_pairs(float(o.alpha or "0.01"), o.max_looks)
-        except ValueError:
-            die("--alpha must be a number, got '%s'" % o.alpha)
-        if o.runs < pairs and not runs_given:
-            o.runs = pairs
-        elif o.runs < pairs:
+        # alpha (10 at 0.01 / 5): the first look starts with that many, so that it is paired
+        # like every later look.
+        pairs = look_pairs(args.alpha, args.max_looks)
+        if not runs_given:
+            args.runs = max(args.runs, pairs)
+        elif args.runs < pairs:
             info("note: under --budget each look is tested at alpha / %d, where a paired verdict "
                  "needs %d rounds; looks at fewer rounds (--runs %d) compare the sides unpaired"
-                 % (o.max_looks, pairs, o.runs))
-    if not o.threshold:
+                 % (args.max_looks, pairs, args.runs))
+    if args.threshold is None:
         # --instructions-of: a send call's count still moves by up to ~0.5 % between
         # identical builds (locks, wake-ups; docs/comparing.md), so 1 %.
-        o.threshold = "1" if o.instructions_of else "0.5" if o.instructions else "5"
-    if not o.instructions and o.runs < 3:
+        args.threshold = 1.0 if args.instructions_of else 0.5 if args.instructions else 5.0
+    if not args.instructions and args.runs < 3:
         info("warning: %d run(s) per side cannot show a significant time difference; every "
-             "result will be inconclusive" % o.runs)
-
-    pin_mock_cluster(o)
-
-    # --kafka-a/-b: the tool owns both sides' clusters, so nothing else may name one.
-    if o.kafka["a"] or o.kafka["b"]:
-        for side in "ab":
-            for arg in o.env[side] + o.args[side] + o.kbench_args:
-                if OWN_CLUSTER.match(arg):
-                    die("side %s runs on a cluster this script starts (--kafka-a/--kafka-b), so "
-                        "'%s' cannot choose its cluster; drop one of them" % (side.upper(), arg))
-        if os.environ.get("KBENCH_BOOTSTRAP"):
-            info("ignoring KBENCH_BOOTSTRAP=%s: each side runs on the cluster started for it"
-                 % os.environ["KBENCH_BOOTSTRAP"])
-        # Unknown versions are refused before anything is built (resolving them once if need be).
-        for side in "ab":
-            version = o.kafka[side]
-            if not version:
-                continue
-            rc, _ = run([os.path.join(HERE, "kafka"), "classpath", "--version", version],
-                        stdout=subprocess.DEVNULL)
-            if rc == 2:
-                die("--kafka-%s %s: not a Kafka release scripts/kafka can run (its reason above)"
-                    % (side, version))
-            if rc != 0:
-                die("--kafka-%s %s: scripts/kafka could not resolve it (exit %d)" % (side, version, rc), 3)
-
-    for tool in ("git", "cmake", "ninja"):
+             "result will be inconclusive" % args.runs)
+    pin_mock_cluster(args)
+    if args.kafka_a or args.kafka_b:
+        check_kafka_sides(args)
+    for tool in ("git", "cmake", "ninja") + (("valgrind",) if args.instructions else ()):
         if not shutil.which(tool):
             die("'%s' not found (install it: scripts/setup)" % tool)
-    if o.instructions and not shutil.which("valgrind"):
-        die("--instructions needs valgrind (apt-get install valgrind)")
+    repo = git.try_run(args.repo, "rev-parse", "--show-toplevel")
+    if not repo:
+        die("'%s' is not inside a git repository" % args.repo)
+    args.repo, args.sha = repo, {}
+    for side, rev in zip("ab", args.commits):
+        args.sha[side] = git.try_run(repo, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+        if not args.sha[side]:
+            die("'%s' is not a commit in %s" % (rev, repo))
 
-    repo = o.repo or os.path.join(HERE, "..")
-    rc, o.repo = run(["git", "-C", repo, "rev-parse", "--show-toplevel"],
-                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    if rc != 0:
-        die("'%s' is not inside a git repository" % repo)
-    o.sha = {}
-    for side, rev in zip("ab", o.positional):
-        rc, o.sha[side] = run(["git", "-C", o.repo, "rev-parse", "--verify", "--quiet", rev + "^{commit}"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        if rc != 0:
-            die("'%s' is not a commit in %s" % (rev, o.repo))
-
-
-# --- the run ------------------------------------------------------------------------------
 
 def dead_worktree(path):
     """True if PATH is a git worktree whose repository no longer exists (its .git file
@@ -368,164 +250,146 @@ def dead_worktree(path):
             line = f.readline()
     except OSError:  # no .git file (a folder, or nothing): not a worktree of another clone
         return False
-    if not line.startswith("gitdir: "):
-        return False
-    return not os.path.isdir(os.path.join(path, line[len("gitdir: "):].strip()))
+    return line.startswith("gitdir: ") and not os.path.isdir(line[len("gitdir: "):].strip())
+
+
+def split_time_suffix(name):
+    """(NAME's base, its time suffixes): a row with fixed iterations is NAME/iterations:N,
+    before its time suffixes (Produce/.../iterations:N/real_time)."""
+    return TIME_SUFFIXES.fullmatch(name).groups()
 
 
 class BenchCommits:
-    def __init__(self, o, out_dir, build_cache, work):
-        self.o, self.out_dir, self.build_cache, self.work = o, out_dir, build_cache, work
+    def __init__(self, args, out_dir, build_cache, work):
+        self.args, self.out_dir, self.build_cache, self.work = args, out_dir, build_cache, work
         self.worktrees, self.kafka_dirs = [], []
         self.bin = {}
+        self.env_of = {"a": list(args.env_a), "b": list(args.env_b)}
+        self.args_of = {"a": list(args.args_a), "b": list(args.args_b)}
         self.files = {"a": [], "b": []}
         self.run_log = os.path.join(out_dir, "kbench.log")
-        self.filter_args = ["--benchmark_filter=" + o.filter] if o.filter else []
+        self.filter_args = ["--benchmark_filter=" + args.filter] if args.filter else []
         self.rc = 0
 
     def cleanup(self):
         # A second Ctrl-C must not leave a broker running: stopping is not interruptible.
-        TRAP.hold()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        for folder in self.kafka_dirs:
+            kafka.stop(folder)
         if self.kafka_dirs:
-            with open(os.path.join(self.out_dir, "kafka-stop.log"), "ab") as log:
-                stops = [subprocess.Popen([os.path.join(HERE, "kafka"), "stop", "--dir", d], stdout=log,
-                                          stderr=subprocess.STDOUT) for d in self.kafka_dirs]
-                for p in stops:
-                    p.wait()
             info("stopped the clusters (logs: %s)" % " ".join(d + "/logs" for d in self.kafka_dirs))
-        if self.o.keep_worktrees:
+        if self.args.keep_worktrees:
             info("kept worktrees under %s" % self.work)
             return
         for wt in self.worktrees:
-            subprocess.run(["git", "-C", self.o.repo, "worktree", "remove", "--force", wt],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            git.try_run(self.args.repo, "worktree", "remove", "--force", wt)
         shutil.rmtree(self.work, ignore_errors=True)
-        subprocess.run(["git", "-C", self.o.repo, "worktree", "prune"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        git.try_run(self.args.repo, "worktree", "prune")
 
     def build(self, sha, label):
         """Builds one commit in its own worktree; its kbench binary."""
-        wt = os.path.join(self.work, "%s-%s" % (label, sha[:12]))
+        repo = self.args.repo
         blog = os.path.join(self.out_dir, "build-%s.log" % label)
         # A cached worktree is left detached at its sha and never deleted here; ninja below
         # still checks it, so a half-finished earlier build is completed.
-        if self.build_cache:
-            wt = os.path.join(self.build_cache, sha)
+        wt = os.path.join(self.build_cache, sha) if self.build_cache else \
+            os.path.join(self.work, "%s-%s" % (label, sha[:12]))
         open(blog, "w").close()
         if self.build_cache and dead_worktree(wt):
-            info("%s was a worktree of a clone that is gone: made again from %s" % (wt, self.o.repo))
+            info("%s was a worktree of a clone that is gone: made again from %s" % (wt, repo))
             shutil.rmtree(wt)
-            run(["git", "-C", self.o.repo, "worktree", "prune"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            git.try_run(repo, "worktree", "prune")
         if not os.path.exists(os.path.join(wt, ".git")):
-            with open(blog, "wb") as log:
-                rc, _ = run(["git", "-C", self.o.repo, "worktree", "add", "--detach", wt, sha],
-                            stdout=log, stderr=subprocess.STDOUT)
-            if rc != 0:
-                shell.show_log(blog)
-                die("git worktree add failed for %s" % sha, 3)
+            if proc.run(["git", "-C", repo, "worktree", "add", "--detach", wt, sha], log=blog).returncode:
+                die("git worktree add failed for %s:\n%s" % (sha, proc.tail(blog)), 3)
             if not self.build_cache:
                 self.worktrees.append(wt)
-        if self.build_cache and run(["git", "-C", wt, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL)[1] != sha:
+        if self.build_cache and git.try_run(wt, "rev-parse", "HEAD") != sha:
             die("%s is not a worktree at %s: remove it or use another --build-cache" % (wt, sha), 3)
         info("building %s %s (log: %s)" % (label, sha[:12], blog))
         # KBENCH_CMAKE_ARGS: extra configure options, e.g. -DCMAKE_CXX_COMPILER=clang++.
-        with open(blog, "ab") as log:
-            ok = all(run(cmd, stdout=log, stderr=subprocess.STDOUT)[0] == 0 for cmd in (
-                ["cmake", "-S", wt, "-B", wt + "/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
-                + words(os.environ.get("KBENCH_CMAKE_ARGS", "")),
-                ["cmake", "--build", wt + "/build", "--target", "kbench"]))
-        if not ok:
-            shell.show_log(blog, 30)
-            die("build of %s %s failed (full log: %s)" % (label, sha[:12], blog), 3)
+        for cmd in (["cmake", "-S", wt, "-B", wt + "/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
+                    + shlex.split(os.environ.get("KBENCH_CMAKE_ARGS", "")),
+                    ["cmake", "--build", wt + "/build", "--target", "kbench"]):
+            if proc.run(cmd, log=blog).returncode:
+                die("build of %s %s failed (full log: %s):\n%s" % (label, sha[:12], blog, proc.tail(blog, 30)), 3)
         binary = wt + "/build/kbench"
         if not os.access(binary, os.X_OK):
             die("build of %s produced no %s" % (label, binary), 3)
         return binary
 
-    def side_librdkafka(self, version):
+    def side_librdkafka(self, spec):
         """A side's librdkafka, a release V or tree:DIR@REV, as environment: its directory
         first on LD_LIBRARY_PATH, and what it was built from (its build.json's source)."""
-        if version == "system":
+        if spec == "system":
             return ["KBENCH_LIBRDKAFKA_SOURCE=system"]
-        build_args, tree = [version], ""
-        m = TREE_SPEC.fullmatch(version)
-        if m:
-            build_args = ["--tree", home(m.group(1)), m.group(2)]
-            tree = os.path.realpath(build_args[1])
-        info("librdkafka %s (scripts/librdkafka build %s)" % (version, " ".join(build_args)))
-        rc, folder = run([os.path.join(HERE, "librdkafka"), "build"] + build_args, stdout=subprocess.PIPE)
-        # Its own exit 2 is bad input (unknown version, not a librdkafka commit); the rest failed.
-        if rc != 0:
-            die("scripts/librdkafka build %s failed" % " ".join(build_args), 2 if rc == 2 else 3)
+        m = TREE_SPEC.fullmatch(spec)
+        tree = os.path.realpath(os.path.expanduser(m.group(1))) if m else ""
+        info("librdkafka %s" % spec)
+        try:
+            folder = librdkafka.build_tree(tree, m.group(2)) if m else librdkafka.build(spec)
+        except librdkafka.BuildError as e:
+            # Its status 2 is bad input (unknown version, not a librdkafka commit); the rest failed.
+            die("librdkafka %s: %s" % (spec, e), 2 if e.status == 2 else 3)
         if not folder:
             return ["KBENCH_LIBRDKAFKA_SOURCE=system"]
         ld = os.environ.get("LD_LIBRARY_PATH")
         env = ["LD_LIBRARY_PATH=%s%s" % (folder, ":" + ld if ld else "")]
         # A commit's build is cached by sha alone, and may have been built from another
         # clone (a mirror, a checkout): the source names the tree this side asked for.
-        path = folder.removesuffix("/lib") + "/build.json"
-        try:
-            src = stamp.librdkafka_source(cli.read_json(path, status=1), tree)
-        except SystemExit:
-            die("cannot read %s" % path, 3)
+        src = stamp.librdkafka_source(cli.read_json(folder.removesuffix("/lib") + "/build.json", status=3), tree)
         return env + ["KBENCH_LIBRDKAFKA_SOURCE=" + src] if src else env
 
     def start_side_cluster(self, side, version):
         """One cluster per side, started one after the other so that the second's free ports
-        (--port-base auto) cannot be the first's; kbench records KBENCH_BROKER_VERSION as the
-        side's broker_version and measures the brokers in KBENCH_KAFKA_DIR."""
+        cannot be the first's; kbench records KBENCH_BROKER_VERSION as the side's
+        broker_version and measures the brokers in KBENCH_KAFKA_DIR."""
         folder = os.path.join(self.out_dir, "kafka-" + side)
         self.kafka_dirs.append(folder)  # before it starts: the clean-up stops whatever came up
         info("side %s: starting Apache Kafka %s in %s" % (side.upper(), version or "(the default version)", folder))
-        rc, bootstrap = run([os.path.join(HERE, "kafka"), "start", "--dir", folder, "--port-base", "auto"]
-                            + (["--version", version] if version else []), stdout=subprocess.PIPE)
-        if rc != 0:
-            die("scripts/kafka start failed for side %s (exit %d; logs: %s/logs)" % (side.upper(), rc, folder),
-                2 if rc == 2 else 3)
+        try:
+            bootstrap = kafka.start(folder, version=version or None, port_base="auto")
+        except kafka.KafkaError as e:
+            die("side %s: Kafka did not start: %s (logs: %s/logs)" % (side.upper(), e, folder),
+                2 if e.status == 2 else 3)
         try:
             with open(folder + "/version") as f:
-                version = f.read().rstrip("\n")
+                version = f.read().strip()
         except OSError as e:
             die("cannot read %s/version: %s" % (folder, e.strerror), 1)
         info("side %s: Kafka %s at %s" % (side.upper(), version, bootstrap))
-        self.o.env[side] += ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
-                             "KBENCH_KAFKA_DIR=" + folder]
+        self.env_of[side] += ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
+                              "KBENCH_KAFKA_DIR=" + folder]
         # A secured cluster (KBENCH_KAFKA_SECURITY) needs its own throwaway credentials.
-        try:
+        if os.path.isfile(folder + "/security"):
             with open(folder + "/security") as f:
-                security = f.read().rstrip("\n")
-        except OSError:
-            security = "plaintext"
-        if security != "plaintext":
-            self.o.args[side].append("--client-config=%s/client.properties" % folder)
+                if f.read().strip() != "plaintext":
+                    self.args_of[side].append("--client-config=%s/client.properties" % folder)
 
     def env(self, side, extra=()):
         env = dict(os.environ, **dict(extra))
-        env.update(kv.split("=", 1) for kv in self.o.env[side])
+        env.update(kv.split("=", 1) for kv in self.env_of[side])
         return env
 
     def run_kbench(self, side, out, cmd, extra_env=()):
         """One kbench process. A run whose benchmarks failed their checks exits 1 but writes
         its JSON with error_occurred: compare reports those (exit 3). No JSON is fatal."""
-        with open(self.run_log, "ab") as log:
-            rc, _ = run(cmd + ["--benchmark_repetitions=1", "--benchmark_out=" + out, "--benchmark_out_format=json"]
-                        + self.o.kbench_args + self.o.args[side], env=self.env(side, extra_env),
-                        stdout=log, stderr=subprocess.STDOUT)
+        rc = proc.run(cmd + ["--benchmark_repetitions=1", "--benchmark_out=" + out, "--benchmark_out_format=json"]
+                      + self.args.kbench_args + self.args_of[side], env=self.env(side, extra_env),
+                      log=self.run_log).returncode
         if not os.path.isfile(out) or os.path.getsize(out) == 0:
-            shell.show_log(self.run_log, 20)
-            die("kbench wrote no %s (exit %d): %s (log: %s)" % (out, rc, " ".join(cmd), self.run_log), 3)
+            die("kbench wrote no %s (exit %d): %s (log: %s):\n%s"
+                % (out, rc, " ".join(cmd), self.run_log, proc.tail(self.run_log)), 3)
         if rc != 0:
             info("kbench exited %d (a benchmark failed its checks; compare will say which)" % rc)
 
     def list_names(self, side, binary):
-        with open(self.run_log, "ab") as log:
-            rc, names = run([binary, "--benchmark_list_tests=true"] + self.filter_args + self.o.kbench_args
-                            + self.o.args[side], env=self.env(side), stdout=subprocess.PIPE, stderr=log)
-        if rc != 0:
+        done = proc.run([binary, "--benchmark_list_tests=true"] + self.filter_args + self.args.kbench_args
+                        + self.args_of[side], env=self.env(side), log=self.run_log, capture=True)
+        if done.returncode != 0:
             die("kbench --benchmark_list_tests failed (log: %s)" % self.run_log, 3)
-        return [n for n in names.split("\n") if n]
+        return done.stdout.split()
 
     def cluster_regex(self, *binaries):
         regex = facts.cluster_regex(*binaries)
@@ -549,11 +413,11 @@ class BenchCommits:
 
     def measure_instructions(self, side, label, rnd, out):
         """Instruction mode, one side, one round: writes a Google-Benchmark-shaped file."""
-        o, binary = self.o, self.bin[side]
+        args, binary = self.args, self.bin[side]
         names = self.list_names(side, binary)
         if not names:
-            die("no benchmark of %s matches filter '%s'" % (label, o.filter or "<all>"), 3)
-        if not o.instructions_of:
+            die("no benchmark of %s matches filter '%s'" % (label, args.filter or "<all>"), 3)
+        if not args.instructions_of:
             # A row that talks to a cluster runs librdkafka's timers by the wall clock, not
             # the iteration count: identical builds would differ by more than --threshold.
             # Left out (all are measured when kbench is older than --describe and cannot say which).
@@ -569,16 +433,14 @@ class BenchCommits:
                      "follow the wall clock, not the iteration count; count one call path "
                      "(--instructions-of rd_kafka_producev) or compare them by time (docs/comparing.md)" % left)
             names = kept
-        toggles = ["--toggle-collect=" + f for f in o.instructions_of]
+        toggles = ["--toggle-collect=" + f for f in args.instructions_of]
         table = []
-        table_path = "%s/runs/%s-%d.table" % (self.out_dir, label, rnd)
-        open(table_path, "w").close()
+        n1, n2 = args.iterations, 2 * args.iterations
         for i, name in enumerate(names, 1):
             base, suffix = split_time_suffix(name)
             esc = "%s(/iterations:[0-9]+)?%s" % (results.regex_escape(base), results.regex_escape(suffix))
-            stem = {}
-            for n in (o.iterations, 2 * o.iterations):
-                stem[n] = "%s/runs/%s-%d-%d-%d" % (self.out_dir, label, rnd, i, n)
+            stem = {n: "%s/runs/%s-%d-%d-%d" % (self.out_dir, label, rnd, i, n) for n in (n1, n2)}
+            for n in (n1, n2):
                 self.run_kbench(side, stem[n] + ".json",
                                 ["valgrind", "--tool=callgrind"] + toggles
                                 + ["--callgrind-out-file=%s.callgrind.out" % stem[n], binary,
@@ -586,16 +448,13 @@ class BenchCommits:
                                 extra_env={"KBENCH_FIXED_ITERATIONS": str(n)})
                 self.check_iterations(stem[n] + ".json", name, n)
             # N's profile, then 2N's profile and JSON
-            n2 = 2 * o.iterations
-            table.append((name, o.iterations, stem[o.iterations] + ".callgrind.out",
-                          stem[n2] + ".callgrind.out", stem[n2] + ".json"))
-            with open(table_path, "a") as f:
-                f.write("\t".join(map(str, table[-1])) + "\n")
+            table.append((name, n1, stem[n1] + ".callgrind.out", stem[n2] + ".callgrind.out", stem[n2] + ".json"))
+        with open("%s/runs/%s-%d.table" % (self.out_dir, label, rnd), "w") as f:
+            f.writelines("\t".join(map(str, row)) + "\n" for row in table)
         try:
-            results.write_json(out, results.callgrind_json(table, o.instructions_of))
+            results.write_json(out, results.callgrind_json(table, args.instructions_of))
         except (results.BenchmarkJsonError, OSError) as e:
-            info("error: %s" % e)
-            die("cannot build instruction JSON for %s" % label, 3)
+            die("cannot build instruction JSON for %s: %s" % (label, e), 3)
 
     def warm_up(self):
         """A broker that has just started (or sat idle) serves its first minute of load
@@ -603,24 +462,20 @@ class BenchCommits:
         untimed process first runs the selection's live rows (as scripts/bench does), never
         compared. Each side that differs in environment or arguments (maybe another
         cluster) warms its own."""
-        o = self.o
+        a = self.args
         live = bool(os.environ.get("KBENCH_BOOTSTRAP")) or any(
-            a.startswith("--bootstrap") or a.startswith("KBENCH_BOOTSTRAP=") and a != "KBENCH_BOOTSTRAP="
-            for a in o.kbench_args + o.args["a"] + o.args["b"] + o.env["a"] + o.env["b"])
-        if o.instructions or not live:
+            w.startswith("--bootstrap") or w.startswith("KBENCH_BOOTSTRAP=") and w != "KBENCH_BOOTSTRAP="
+            for w in a.kbench_args + self.args_of["a"] + self.args_of["b"] + self.env_of["a"] + self.env_of["b"])
+        if a.instructions or not live:
             return
-        differ = [" ".join(o.env[s]) + " | " + " ".join(o.args[s]) for s in "ab"]
-        for side in "ab" if differ[0] != differ[1] else "a":
+        same = (self.env_of["a"], self.args_of["a"]) == (self.env_of["b"], self.args_of["b"])
+        for side in "a" if same else "ab":
             label = "base" if side == "a" else "new"
-            # As the bash tool's process substitution: a failure to list (or to tell the
-            # live rows) is said, and the side is not warmed up.
-            try:
-                regex = self.cluster_regex(self.bin[side], self.bin["b"], self.bin["a"])
-                rows = [n for n in self.list_names(side, self.bin[side]) if re.search(regex, n)][:40]
-            except SystemExit as e:
-                if e.code in (130, 143):
-                    raise
-                rows = []
+            regex = facts.cluster_regex(self.bin[side], self.bin["b"], self.bin["a"])
+            if regex is None:
+                info("warning: kbench does not say which families need a cluster: no warm-up for %s" % label)
+                continue
+            rows = [n for n in self.list_names(side, self.bin[side]) if re.search(regex, n)][:40]
             if rows:
                 info("warming the cluster up: %d live row(s) of %s, untimed" % (len(rows), label))
                 warm = "warmup.json" if side == "a" else "warmup-new.json"
@@ -637,156 +492,143 @@ class BenchCommits:
             label = "base" if side == "a" else "new"
             out = "%s/runs/%s-%d.json" % (self.out_dir, label, rnd)
             info("round %d: %s" % (rnd, label))
-            if self.o.instructions:
+            if self.args.instructions:
                 self.measure_instructions(side, label, rnd, out)
             else:
                 self.run_kbench(side, out, [self.bin[side]] + self.filter_args)
             self.files[side].append(out)
 
     def merge_and_compare(self, alpha):
-        """Merges both sides and compares them at level ALPHA; sets rc."""
-        o = self.o
+        """Merges both sides and compares them at level ALPHA; sets rc; the verdict."""
+        a = self.args
+        sides = {}
         for side, name in (("a", "base"), ("b", "new")):
+            sides[side] = "%s/%s.json" % (self.out_dir, name)
             try:
-                results.merge_files("%s/%s.json" % (self.out_dir, name), self.files[side], self.pairing)
+                results.merge_files(sides[side], self.files[side], self.pairing)
             except (results.BenchmarkJsonError, OSError) as e:
-                info("error: %s" % e)
-                die("merging %s runs failed" % name, 3)
-        self.rc, _ = run([os.path.join(HERE, "compare"), self.out_dir + "/base.json", self.out_dir + "/new.json",
-                          "--out", self.out_dir + "/verdict.json", "--threshold", o.threshold]
-                         + (["--force"] if o.force else [])
-                         + (["--accept-inconclusive"] if o.accept_inconclusive else [])
-                         + (["--metric", "instructions"] if o.instructions else [])
-                         + (["--alpha", alpha] if alpha else []))
-
-    def open_rows(self):
-        try:
-            return len(cli.read_json(self.out_dir + "/verdict.json", status=1).get("inconclusive", []))
-        except (SystemExit, AttributeError, TypeError):
-            return 0
+                die("merging %s runs failed: %s" % (name, e), 3)
+        verdict = compare_command.judge([sides["a"]], [sides["b"]], alpha=alpha, threshold=a.threshold,
+                                        metric="instructions" if a.instructions else None, force=a.force)
+        compare_command.write(verdict, json_path=self.out_dir + "/verdict.json")
+        self.rc = compare_command.exit_code(verdict, accept_inconclusive=a.accept_inconclusive)
+        return verdict
 
     def rounds(self):
-        o = self.o
+        a = self.args
         # Round i's base and new processes ran back to back: compare pairs them (one label per
         # invocation, so files of different invocations never pair).
-        self.pairing = "" if o.instructions else "bench-commits rounds %s %d" % (
+        self.pairing = None if a.instructions else "bench-commits rounds %s %d" % (
             time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), os.getpid())
-        rnd, started = 0, int(time.time())
-        for rnd in range(1, o.runs + 1):
+        started = time.monotonic()
+        for rnd in range(1, a.runs + 1):
             self.run_round(rnd)
         info("results in %s" % self.out_dir)
-        if not o.budget:
-            self.merge_and_compare(o.alpha)
-            return
+        if not a.budget:
+            return self.merge_and_compare(a.alpha)
         # Sequential looks, each at alpha / L: a false alarm at any look stays <= alpha
         # (Bonferroni, valid whatever the looks' correlation, which for Holm over moderated
         # tests has no closed form for Pocock or O'Brien-Fleming). Steps of >= 2 rounds keep
         # A-first = B-first.
-        look_alpha = "%.6g" % (float(o.alpha or "0.01") / o.max_looks)
-        step = max(o.runs // 2, 2)
-        for look in range(1, o.max_looks + 1):
-            info("look %d/%d at %d rounds (alpha %s per look)" % (look, o.max_looks, rnd, look_alpha))
-            self.merge_and_compare(look_alpha)
-            open_rows = self.open_rows()
+        look_alpha = a.alpha / a.max_looks
+        step = max(a.runs // 2, 2)
+        for look in range(1, a.max_looks + 1):
+            info("look %d/%d at %d rounds (alpha %.6g per look)" % (look, a.max_looks, rnd, look_alpha))
+            verdict = self.merge_and_compare(look_alpha)
+            open_rows = len(verdict.get("inconclusive", []))
             if open_rows == 0:
                 info("look %d: every primary row has a verdict (or cannot get one from more rounds); "
                      "stopping" % look)
-                return
-            if look == o.max_looks:
+                return verdict
+            if look == a.max_looks:
                 info("look %d: %d primary row(s) inconclusive and no look left (--max-looks %d)"
-                     % (look, open_rows, o.max_looks))
-                return
-            elapsed = int(time.time()) - started
-            next_s = (elapsed // rnd + 1) * step
-            if elapsed + next_s > float(o.budget) * 60:
+                     % (look, open_rows, a.max_looks))
+                return verdict
+            elapsed = time.monotonic() - started
+            next_s = elapsed / rnd * step
+            if elapsed + next_s > a.budget * 60:
                 info("look %d: %d primary row(s) inconclusive, but %d more rounds (~%d s) would exceed "
-                     "the budget of %s min" % (look, open_rows, step, next_s, o.budget))
-                return
+                     "the budget of %g min" % (look, open_rows, step, next_s, a.budget))
+                return verdict
             info("look %d: %d primary row(s) inconclusive; adding %d rounds" % (look, open_rows, step))
             for _ in range(step):
                 rnd += 1
                 self.run_round(rnd)
 
-    def profile(self):
+    def profile(self, verdict):
         """Where did the time go? A differential profile of each flagged row, on the same builds."""
-        o, out = self.o, self.out_dir
-        try:
-            regressed = commits.regressed(cli.read_json(out + "/verdict.json", status=1))
-        except SystemExit:
-            regressed = []
+        a, out = self.args, self.out_dir
         live_re = self.cluster_regex(self.bin["b"], self.bin["a"])
-        for name in regressed:
+        for name in regressed(verdict):
             tool = "perf" if re.search(live_re, name) else "callgrind"
-            slug = re.sub("_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name))
-            slug = slug.removeprefix("_").removesuffix("_")[:80]
+            slug = re.sub("_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name)).strip("_")[:80]
             info("differential profile of regressed row %s (%s)" % (name, tool))
             env = dict(os.environ, KBENCH_FIXED_ITERATIONS=os.environ.get("KBENCH_FIXED_ITERATIONS")
-                       or str(o.iterations))
-            rc, _ = run([os.path.join(HERE, "profile"), "--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug),
-                         "--diff", self.bin["a"], self.bin["b"],
-                         "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + o.kbench_args,
-                        env=env, stdout=subprocess.DEVNULL)
-            if rc != 0:
+                       or str(a.iterations))
+            done = subprocess.run([os.path.join(kbench.SCRIPTS, "profile"), "--tool", tool, "--out-dir",
+                                   "%s/profiles/%s" % (out, slug), "--diff", self.bin["a"], self.bin["b"],
+                                   "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + a.kbench_args,
+                                  env=env, stdout=subprocess.DEVNULL)
+            if done.returncode != 0:
                 info("warning: the differential profile of %s failed (see %s/profiles/%s)" % (name, out, slug))
             else:
                 info("profile: %s/profiles/%s/diff/diff.txt" % (out, slug))
 
     def main(self):
-        o = self.o
-        self.bin["a"] = self.build(o.sha["a"], "base")
-        if o.sha["a"] == o.sha["b"]:
-            if not any([o.rdk["a"], o.rdk["b"], o.kafka["a"], o.kafka["b"]] + o.env["a"] + o.env["b"]
-                       + o.args["a"] + o.args["b"]):
+        a = self.args
+        self.bin["a"] = self.build(a.sha["a"], "base")
+        if a.sha["a"] == a.sha["b"]:
+            if not any([a.librdkafka_a, a.librdkafka_b, a.kafka_a, a.kafka_b] + a.env_a + a.env_b
+                       + a.args_a + a.args_b):
                 info("A and B are the same commit: an A/A run, useful to see this machine's noise")
             self.bin["b"] = self.bin["a"]
         else:
-            self.bin["b"] = self.build(o.sha["b"], "new")
+            self.bin["b"] = self.build(a.sha["b"], "new")
         for side in "ab":
-            if o.rdk[side]:
-                o.env[side] += self.side_librdkafka(o.rdk[side])
-        if o.kafka["a"] or o.kafka["b"]:
-            self.start_side_cluster("a", o.kafka["a"])
-            self.start_side_cluster("b", o.kafka["b"])
+            spec = getattr(a, "librdkafka_" + side)
+            if spec:
+                self.env_of[side] += self.side_librdkafka(spec)
+        if a.kafka_a or a.kafka_b:
+            self.start_side_cluster("a", a.kafka_a)
+            self.start_side_cluster("b", a.kafka_b)
         open(self.run_log, "w").close()
         self.warm_up()
-        self.rounds()
-        if o.profile and self.rc == 1:
-            self.profile()
+        verdict = self.rounds()
+        if a.profile and self.rc == 1:
+            self.profile(verdict)
         return self.rc
 
 
-def split_time_suffix(name):
-    """(NAME's base, its time suffixes): a row with fixed iterations is NAME/iterations:N,
-    before its time suffixes (Produce/.../iterations:N/real_time)."""
-    suffix = ""
-    m = TIME_SUFFIX.fullmatch(name)
-    while m:
-        name, suffix = m.group(1), m.group(2) + suffix
-        m = TIME_SUFFIX.fullmatch(name)
-    return name, suffix
-
-
-def main(argv):
-    cli.prog = "bench-commits"
-    o = parse(argv)
-    check(o)
+def run(args):
+    """The whole command on ARGS (from parse); its exit status. SIGTERM ends it with 143,
+    Ctrl-C with 130, after the clean-up (worktrees, the clusters it started)."""
+    check(args)
     cli.dry_run_exit()
-    out_dir = o.out_dir or "%s/results/runs/%s-%s-vs-%s" % (o.repo, time.strftime("%Y%m%d-%H%M%S"),
-                                                            o.sha["a"][:12], o.sha["b"][:12])
-    for folder, made in ((out_dir, out_dir + "/runs"), (o.build_cache, o.build_cache)):
+    out_dir = args.out_dir or "%s/results/runs/%s-%s-vs-%s" % (
+        args.repo, time.strftime("%Y%m%d-%H%M%S"), args.sha["a"][:12], args.sha["b"][:12])
+    for folder, made in ((out_dir, out_dir + "/runs"), (args.build_cache, args.build_cache)):
         try:
             if folder:
                 os.makedirs(made, exist_ok=True)
         except OSError as e:
             die("cannot create %s (%s)" % (folder, e.strerror))
-    work = tempfile.mkdtemp(prefix="kbench-commits.", dir=os.environ.get("TMPDIR") or "/tmp")
-    tool = BenchCommits(o, os.path.abspath(out_dir), o.build_cache and os.path.abspath(o.build_cache), work)
-    TRAP.install()
+    work = tempfile.mkdtemp(prefix="kbench-commits.")
+    tool = BenchCommits(args, os.path.abspath(out_dir), args.build_cache and os.path.abspath(args.build_cache),
+                        work)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         return tool.main()
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:
+        die(e, status=1)
     finally:
-        tool.cleanup()
+        with contextlib.suppress(KeyboardInterrupt):
+            tool.cleanup()
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
-if __name__ == "__main__":
-    cli.run(main, failed_writes=OSError)
+def main(args):
+    return run(args)

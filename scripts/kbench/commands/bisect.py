@@ -1,30 +1,7 @@
-"""scripts/bisect: find the first commit (or broker release) at which benchmarks changed,
-with scripts/bench-commits as the oracle of every step. See --help."""
-
-import argparse
-import json
-import math
-import os
-import re
-import shlex
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-
-import kbench
-from kbench import facts
-from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, info
-
-HERE = kbench.SCRIPTS
-
-
-DESCRIPTION = """\
-Finds the first commit between OLD and NEW at which the benchmarks matching REGEX
-changed: by default the first bad commit (NEW regressed against OLD), with --improvement
-the first fixing commit (NEW improved on OLD). What is walked:
+"""Find the first commit (or broker release) between OLD and NEW at which the benchmarks
+matching REGEX changed, with bench-commits as the oracle of every step: by default the
+first bad commit (NEW regressed against OLD), with --improvement the first fixing commit
+(NEW improved on OLD). What is walked:
 
   scripts/bisect GOOD BAD --filter REGEX                  kbench's own commits (--repo)
   scripts/bisect GOOD BAD --librdkafka-tree DIR --filter REGEX
@@ -45,26 +22,19 @@ interleaved, and its exit status decides: the change is in X when bench-commits 
 sides are swapped (X OLD: OLD regresses against a fixed X). The first step checks that
 NEW shows the change at all; then a binary search over the candidates between them.
 
-A step that cannot be judged:
-  inconclusive (bench-commits exit 3 with a verdict) is first placed by its intervals: the
-      question is which end the candidate is like. Each row that showed NEW's change (the
-      first step's regressions) whose interval lies wholly on one side of the midpoint
-      between OLD and NEW (in log ratio) places the candidate on that side; when at least
-      one row does and none places it on the other, the step takes that side's verdict and
-      says so ("placed_by" in steps.json). Otherwise it is measured again with twice the
-      rounds, up to --retries times (default 1); still inconclusive, it is skipped;
-  not measured (a build failed, a run failed: any other exit) is skipped at once.
-A skipped candidate is left out, as `git bisect skip` does: the search takes its nearest
-neighbour instead. When skipped candidates sit next to the boundary, the answer is the
-list of those that may be first (exit 3).
+A step that cannot be judged: an inconclusive one (exit 3 with a verdict) is placed by its
+intervals when each row of NEW's change that can tell lies wholly on one side of the
+midpoint between OLD and NEW, in log ratio ("placed_by" in steps.json); else it is measured
+again with twice the rounds, up to --retries times, then skipped. A step not measured (a
+build or run failed) is skipped at once. A skipped candidate is left out, as `git bisect
+skip` does; when skipped ones sit next to the boundary, the answer lists those that may be
+first (exit 3).
 
 Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commits'
 runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
 command), .rc (its exit status); steps.json (every step: verdict, exit, seconds,
 command) and summary.txt (the table and the answer). Progress goes to the console.
-"""
 
-EPILOG = """\
 environment:
   KBENCH_BISECT_ORACLE  a command run instead of scripts/bench-commits, with the same
                         arguments (e.g. a wrapper adding options); it must keep
@@ -73,13 +43,26 @@ environment:
 exit status: 0 the first bad (or fixing) commit was found (named on the last line), 1 NEW
 shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
 revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
-(NEW could not be judged, skipped candidates hide the answer)."""
+(NEW could not be judged, skipped candidates hide the answer).
+"""
 
-def git(repo, *args):
-    """Its output, stripped; None when git fails."""
-    proc = subprocess.run(["git", "-C", repo] + list(args), capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
-    return proc.stdout.strip() if proc.returncode == 0 else None
+import contextlib
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import kbench
+from kbench import cli, facts, git, proc, text
+from kbench.cli import check_out_dir, die, dry_run_exit, info
+from kbench.commands import bench_commits, librdkafka
 
 
 def minutes(seconds):
@@ -105,85 +88,98 @@ class Stopped(Exception):
         self.status = status
 
 
-def run_oracle(cmd, log):
-    """Runs one step and returns its exit status. On Ctrl-C or SIGTERM (passed on to the
-    step), waits until the step has cleaned up after itself (its worktrees, the brokers it
-    started), then raises Stopped."""
-    child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL)
-    stop = []
-
-    def on_term(*_):
-        stop.append(143)
-        child.send_signal(signal.SIGTERM)
-
-    previous = signal.signal(signal.SIGTERM, on_term)
+@contextlib.contextmanager
+def console_to(log):
+    """The process's stdout and stderr (its file descriptors: what builds and kbench print
+    too) go to LOG for the block, as bench-commits' console in a step."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved, prog = (os.dup(1), os.dup(2)), cli.prog
+    cli.prog = "scripts/bench-commits"
     try:
-        while True:
-            try:
-                rc = child.wait()
-                break
-            except KeyboardInterrupt:
-                # From a terminal the step has had its own SIGINT; from kill, it has not.
-                if not stop:
-                    child.send_signal(signal.SIGINT)
-                stop.append(130)
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    if stop:
-        raise Stopped(stop[0])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, was in zip((1, 2), saved):
+            os.dup2(was, fd)
+            os.close(was)
+        cli.prog = prog
+
+
+def run_bench_commits(argv, log):
+    """One step in this process: bench-commits' exit status. Ctrl-C or SIGTERM ends it
+    after its own clean-up (worktrees, the brokers it started), then raises Stopped."""
+    with console_to(log):
+        try:
+            rc = bench_commits.run(bench_commits.parse(argv))
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else 1
+        except KeyboardInterrupt:
+            rc = 130
+    if rc in (130, 143):
+        raise Stopped(rc)
     return rc
 
 
-def parse_args(argv):
-    kbench_args = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, kbench_args = argv[:i], argv[i + 1:]
-    ap = ArgumentParser(prog="bisect", usage="scripts/bisect [OLD NEW] --filter REGEX [options] "
-                        "[-- KBENCH_ARGS...]", description=DESCRIPTION, epilog=EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("range", nargs="*", metavar="OLD NEW",
-                    help="the two ends: GOOD BAD, or with --improvement before and after the "
-                    "fix (commits of --repo, or of --librdkafka-tree)")
-    ap.add_argument("--filter", help="benchmarks to judge (required; kbench's "
-                    "--benchmark_filter)")
-    ap.add_argument("--improvement", action="store_true",
-                    help="find the first commit that improved on OLD (a fix), not the first "
-                    "that regressed")
-    ap.add_argument("--librdkafka-tree", metavar="DIR",
-                    help="walk commits of this librdkafka git repository (bare or not)")
-    ap.add_argument("--kbench", metavar="REV", default="HEAD",
-                    help="with --librdkafka-tree or --kafka-versions: the kbench commit that "
-                    "measures every step (default HEAD of --repo)")
-    ap.add_argument("--kafka-versions", metavar="V1,V2,...",
-                    help="walk Apache Kafka releases, oldest first")
-    mode = ap.add_mutually_exclusive_group()
+def run_oracle(cmd, log):
+    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or
+    SIGTERM (passed on to the step), waits until the step has cleaned up after itself (its
+    worktrees, the brokers it started), then raises again."""
+    child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        return child.wait()
+    except (KeyboardInterrupt, Stopped) as e:
+        child.send_signal(signal.SIGTERM if isinstance(e, Stopped) else signal.SIGINT)
+        child.wait()
+        raise
+
+
+def add_arguments(parser):
+    # OLD NEW [options] -- KBENCH_ARGS: one positional list, filled around the options.
+    parser.parse_args = parser.parse_intermixed_args
+    parser.add_argument("words", nargs="*", metavar="OLD NEW",
+                        help="the two ends: GOOD BAD, or with --improvement before and after the fix "
+                        "(commits of --repo, or of --librdkafka-tree); after --, kbench's arguments")
+    parser.add_argument("--filter", help="benchmarks to judge (required; kbench's --benchmark_filter)")
+    parser.add_argument("--improvement", action="store_true",
+                        help="find the first commit that improved on OLD (a fix), not the first that regressed")
+    parser.add_argument("--librdkafka-tree", metavar="DIR",
+                        help="walk commits of this librdkafka git repository (bare or not)")
+    parser.add_argument("--kbench", metavar="REV", default="HEAD",
+                        help="with --librdkafka-tree or --kafka-versions: the kbench commit that measures "
+                        "every step (default HEAD of --repo)")
+    parser.add_argument("--kafka-versions", metavar="V1,V2,...", help="walk Apache Kafka releases, oldest first")
+    mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--instructions", dest="mode", action="store_const", const="instructions",
-                      help="callgrind instructions per iteration (the default when every "
-                      "selected benchmark is of a family that needs no cluster)")
+                      help="callgrind instructions per iteration (the default when every selected "
+                      "benchmark is of a family that needs no cluster)")
     mode.add_argument("--timing", dest="mode", action="store_const", const="timing",
                       help="time, with interleaved processes (the default otherwise)")
-    ap.add_argument("--runs", type=int, help="rounds per step (bench-commits --runs; its "
-                    "default 8, or 1 with --instructions)")
-    ap.add_argument("--budget", metavar="MINUTES", help="bench-commits --budget: more rounds "
-                    "while a row is inconclusive, within MINUTES per step")
-    ap.add_argument("--retries", type=int, default=1, help="re-measurements of an "
-                    "inconclusive step, each with twice the rounds, before it is skipped "
-                    "(default 1; 0 skips at once)")
-    ap.add_argument("--threshold", metavar="PCT", help="smallest change that counts "
-                    "(bench-commits' default: 0.5 with --instructions, 5 for time)")
-    ap.add_argument("--alpha", metavar="A", help="scripts/compare's level (default 0.01)")
-    ap.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: the "
-                    "one this script is in)")
-    ap.add_argument("--out-dir", metavar="DIR", help="evidence (default "
-                    "results/runs/<date>-bisect-<OLD>-<NEW>/)")
-    ap.add_argument("--build-cache", metavar="DIR", help="keep each kbench commit's build in "
-                    "DIR/<sha> for later runs (default: a temporary folder, removed at the "
-                    "end)")
-    args = ap.parse_args(argv)
-    args.kbench_args = kbench_args
+    parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
+                        help="rounds per step (bench-commits --runs; its default 8, or 1 with --instructions)")
+    parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
+                        help="bench-commits --budget: more rounds while a row is inconclusive, within "
+                        "MINUTES per step")
+    parser.add_argument("--retries", metavar="N", type=cli.COUNT, default=1,
+                        help="re-measurements of an inconclusive step, each with twice the rounds, before "
+                        "it is skipped (default 1; 0 skips at once)")
+    parser.add_argument("--threshold", metavar="PCT", type=cli.NUMBER,
+                        help="smallest change that counts (default 0.5 with --instructions, 5 for time)")
+    parser.add_argument("--alpha", metavar="A", type=cli.LEVEL, help="the comparison's level (default 0.01)")
+    parser.add_argument("--repo", metavar="DIR", help="kbench's git repository (default: this checkout)")
+    parser.add_argument("--out-dir", metavar="DIR", help="evidence (default results/runs/<date>-bisect-<OLD>-<NEW>/)")
+    parser.add_argument("--build-cache", metavar="DIR",
+                        help="keep each kbench commit's build in DIR/<sha> for later runs (default: a "
+                        "temporary folder, removed at the end)")
 
+
+def check(args):
+    """The checks of the command line that need nothing but it."""
+    n = next((i for i, w in enumerate(args.words) if w.startswith("-")), len(args.words))
+    args.range, args.kbench_args = args.words[:n], args.words[n:]
     if args.kafka_versions:
         if args.librdkafka_tree:
             die("--kafka-versions and --librdkafka-tree: one thing to walk at a time")
@@ -207,19 +203,9 @@ def parse_args(argv):
         check_out_dir(args.build_cache, "--build-cache")
     if not args.filter:
         die("--filter is required: bisect a few benchmarks, not the whole suite")
-    if args.runs is not None and args.runs < 1:
-        die("--runs must be a positive integer")
-    if args.retries < 0:
-        die("--retries must be 0 or more")
-    for opt, pattern, what in (("threshold", r"[0-9]*\.?[0-9]+", "a number of percent"),
-                               ("alpha", r"0?\.[0-9]+", "a level between 0 and 1"),
-                               ("budget", r"[0-9]+(\.[0-9]+)?", "a positive number of minutes")):
-        if getattr(args, opt) is not None and not re.match("^%s$" % pattern, getattr(args, opt)):
-            die("--%s must be %s" % (opt, what))
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
         die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
             "OLD and NEW)")
-    return args
 
 
 class Walk:
@@ -241,29 +227,28 @@ class Walk:
             tree = args.librdkafka_tree
             if not os.path.isdir(tree):
                 die("--librdkafka-tree '%s' is not a directory" % tree)
-            if git(tree, "rev-parse", "--git-dir") is None:
+            if git.try_run(tree, "rev-parse", "--git-dir") is None:
                 die("--librdkafka-tree '%s' is not a git repository" % tree)
             self.tree = where = os.path.realpath(tree)
         old, new = args.range
         shas = []
         for rev in (old, new):
-            sha = git(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+            sha = git.try_run(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
             if not sha:
                 die("'%s' is not a commit in %s" % (rev, where))
             shas.append(sha)
         if shas[0] == shas[1]:
             die("OLD and NEW are the same commit (%s)" % shas[0][:12])
-        if subprocess.run(["git", "-C", where, "merge-base", "--is-ancestor"] + shas,
-                          stdin=subprocess.DEVNULL).returncode != 0:
+        if git.try_run(where, "merge-base", "--is-ancestor", *shas) is None:
             die("OLD %s is not an ancestor of NEW %s" % (shas[0][:12], shas[1][:12]))
-        between = git(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
-                      "%s..%s" % tuple(shas)).split()
+        between = git.run(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
+                          "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
             die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
                 % (shas[0][:12], shas[1][:12]))
         subjects = dict(line.split(" ", 1) if " " in line else (line, "")
-                        for line in git(where, "log", "--no-walk=unsorted", "--format=%H %s",
-                                        *([shas[0]] + between)).splitlines())
+                        for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
+                                            shas[0], *between).splitlines())
         self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
                            for s in [shas[0]] + between]
 
@@ -288,7 +273,7 @@ class Bisect:
         old = self.walk.candidates[0]["id"]
         x = self.walk.candidates[i]["id"]
         base, new = (x, old) if a.improvement else (old, x)
-        cmd = list(self.oracle)
+        cmd = []
         if a.librdkafka_tree:
             cmd += [self.kbench_sha, self.kbench_sha,
                     "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
@@ -305,7 +290,7 @@ class Bisect:
             cmd += ["--runs", str(runs)]
         for opt in ("threshold", "alpha", "budget"):
             if getattr(a, opt) is not None:
-                cmd += ["--" + opt, getattr(a, opt)]
+                cmd += ["--" + opt, "%g" % getattr(a, opt)]
         if a.kbench_args:
             cmd += ["--"] + a.kbench_args
         return cmd
@@ -314,12 +299,13 @@ class Bisect:
         n = len(self.steps) + 1
         cand = self.walk.candidates[i]
         stem = os.path.join(self.out_dir, "step-%d-%s" % (n, cand["label"]))
-        cmd = self.command(i, runs, stem)
+        argv = self.command(i, runs, stem)
+        cmd = (self.oracle or ["scripts/bench-commits"]) + argv
         with open(stem + ".cmd", "w") as f:
-            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+            f.write(proc.quote(cmd) + "\n")
         t0 = time.time()
         with open(stem + ".txt", "w") as log:
-            rc = run_oracle(cmd, log)
+            rc = run_oracle(cmd, log) if self.oracle else run_bench_commits(argv, log)
         seconds = time.time() - t0
         with open(stem + ".rc", "w") as f:
             f.write("%d\n" % rc)
@@ -442,7 +428,7 @@ class Bisect:
         has = self.judge(last)
         if has is None:
             step = self.steps[-1]
-            print(open(step["log"]).read()[-3000:], file=sys.stderr, end="")
+            print(proc.tail(step["log"], 40), file=sys.stderr)
             self.write_summary(None, [])
             status = 2 if step["exit"] == 2 else 3
             die("NEW %s could not be judged against OLD (bench-commits exit %d; see %s)"
@@ -487,10 +473,10 @@ class Bisect:
 
     def write_summary(self, found, suspects):
         walk = self.walk
-        row = "%-5s %-12s %-13s %-5s %-9s %-30s %s"
-        lines = [row % ("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)", "subject")]
-        lines += [row % (s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""), s["exit"],
-                         minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
+        rows = [(s["step"], s["label"], s["verdict"] + ("*" if s.get("placed_by") else ""), s["exit"],
+                 minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
+        lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
+                             "subject"), rows)]
         word = "fixing" if self.args.improvement else "bad"
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
@@ -506,10 +492,10 @@ class Bisect:
         elif suspects:
             lines.append("first %s %s: one of %s" % (
                 word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
-        text = "\n".join(lines) + "\n"
+        summary = "\n".join(lines) + "\n"
         with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
-            f.write(text)
-        sys.stdout.write(text)
+            f.write(summary)
+        sys.stdout.write(summary)
         sys.stdout.flush()
 
 
@@ -518,7 +504,7 @@ def choose_mode(args, repo, kbench_rev):
         return args.mode
     # Instruction counts are deterministic only for single-threaded, in-process work; the
     # families that talk to a cluster (kbench --describe=json says which) are timed.
-    listing = git(repo, "show", "%s:tests/benchmark_list.txt" % kbench_rev) or ""
+    listing = git.try_run(repo, "show", "%s:tests/benchmark_list.txt" % kbench_rev) or ""
     try:
         pattern = re.compile(args.filter)
     except re.error as e:
@@ -536,37 +522,33 @@ def choose_mode(args, repo, kbench_rev):
     return mode
 
 
-def main():
-    args = parse_args(sys.argv[1:])
+def main(args):
+    check(args)
     if not shutil.which("git"):
         die("'git' not found (scripts/setup installs it)")
-    repo = git(args.repo or os.path.join(HERE, ".."), "rev-parse", "--show-toplevel")
+    repo = git.try_run(args.repo or kbench.ROOT, "rev-parse", "--show-toplevel")
     if not repo:
-        die("'%s' is not inside a git repository" % (args.repo or os.path.join(HERE, "..")))
-    oracle_env = os.environ.get("KBENCH_BISECT_ORACLE", "").strip()
-    oracle = shlex.split(oracle_env) if oracle_env else [os.path.join(HERE, "bench-commits")]
+        die("'%s' is not inside a git repository" % (args.repo or kbench.ROOT))
+    oracle = shlex.split(os.environ.get("KBENCH_BISECT_ORACLE", ""))
 
     walk = Walk(args, repo)
     kbench_sha = None
     if args.librdkafka_tree or args.kafka_versions:
-        kbench_sha = git(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
+        kbench_sha = git.try_run(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
         if not kbench_sha:
             die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
     if args.librdkafka_tree:
-        # Both ends must be librdkafka source trees kbench can build (scripts/librdkafka's
-        # checks: a source tree, 1.0.0 or later); the commits between are skipped if not.
+        # Both ends must be librdkafka source trees kbench can build (a source tree, 1.0.0
+        # or later); the commits between are skipped if not.
         for c in (walk.candidates[0], walk.candidates[-1]):
-            proc = subprocess.run([os.path.join(HERE, "librdkafka"), "path", "--tree",
-                                   walk.tree, c["id"]], capture_output=True, text=True,
-                                  stdin=subprocess.DEVNULL)
-            if proc.returncode == 2:
-                sys.stderr.write(proc.stderr)
-                die("commit %s of %s cannot be built by scripts/librdkafka"
-                    % (c["label"], walk.tree))
+            try:
+                librdkafka.path_tree(walk.tree, c["id"])
+            except librdkafka.BuildError as e:
+                if e.status == 2:
+                    die("commit %s of %s cannot be built by scripts/librdkafka: %s" % (c["label"], walk.tree, e))
     mode = choose_mode(args, repo, kbench_sha or walk.candidates[-1]["id"])
-    if not oracle_env:
-        needs = ["cmake", "ninja"] + (["valgrind"] if mode == "instructions" else [])
-        for tool in needs:
+    if not oracle:
+        for tool in ["cmake", "ninja"] + (["valgrind"] if mode == "instructions" else []):
             if not shutil.which(tool):
                 die("'%s' not found (scripts/setup installs it)" % tool)
 
@@ -574,40 +556,28 @@ def main():
     old, new = walk.candidates[0]["label"], walk.candidates[-1]["label"]
     out_dir = args.out_dir or os.path.join(
         repo, "results", "runs", "%s-bisect-%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), old, new))
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as e:
-        die("cannot create %s: %s" % (out_dir, e.strerror))
-    out_dir = os.path.realpath(out_dir)
+    cache = args.build_cache or tempfile.mkdtemp(prefix="kbench-bisect.")
+    for folder in (out_dir, cache):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            die("cannot create %s: %s" % (folder, e.strerror))
+    out_dir, cache = os.path.realpath(out_dir), os.path.realpath(cache)
 
-    own_cache = args.build_cache is None
-    cache = tempfile.mkdtemp(prefix="kbench-bisect.") if own_cache else args.build_cache
-    try:
-        os.makedirs(cache, exist_ok=True)
-    except OSError as e:
-        die("cannot create %s: %s" % (cache, e.strerror))
-    cache = os.path.realpath(cache)
+    def on_term(signum, _frame):
+        raise Stopped(128 + signum)
 
-    def cleanup():
-        if own_cache:
-            for d in os.listdir(cache):
-                if os.path.exists(os.path.join(cache, d, ".git")):
-                    subprocess.run(["git", "-C", repo, "worktree", "remove", "--force",
-                                    os.path.join(cache, d)], capture_output=True)
-            shutil.rmtree(cache, ignore_errors=True)
-            subprocess.run(["git", "-C", repo, "worktree", "prune"], capture_output=True)
-
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, on_term)
     bisect = Bisect(args, walk, repo, out_dir, cache, oracle, mode, kbench_sha)
     try:
-        status = bisect.run()
+        return bisect.run()
     except (KeyboardInterrupt, Stopped) as e:
         info("interrupted after %d step(s); evidence in %s" % (len(bisect.steps), out_dir))
-        status = getattr(e, "status", 130)
+        return getattr(e, "status", 130)
     finally:
-        cleanup()
-    sys.exit(status)
-
-
-if __name__ == "__main__":
-    main()
+        if args.build_cache is None:
+            for d in os.listdir(cache):
+                if os.path.exists(os.path.join(cache, d, ".git")):
+                    git.try_run(repo, "worktree", "remove", "--force", os.path.join(cache, d))
+            shutil.rmtree(cache, ignore_errors=True)
+            git.try_run(repo, "worktree", "prune")
