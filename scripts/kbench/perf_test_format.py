@@ -1,6 +1,6 @@
 """kafka-producer-perf-test / kafka-consumer-perf-test output formats, for kbench results.
 
-Used by scripts/vs-perf-test and scripts/scenarios/perf-test, so kbench's numbers read
+Used by the perf-test scenario (scripts/scenarios/perf-test), so kbench's numbers read
 line for line like Kafka's own tools (the seed-004 reports are written in that format).
 
 Formats (Kafka's ProducerPerformance / ConsumerPerformance):
@@ -14,25 +14,13 @@ Formats (Kafka's ProducerPerformance / ConsumerPerformance):
 MB is MiB of record values, as the tools count it. The tools' percentiles are whole
 milliseconds (their latencies are integer ms); kbench's microsecond values are truncated to
 whole ms in the final line so the columns mean the same thing, and kept exact in JSON.
-
-Subcommands (all read files written by the calling scripts):
-  kbench-producer JSON [--stderr FILE] [--match REGEX]   interval lines + final line
-  kbench-consumer JSON --end-ms MS [--match REGEX]      consumer header + one line per row
-  vs DIR [--warmup N]                                    vs-perf-test summary (medians, ratio,
-                                                         both tools' interval lines)
-  scenario DIR                                           perf-test scenario: console, summary.json,
-                                                         report.md, perf-test.png
 """
 
 import datetime
 import json
 import math
-import os
 import re
 import statistics
-import sys
-
-from kbench.cli import ArgumentParser, die
 
 MIB = 1024.0 * 1024.0
 
@@ -285,7 +273,7 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
                    if it["n"] and ik["n"] else None}
 
 
-# ------------------------------------------------------------------ vs-perf-test
+# ------------------------------------------------------------------ the runs' tables
 
 def read_rows(path, columns):
     try:
@@ -296,73 +284,3 @@ def read_rows(path, columns):
         if len(row) != columns:
             raise InputError("%s: %r has %d columns, not %d" % (path, row, len(row), columns))
     return rows
-
-
-def vs_summary(d, warmup):
-    """DIR/rounds.tsv: kind (perf-test or kbench), round, output file, kbench's stderr or -.
-    Writes DIR/summary.json; returns the console lines."""
-    tool, kb, tool_windows, kb_windows = [], [], [], []
-    for kind, rnd, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 4):
-        if kind == "perf-test":
-            r = tool_producer(path, warmup)
-            tool.append(r)
-            tool_windows += r["windows"]
-        else:
-            r = kbench_producer(path)
-            r["windows"] = kbench_windows(aux) if aux != "-" else []
-            kb.append(r)
-            kb_windows += r["windows"]
-        r["round"] = int(rnd)
-    if not tool or not kb:
-        raise InputError("%s: need at least one round of each tool" % d)
-    lines, cmp = comparison_lines(len("kafka-producer-perf-test"), tool, kb, tool_windows,
-                                  kb_windows, warmup)
-    keep = FINAL_FIELDS + ["round", "windows"]
-    summary = {"rounds": len(tool), "warmup_records": warmup,
-               "perf_test": {"median": cmp["perf_test_median"], "intervals": cmp["perf_test_intervals"],
-                             "rounds": [{k: r[k] for k in keep} for r in tool]},
-               "kbench": {"median": cmp["kbench_median"], "intervals": cmp["kbench_intervals"],
-                          "rounds": [{k: r[k] for k in keep} for r in kb],
-                          "name": kb[0]["name"], "context": kb[0]["context"]},
-               "ratio_rps": cmp["ratio_rps"], "ratio_interval_median": cmp["ratio_interval_median"]}
-    with open(os.path.join(d, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
-    return lines
-
-
-# ------------------------------------------------------------------ main
-
-def main(argv):
-    ap = ArgumentParser(prog="kbench.perf_test_format", description=__doc__.split("\n")[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("kbench-producer")
-    p.add_argument("json")
-    p.add_argument("--stderr")
-    p.add_argument("--match", default=r"^Produce/")
-    p = sub.add_parser("kbench-consumer")
-    p.add_argument("json")
-    p.add_argument("--end-ms", type=float, required=True)
-    p.add_argument("--match", default=r"^Consume/")
-    p = sub.add_parser("vs")
-    p.add_argument("dir")
-    p.add_argument("--warmup", type=int, default=0, help="warm-up records both tools had")
-    a = ap.parse_args(argv)
-    try:
-        if a.cmd == "kbench-producer":
-            if a.stderr:
-                for line in kbench_windows(a.stderr, a.match):
-                    print(line)
-            print(final_line(kbench_producer(a.json, a.match)))
-        elif a.cmd == "kbench-consumer":
-            print(CONSUMER_HEADER)
-            for c in kbench_consumers(a.json, a.end_ms, a.match):
-                print(consumer_line(c))
-        else:
-            print("\n".join(vs_summary(a.dir, a.warmup)))
-    except InputError as e:
-        die(e, status=1)  # the runs' output, not the usage, is at fault
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
