@@ -69,6 +69,7 @@ class Scenario:
     def __init__(self, args, runner_file):
         self.args = args
         self.name = args.scenario
+        cli.prog = "scripts/scenario " + self.name
         self.dir = os.path.dirname(os.path.abspath(runner_file))  # its report.py, README.md
         self.root = os.environ.setdefault("KBENCH_ROOT", kbench.ROOT)
         self.bin = os.environ.setdefault("KBENCH_BIN", os.path.join(self.root, "build", "kbench"))

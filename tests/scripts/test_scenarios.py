@@ -108,9 +108,9 @@ class Spreads(unittest.TestCase):
         self.assertEqual(ks.order(a, None), 0)
 
     def test_fmt_spread_shows_median_and_range(self):
-        self.assertEqual(ks.fmt_spread(ks.Spread.of([3e5, 1e5, 2e5]), ks.fmt_k), "200K [100K–300K]")
-        self.assertEqual(ks.fmt_spread(ks.Spread.of([2e5]), ks.fmt_k), "200K")
-        self.assertEqual(ks.fmt_spread(None, ks.fmt_k), "—")
+        self.assertEqual(ks.fmt_spread(ks.Spread.of([3e5, 1e5, 2e5])), "200 k [100 k–300 k]")
+        self.assertEqual(ks.fmt_spread(ks.Spread.of([2e5])), "200 k")
+        self.assertEqual(ks.fmt_spread(None), "—")
 
     def test_sum_adds_repetition_i_of_each_process(self):
         p1 = {"context": {}, "benchmarks": _entries("Produce/x", [100, 200, 300])}
@@ -171,7 +171,7 @@ class ReportsOrderOnlyWhatTheyShow(unittest.TestCase):
         benches = (_entries(name(8, 2), [250e3, 260e3, 270e3]) + _entries(name(8, 8), [240e3, 245e3, 255e3])
                    + _entries(name(8, 1), [100e3, 110e3, 120e3]))
         text = _report("producer-sharing", {"producer-sharing.json": {"context": {}, "benchmarks": benches}})
-        self.assertIn("Highest median: **8 threads sharing 2 clients**: 260K [250K–270K]", text)
+        self.assertIn("Highest median: **8 threads sharing 2 clients**: 260 k [250 k–270 k]", text)
         self.assertIn("Not ordered against it (ranges overlap): 8 threads with dedicated client per thread.",
                       text)
         self.assertNotIn("sharing 1 client.", text.split("Not ordered against it")[1].split("\n")[0])
@@ -230,7 +230,7 @@ class CompressionCostReport(unittest.TestCase):
         rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
                 for line in text.splitlines() if line.startswith("| ") and "records/s" not in line}
         # records/s with its range; bytes per value byte from the batches (not ratio=0.1).
-        self.assertEqual(rows["zstd:1"][0], "51,000 [50,000–52,000]")
+        self.assertEqual(rows["zstd:1"][0], "51 k [50 k–52 k]")
         self.assertEqual(rows["zstd:1"][3], "0.306 [0.300–0.312]")
         self.assertEqual(rows["zstd:1"][4:6], ["0.300", "+2.0 %"])  # the Codec family's ratio
         self.assertEqual(rows["lz4:1"][4:6], ["—", "—"])  # none ran for lz4 here

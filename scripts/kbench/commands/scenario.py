@@ -77,7 +77,7 @@ def main(args):
         return 0
     if not args.scenario:
         cli.die("name a scenario (known: %s)" % " ".join(name for name, _, _ in registry()))
-    cli.prog = "scripts/scenario " + args.scenario
+    cli.prog = "scripts/scenario " + args.scenario  # the name its messages start with
     module = runner(args.scenario)
     # A dry run: the scenario checks its own options and stops before anything is made.
     if os.environ.get("KBENCH_DRY_RUN") == "1":

@@ -10,6 +10,7 @@ import sys
 
 from kbench import results as kr
 from kbench import scenario as ks
+from kbench import text
 
 DEFAULT_PAYLOAD = "az"  # kbench leaves the default payload out of names
 PAYLOAD_LABELS = {"az": "A-Z letters (kafka-producer-perf-test's)",
@@ -162,7 +163,7 @@ def report(directory, args):
                 continue
             ratio = codec.get((payload, c))
             rows.append([
-                c, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
+                c, ks.fmt_spread(m.get("items_per_second")),
                 ks.fmt_spread(m.get("cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("broker_cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("bytes_per_value"), _fmt(3)), _fmt(3)(ratio),
@@ -172,10 +173,9 @@ def report(directory, args):
         lines += ["## Payload %s" % label, "",
                   "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
                   "records/s (p99).", ""]
-        lines += ks.md_table(["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB",
+        lines += text.table(["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB",
                               "bytes / value byte", "codec ratio", "vs codec",
-                              "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"],
-                             "lrrrrrrrrc", rows) + [""]
+                              "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"], rows, markdown=True).splitlines() + [""]
     lines += _recompression(recompress, broker_measured)
     lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
               "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "
@@ -202,13 +202,13 @@ def _recompression(rows, measured):
                 continue
             cpu = m.get("broker_cpu_us_per_mb")
             times = "%.2f" % (cpu.median / keep.median) if cpu and keep and keep.median else "—"
-            table.append([producer, topic, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
+            table.append([producer, topic, ks.fmt_spread(m.get("items_per_second")),
                           ks.fmt_spread(cpu, _fmt(0)),
                           ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
                           times])
-    return out + ks.md_table(["producer codec", "topic compression.type", "records/s",
+    return out + text.table(["producer codec", "topic compression.type", "records/s",
                               "broker CPU µs/MiB", "broker log bytes / value byte",
-                              "broker CPU × keep (medians)"], "llrrrr", table) + [""]
+                              "broker CPU × keep (medians)"], table, markdown=True).splitlines() + [""]
 
 
 def _codec_order(label):

@@ -11,6 +11,7 @@ import sys
 
 from kbench import results as kr
 from kbench import scenario as ks
+from kbench import text
 
 FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
           "source")
@@ -288,9 +289,8 @@ def report(directory, args):
             except kr.BenchmarkJsonError:
                 pass
     code = exit_code(outcomes)
-    text = summary_text(outcomes, code)
     with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(summary_text(outcomes, code))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"exit_code": code, "cases": outcomes}, f, indent=1)
 
@@ -306,12 +306,11 @@ def report(directory, args):
                           "documented direction and none the opposite one; secondary rows are "
                           "listed, never decide."], common=False)
     lines += ["## Cases", ""]
-    lines += ks.md_table(
+    lines += text.table(
         ["case", "measures", "A → B", "target", "expected", "kbench found", "result", "time"],
-        "llllllll",
         [[o["id"], o["measures"], "%s → %s" % (o["a"], o["b"]), o["target"],
           o["expect"] if o["expect"] != "none" else "no change", o["found"], "**%s**" % o["status"],
-          fmt_seconds(o["seconds"])] for o in outcomes])
+          fmt_seconds(o["seconds"])] for o in outcomes], markdown=True).splitlines()
     lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
               % code, ""]
     for case, o in zip(cases, outcomes):
