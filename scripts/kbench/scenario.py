@@ -236,26 +236,25 @@ def header(args, title, original, ctx, differences, common=True):
              "Reproduces: %s" % original, ""]
     scale_text = ("tiny (CI: proves the pipeline, numbers are not meaningful)" if args.tiny
                   else args.scale)
-    lines += ["## Setup of this run", "",
-              "| | |", "|---|---|",
-              "| scale | %s |" % scale_text,
-              "| machine | %s, %s cores, %s MHz, kernel %s, host %s |" % (
-                  ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"),
-                  ctx.get("kernel", "?"), ctx.get("host_name", "?")),
-              "| kbench | %s, git %s%s, %s build, %s |" % (
-                  ctx.get("kbench_version", "?"), str(ctx.get("git_sha", "?"))[:12],
-                  " (dirty)" if ctx.get("git_dirty") == "true" else "",
-                  ctx.get("build_type", "?"), ctx.get("compiler", "?")),
-              "| librdkafka | %s |" % ctx.get("librdkafka_version", "?"),
-              "| broker | Kafka %s, %s broker(s), target %s, bootstrap %s |" % (
-                  ctx.get("broker_version", "?"), ctx.get("broker_count", "?"),
-                  ctx.get("target", "?"), ctx.get("bootstrap", "") or "—"),
-              "| codecs | %s |" % ", ".join(
-                  "%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
-                  for key in facts.codec_version_keys()),
-              "| started | %s |" % ctx.get("date", "?")]
+    setup = [
+        ("scale", scale_text),
+        ("machine", "%s, %s cores, %s MHz, kernel %s, host %s" % (
+            ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"),
+            ctx.get("kernel", "?"), ctx.get("host_name", "?"))),
+        ("kbench", "%s, git %s%s, %s build, %s" % (
+            ctx.get("kbench_version", "?"), str(ctx.get("git_sha", "?"))[:12],
+            " (dirty)" if ctx.get("git_dirty") == "true" else "", ctx.get("build_type", "?"),
+            ctx.get("compiler", "?"))),
+        ("librdkafka", ctx.get("librdkafka_version", "?")),
+        ("broker", "Kafka %s, %s broker(s), target %s, bootstrap %s" % (
+            ctx.get("broker_version", "?"), ctx.get("broker_count", "?"), ctx.get("target", "?"),
+            ctx.get("bootstrap", "") or "—")),
+        ("codecs", ", ".join("%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
+                             for key in facts.codec_version_keys())),
+        ("started", ctx.get("date", "?"))]
     if args.wall_seconds is not None:
-        lines.append("| wall time | %d s |" % args.wall_seconds)
+        setup.append(("wall time", "%d s" % args.wall_seconds))
+    lines += ["## Setup of this run", ""] + text.table(["", ""], setup, markdown=True).splitlines()
     lines += ["", "**Not the original setup.** %s" % differences[0], ""]
     lines += ["- %s" % d for d in differences[1:]]
     lines += ["- %s" % n for n in args.note]

@@ -1,14 +1,15 @@
 """Report of the perf-test scenario (seed 004): per case and round both tools' lines in
 kafka-producer-perf-test's and kafka-consumer-perf-test's formats, the medians with their
 ratio, report.md, summary.json and perf-test.png. Run by run.py as `report.py DIR`; the
-line formats and parsers are scripts/kbench/perf_test_format.py's (shared with
-scripts/vs-perf-test)."""
+line formats and parsers are scripts/kbench/perf_test_format.py's."""
 
 import json
 import os
 import statistics
 import sys
 
+from kbench import scenario as ks
+from kbench import text
 from kbench.cli import ArgumentParser, die
 from kbench.perf_test_format import (
     CONSUMER_HEADER,
@@ -211,13 +212,7 @@ def schedule_lag(c, r):
 
 
 def draw_chart(d, cases):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("perf-test: matplotlib missing (python3-matplotlib): no chart", file=sys.stderr)
-        return None
+    plt = ks.plt_module()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = ["%s\n%d B" % (c["case"], c["record_size"]) for c in cases]
     x = range(len(cases))
@@ -257,10 +252,8 @@ def draw_chart(d, cases):
             title="Producer latency quantiles")
     ax2.legend(fontsize=7)
     fig.tight_layout()
-    path = os.path.join(d, "perf-test.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return os.path.basename(path)
+    ks.save_chart(fig, d, "perf-test.png")
+    return "perf-test.png"
 
 
 def spread(values, fmt="%.1f"):
@@ -268,19 +261,17 @@ def spread(values, fmt="%.1f"):
 
 
 def write_report(d, env, cases, console, chart, ctx):
+    machine = [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
+               ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
+               ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
+               ("Kafka broker", env.get("kafka_version")),
+               ("cluster", env.get("cluster")), ("Java", env.get("java_version")),
+               ("librdkafka", ctx.get("librdkafka_version")),
+               ("kbench", "%s (git %s%s)" % (ctx.get("kbench_version"), (ctx.get("git_sha") or "?")[:12],
+                                             ", dirty" if ctx.get("git_dirty") == "true" else ""))]
     s = ["# Seed 004: producer and consumer stress test, reproduced with kbench\n",
          "Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")),
-         "## Machine and versions\n",
-         "| | |\n|---|---|"]
-    for k, v in [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
-                 ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
-                 ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
-                 ("Kafka broker", env.get("kafka_version")),
-                 ("cluster", env.get("cluster")), ("Java", env.get("java_version")),
-                 ("librdkafka", ctx.get("librdkafka_version")),
-                 ("kbench", "%s (git %s%s)" % (ctx.get("kbench_version"), (ctx.get("git_sha") or "?")[:12],
-                                               ", dirty" if ctx.get("git_dirty") == "true" else ""))]:
-        s.append("| %s | %s |" % (k, v))
+         "## Machine and versions\n", text.table(["", ""], machine, markdown=True)]
     s += ["",
           "## What differs from the original setup\n",
           "The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
@@ -324,33 +315,29 @@ def write_report(d, env, cases, console, chart, ctx):
           "## Results\n",
           "Medians over rounds, with the slowest and fastest round in parentheses; interval "
           "records/sec are the tools' 5-second lines after the warm-up (cv: their coefficient "
-          "of variation). On a shared machine: see the load averages above.\n",
-          "| case | client | rounds | records/sec | MB/sec | avg ms | p50 | p99 | p99.9 "
-          "| intervals: median records/sec, cv |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
+          "of variation). On a shared machine: see the load averages above.\n"]
+    rows = []
     for c in cases:
         for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
                            ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
             if r is None:
                 continue
             lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
-            ivs = "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"
-            s.append("| %s | %s | %d | %s | %.2f | %.2f | %d | %d | %d | %s |" % (
-                c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), r["mbps"],
-                r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"], ivs))
+            rows.append([c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), "%.2f" % r["mbps"],
+                         "%.2f" % r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
+                         "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"])
+    s.append(text.table(["case", "client", "rounds", "records/sec", "MB/sec", "avg ms", "p50", "p99", "p99.9",
+                         "intervals: median records/sec, cv"], rows, markdown=True))
     s.append("")
     if any(schedule_lag(c, c["kbench"]) for c in cases):
         s.append("*(schedule lag)*: the cap was not reached, so kbench's latencies include the lag behind "
                  "the rate schedule (records/sec is unaffected); the tool's throttle only sleeps when ahead "
                  "and measures from the actual send, so its latencies are not comparable there.\n")
     if any("kbench_consumer" in c for c in cases):
-        s.append("| case | consumer | rounds | nMsg.sec | MB.sec |\n|---|---|---|---|---|")
-        for c in cases:
-            for who, r in [("kbench Consume", c.get("kbench_consumer")),
-                           ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))]:
-                if r:
-                    s.append("| %s | %s | %d | %s | %.4f |" % (c["case"], who, len(r["nmsgps_rounds"]),
-                                                             spread(r["nmsgps_rounds"]), r["mbps"]))
+        rows = [[c["case"], who, len(r["nmsgps_rounds"]), spread(r["nmsgps_rounds"]), "%.4f" % r["mbps"]]
+                for c in cases for who, r in [("kbench Consume", c.get("kbench_consumer")),
+                                              ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))] if r]
+        s.append(text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True))
         s.append("")
     if chart:
         s.append("![throughput and latency](%s)\n" % chart)
