@@ -85,8 +85,9 @@ class Scenario:
         TERM ends the scenario as Ctrl-C does, through __exit__."""
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
-            die("kbench binary not found at %s (build it: cmake --build build --target kbench, "
-                "or run through scripts/scenario)" % self.bin)
+            if self.bin != os.path.join(self.root, "build", "kbench"):
+                die("KBENCH_BIN=%s is not executable" % self.bin)
+            build_kbench(self.root)
         self.out = self.args.out = os.path.abspath(self.out or default_out(self.root, self.name))
         try:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
@@ -262,6 +263,16 @@ class Scenario:
         self.report(*[w for note in notes for w in ("--note", note)], *args)
         if n:
             die("%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)), 1)
+
+
+def build_kbench(root):
+    info("building kbench...")
+    build = os.path.join(root, "build")
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        if subprocess.run(["cmake", "-S", root, "-B", build, "-G", "Ninja"]).returncode:
+            die("cmake configure failed", 1)
+    if subprocess.run(["cmake", "--build", build, "--target", "kbench"]).returncode:
+        die("building kbench failed", 1)
 
 
 def default_out(root, name):

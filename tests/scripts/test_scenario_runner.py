@@ -76,7 +76,7 @@ class Parse(RunnerCase):
         self.refused(["--frobnicate"], "unrecognized arguments: --frobnicate")
         self.refused(["--out", "/proc/kbench-no"], "--out /proc/kbench-no")
         os.environ["KBENCH_BIN"] = os.path.join(self.tmp, "missing")
-        self.refused([], "kbench binary not found at")
+        self.refused([], "KBENCH_BIN=%s is not executable" % os.environ["KBENCH_BIN"])
 
     def test_bootstrap_lists(self):
         for good in ("h:1", "10.0.0.1:9092,10.0.0.2:9093"):

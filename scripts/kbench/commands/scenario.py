@@ -11,7 +11,6 @@ does not fit); known-regressions: 1 a case not found, 3 a case not judged."""
 import functools
 import importlib.util
 import os
-import subprocess
 import time
 
 import kbench
@@ -61,16 +60,6 @@ def run(name, argv):
     return main(parser().parse_args([name, *argv]))
 
 
-def build_kbench(root):
-    cli.info("building kbench...")
-    build = os.path.join(root, "build")
-    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
-        if subprocess.run(["cmake", "-S", root, "-B", build, "-G", "Ninja"]).returncode:
-            cli.die("cmake configure failed", 1)
-    if subprocess.run(["cmake", "--build", build, "--target", "kbench"]).returncode:
-        cli.die("building kbench failed", 1)
-
-
 def main(args):
     if args.list:
         print("\n".join(name for name, _, _ in registry()))
@@ -78,17 +67,8 @@ def main(args):
     if not args.scenario:
         cli.die("name a scenario (known: %s)" % " ".join(name for name, _, _ in registry()))
     cli.prog = "scripts/scenario " + args.scenario  # the name its messages start with
-    module = runner(args.scenario)
-    # A dry run: the scenario checks its own options and stops before anything is made.
-    if os.environ.get("KBENCH_DRY_RUN") == "1":
-        return module.main(args)
-    binary = os.environ.setdefault("KBENCH_BIN", os.path.join(kbench.ROOT, "build", "kbench"))
-    if not os.access(binary, os.X_OK):
-        if binary != os.path.join(kbench.ROOT, "build", "kbench"):
-            cli.die("KBENCH_BIN=%s is not executable" % binary)
-        build_kbench(kbench.ROOT)
     start = time.monotonic()
-    rc = module.main(args) or 0
+    rc = runner(args.scenario).main(args) or 0
     if rc == 0:
         cli.info("%s done in %d s: %s/report.md" % (args.scenario, time.monotonic() - start, args.out))
         print(args.out)
