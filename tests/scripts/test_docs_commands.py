@@ -60,7 +60,7 @@ DRY_RUN_FILES = ["scripts/kbench/commands/bench.py", "scripts/kbench/commands/be
                  "scripts/kbench/commands/compare.py", "scripts/kbench/commands/distributed.py",
                  "scripts/kbench/commands/kafka.py", "scripts/kbench/commands/librdkafka.py", "scripts/lint",
                  "scripts/kbench/commands/plot.py",
-                 "scripts/kbench/commands/profile.py", "scripts/kbench/commands/scenario.py", "scripts/test",
+                 "scripts/kbench/commands/profile.py", "scripts/test",
                  "scripts/kbench/commands/trogdor.py",
                  "scripts/kbench/commands/history.py", "scripts/kbench/scenario_runner.py"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
