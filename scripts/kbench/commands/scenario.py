@@ -37,13 +37,20 @@ def runner(name):
     return module
 
 
+def readme_scale(name):
+    """The "## Scale" section of the scenario's README.md: what each scale runs and writes."""
+    with open(os.path.join(SCENARIOS, name, "README.md"), encoding="utf-8") as f:
+        section = f.read().partition("\n## Scale\n")[2].partition("\n## ")[0]
+    return "Scales (scripts/scenarios/%s/README.md):\n%s" % (name, section.strip())
+
+
 def add_arguments(parser):
     parser.add_argument("--list", action="store_true", help="print the scenarios' names and exit")
     scenarios = parser.add_subparsers(dest="scenario", metavar="NAME", title="scenarios (seed, what it reruns)")
     for name, seed, title in registry():
         module = runner(name)
         sub = scenarios.add_parser(name, help="%s  %s" % (seed, title.strip()), description=module.__doc__,
-                                   formatter_class=cli.HelpFormatter)
+                                   epilog=readme_scale(name), formatter_class=cli.HelpFormatter)
         add_common_arguments(sub)
         if hasattr(module, "add_arguments"):
             module.add_arguments(sub)

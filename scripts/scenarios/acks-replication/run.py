@@ -1,26 +1,9 @@
-"""acks-replication — seed 001 (Bert Corderman, 2014): MB/s and records/s by record size,
-acks and replication on a three-broker cluster, batches of 1 record against batches of
-200, one producer process against three concurrent ones.
-
-Record sizes {200, 300, 1000, 2200} x acks {0, 1, all} x replication {2, 3}, batches of 1
-record (batch.num.messages=1, batch_bytes = record size, linger 0) against batches of 200
-(batch.num.messages=200, batch_bytes = 200 x record size, linger 10 ms), one kbench process
-against three concurrent ones (their records/s summed). Needs 3 brokers: a 3-broker Kafka
-(KBENCH_KAFKA_VERSION, default 4.4.0) is started on free ports unless --bootstrap names a
-cluster of at least 3 brokers (checked before anything runs; exit 2 if it is smaller).
-
-  small   the whole matrix with one process and the batched half with three processes;
-          3 repetitions of a 1 s warm-up and a 2 s steady-state window (~15 min)
-  full    both halves with three processes; 5 repetitions of a 5 s warm-up and a 30 s
-          window (about 2 hours)
-  --tiny  300-byte records, replication 3, every acks, 1 repetition of a 1 s window (CI)
-
-Every repetition measures a steady-state window after its own warm-up (kbench's
---window-seconds), so a cell's spread over repetitions is real and the report orders
-two cells only when their ranges do not overlap. Every process uses
-socket.nagle.disable=true (the Java client's TCP_NODELAY; librdkafka 2.0.2 still defaults
-to Nagle, which caps unbatched sends at a few hundred per second).
-Writes single.json, three-processes.json, raw/, report.md, acks-replication.png."""
+"""acks-replication — seed 001 (Bert Corderman, 2014): MB/s and records/s by record size
+{200, 300, 1000, 2200}, acks {0, 1, all} and replication {2, 3} on a three-broker cluster,
+batches of 1 record against batches of 200, one producer process against three concurrent
+ones (their records/s summed). A 3-broker cluster is started here unless --bootstrap names
+one of at least 3 brokers (checked before anything runs; exit 2 if it is smaller). Every
+process uses socket.nagle.disable=true (the Java client's TCP_NODELAY)."""
 
 import glob
 import os

@@ -1,32 +1,9 @@
 """compression-cost — what each codec costs a producer and the broker, per payload: client
-and broker CPU per MiB, bytes on the wire per value byte, records/s and end-to-end p99, and
-what a topic whose compression.type differs from the producer's costs the broker
-(KAFKA-15418). See README.md beside this file.
-
-Codecs none, gzip 1/6, snappy, lz4 1/9, zstd 1/3/9 x payloads az, value_bound:500, repeated
-and a real text corpus (the Linux kernel's documentation from Debian's linux-doc package,
-lines joined into records of about 1 KiB; or --corpus FILE), 1000-byte records, acks=1, on
-one Kafka broker started here (KBENCH_KAFKA_VERSION, default 4.4.0; with --bootstrap,
-someone else's cluster, whose broker CPU is then not measured):
-  - Produce/send, closed loop: records/s, client CPU per MiB (kbench's cpu_us_per_mb),
-    broker CPU per MiB and log bytes per MiB (scripts/kafka's broker), bytes of the
-    compressed batches per value byte (librdkafka's statistics);
-  - the Codec family on the same payloads in 1 MiB batches: each codec's own ratio, which
-    the send path's bytes per value byte exceed by the record framing (1 to 5 %);
-  - EndToEnd at a fixed 2,000 records/s: end-to-end p99 from the intended send time;
-  - broker recompression: producer lz4 and none into topics whose compression.type is the
-    producer's, and zstd (the broker decompresses and recompresses every batch).
-No record comes back within what a batch holds, so codecs compress the data, not repeats of
-it. Rounds interleave everything; each cell of the report is the median over rounds with its
-range; the Pareto front (client CPU per MiB against bytes per value byte) marks a codec only
-where no other beats it beyond those ranges.
-
-  small   2 rounds of 2 s windows after 1 s of warm-up (~15 minutes)
-  full    5 rounds of 10 s windows after 2 s of warm-up
-  --tiny  codecs none and lz4, payload az, 1 round of 1 s windows (CI)
-
-Writes produce.json, end_to_end.json, codec.json, raw/, corpus.txt, report.md,
-compression-cost.png."""
+and broker CPU per MiB, bytes on the wire per value byte, records/s and end-to-end p99 for
+none, gzip 1/6, snappy, lz4 1/9 and zstd 1/3/9 on payloads az, value_bound:500, repeated and
+a text corpus (the Linux kernel's documentation, or --corpus FILE), and what a topic whose
+compression.type differs from the producer's costs the broker (KAFKA-15418). On one broker
+started here; with --bootstrap, broker CPU is not measured."""
 
 import glob
 import os

@@ -1,29 +1,7 @@
 """compression-format — seed 003 (KAFKA-3565): producer throughput with compression, version
-A against version B, and the cases where A wins, decided with statistics.
-
-max.in.flight {1, 5} x valueBound {500, 5000, 50000} x linger.ms {0, 10, 100} x record size
-{100, 1000} x codec {gzip, snappy, lz4, zstd}, acks=1, run for A and B in alternation (A first
-in odd repetitions, B first in even ones), then compare A.json B.json (alpha 0.01, threshold
-2 %%) decides which differences are real. The report lists, as the original did, every case
-where A beats B.
-
-SPEC (A and B must be of the same kind):
-  librdkafka:VER   client library VER (scripts/librdkafka build VER; 'system' or the
-                   system's version = Debian's library), one broker (Kafka 4.4.0 or
-                   KBENCH_KAFKA_VERSION)
-  broker:VER       one broker of Kafka VER per side (two clusters; no --bootstrap)
-  format:v1|v2     message format on one Kafka 3.9.1 broker: v1 through
-                   api.version.request=false, broker.version.fallback=0.10.0; zstd
-                   needs v2 and is left out of format comparisons
-
-  small   max.in.flight {1, 5} x valueBound {500, 50000} x linger {0, 10} x size
-          {100, 1000} x 4 codecs, 5 repetitions per side (~10 minutes on 2 cores)
-  full    the whole matrix, 8 repetitions per side (the original ran 8), 1M records per
-          repetition (hours)
-  --tiny  max.in.flight 5, valueBound 500, linger 0, size 100, gzip and lz4, 5
-          repetitions of 2,000 records (CI)
-
-Writes A.json, B.json, verdict.json, compare.txt, raw/, report.md, compression-format.png."""
+A against version B (--a, --b: librdkafka:VER, broker:VER or format:v1|v2, both of one kind),
+run in alternation; compare (alpha 0.01, threshold 2 %) decides which differences are real,
+and the report lists, as the original did, every case where A beats B."""
 
 import argparse
 import contextlib

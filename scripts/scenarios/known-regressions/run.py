@@ -1,29 +1,9 @@
 """known-regressions — kbench's own acceptance test: documented librdkafka performance
-changes (cases.tsv beside this file: a pair of releases or commits, a workload, the expected
-direction and its source), each replayed with bench-commits, and whether kbench finds each
-one in the documented direction. See README.md beside this file.
-
-Every case runs, with C = the commit HEAD is at when the scenario starts (one kbench build
-for every case),
-
-  scripts/bench-commits C C --librdkafka-a A --librdkafka-b B --filter F -- ARGS
-
-on the target the case names (librdkafka's mock cluster, or one local broker, plaintext or
-TLS, that this scenario starts and stops); a case decided on one metric also runs compare
---metric on its base.json and new.json. Printed per case: the expected direction, what
-kbench found (regression, improvement, mixed, unchanged, inconclusive, failed), the deciding
-and the significant rows, found or not found, and the time it took.
-
-  small   bench-commits' defaults: 8 paired rounds per case
-  full    16 paired rounds per case
-  --tiny  2 rounds of 0.5-second windows (CI: proves the pipeline; 2 rounds decide nothing,
-          so its control is not judged and the run exits 3)
-
-Writes DIR/cases/ID/ (bench-commits' verdict.json, base.json, new.json, runs/,
-bench-commits.log, case.json), DIR/summary.json, DIR/report.md, DIR/known-regressions.png.
-Exit status: 0 every case found, 1 a case missed (kbench judged it and found something
-else), 2 bad usage, 3 a case could not be judged (inconclusive, a run failed, no tree).
-Environment: KBENCH_KAFKA_VERSION (the broker, default 4.4.0), KBENCH_LIBRDKAFKA_TREE."""
+changes (cases.tsv beside this file), each replayed with bench-commits on one kbench build
+(HEAD's), on the target the case names (the mock cluster, or a plaintext or TLS broker
+started here), and whether kbench finds each in the documented direction. Exit status: 0
+every case found, 1 a case missed, 2 bad usage, 3 a case not judged (inconclusive, a run
+failed, a tree: case without --librdkafka-tree)."""
 
 import json
 import os

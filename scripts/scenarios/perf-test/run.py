@@ -1,36 +1,8 @@
 """perf-test — seed 004: kbench beside Kafka's own kafka-producer-perf-test and
-kafka-consumer-perf-test, treated alike, printed in the tools' own formats. See README.md.
-
-The seed's cases (measured records per round, record size, --throughput):
-                 full (3 brokers, RF 3)   small (1 broker, RF 1)   tiny (CI)
-  10k-2000B      100,000 x 2000 B, 10000  100,000                  2,000
-  10m-100B       10,000,000 x 100 B, 1M   5,000,000                20,000
-  100m-2000B     100,000,000 x 2000 B     1,000,000                5,000
-                 (cap 100,000,000)
-on a topic of 15 partitions, batch.size=8196, acks=1, linger.ms=0 (the Java producer's
-defaults of the seed's time); or, with any of kafka-producer-perf-test's options below, one
-case of your own ("custom"; defaults: 5,000,000 records of 100 B, no cap, 2 partitions,
-RF 1, the Java producer's settings of today).
-
-Both sides: the same warm-up first (a tenth of the measured records: kbench's 'warmup', the
-tool's --warmup-records, whose steady-state line is compared), A-Z payload, one send thread,
-the Java client's buffer.memory as librdkafka's queue caps in bytes
-(queue.buffering.max.kbytes) and in messages (buffer.memory / record size). R interleaved
-rounds per case: odd rounds start with Kafka's tools, even ones with kbench. In each round
-both producers write a topic of the same layout, then kafka-consumer-perf-test and kbench
-Consume (--consume topic=T) read the topic the tool wrote, with the same fetch settings
-(fetch.max.wait.ms=10). Without the tools, kbench Consume reads its own topic.
-
-Prints per case and round both tools' interval and final lines in kafka-producer-perf-test's
-format (MB = MiB of values), the medians over rounds with a ratio, both tools' interval
-records/s (median, range, coefficient of variation), and both consumers in
-kafka-consumer-perf-test's columns. Keeps every round's output in DIR/rounds/; writes
-DIR/summary.json, DIR/report.md, DIR/perf-test.png, DIR/console.txt, DIR/commands.txt.
-
-What still differs: kbench's latency starts at the record's intended send time under a cap
-(no coordinated omission), the tool's at the actual send(); kbench cycles 8192
-pre-generated A-Z values, the tool draws new letters per record; kbench flushes and checks
-the warm-up before its measured records start, the tool runs straight on."""
+kafka-consumer-perf-test, treated alike (the same warm-up, queue caps and settings, rounds
+interleaved), printed in the tools' own formats: the seed's three cases, or with any of
+kafka-producer-perf-test's options below one case of your own ("custom"). Every round's
+output stays in DIR/rounds/; DIR/summary.json, DIR/report.md and DIR/perf-test.png sum up."""
 
 import argparse
 import os

@@ -1,22 +1,8 @@
 """producer-sharing — seed 000 (Garry Turkington, 2015): records/s of one client host as
-application threads and the number of producer instances they share vary.
-
-Threads {4, 8, 16, 24} x producers shared by {all, 8, 4, 2 threads, one per thread}
-(producers = threads / threads-per-producer), random 250-750 byte records, acks=1, batch.size
-64 KiB, linger.ms 0 and 1, warm-up excluded; and the same with repeated bodies and random
-keys. One broker (Kafka KBENCH_KAFKA_VERSION, default 4.4.0) is started on a free port
-unless --bootstrap is given.
-
-  small   every threads x sharing cell for random bodies at linger 0 and 1 ms and for
-          repeated bodies at linger 1 ms; 3 repetitions of a 1 s warm-up and a 2 s
-          steady-state window (~9 minutes on 2 cores)
-  full    both payloads at both lingers; 3 repetitions of a 10 s warm-up and a 60 s window
-          (about 3 hours; the original measured 100M records after 25M of warm-up)
-  --tiny  4 and 8 threads, 1 repetition of a 0.5 s warm-up and a 1 s window (CI)
-
-Cells show the median [lowest-highest] over repetitions; the report calls a setting best
-only together with every cell whose range overlaps it. Writes producer-sharing.json,
-report.md, producer-sharing.png, commands.txt, logs/; see README.md beside this file."""
+application threads {4, 8, 16, 24} and the number of producer instances they share vary
+(random 250-750 byte records, acks=1, batch.size 64 KiB, linger.ms 0 and 1, warm-up
+excluded; and the same with repeated bodies and random keys), on one broker started here
+unless --bootstrap is given. Cells show the median [lowest-highest] over repetitions."""
 
 from kbench.cli import info
 from kbench.scenario_runner import Scenario

@@ -1,23 +1,8 @@
 """security-cost — what encryption and authentication cost a producer and a consumer:
 records/s, MB/s, client CPU per MB and latency on plaintext, TLS, SASL_SSL (SCRAM-SHA-512)
-and mutual TLS, one cluster started per protocol, the protocols interleaved round by round.
-
-One one-broker Kafka cluster per protocol (Kafka KBENCH_KAFKA_VERSION, default 3.9.1), all
-started first, then rounds: in each round every protocol runs the same kbench rows once, in
-a rotating order, so that the ratios to plaintext come from runs interleaved in time on
-this noisy machine.
-
-Rows: Produce/send at 100- and 1000-byte records x acks 1 and all x codec none and lz4
-(closed loop: records/s, MB/s, client CPU per MB), Produce at a fixed rate of 2,000
-records/s (acks=all, no compression: latency p50/p99 from the intended send time), and
-Consume/read of 100- and 1000-byte records.
-
-  small   plaintext, ssl, sasl_ssl, mtls; 3 rounds of 2 s windows (~20 min)
-  full    also sasl_plaintext; 5 rounds of 10 s windows (~1.5 h)
-  --tiny  plaintext and ssl, 100- and 1000-byte acks=1 rows and one Consume row, 1 round (CI)
-
---bootstrap is refused: every protocol needs its own cluster, started here.
-Writes PROTOCOL.json per protocol, raw/, report.md, security-cost.png; see README.md."""
+and mutual TLS. One one-broker cluster per protocol (Kafka KBENCH_KAFKA_VERSION, default
+3.9.1), all started first, then rounds in which every protocol runs the same kbench rows
+once, in a rotating order. --bootstrap is refused: every protocol needs its own cluster."""
 
 import glob
 import os
