@@ -10,6 +10,7 @@ import tempfile
 import unittest
 
 from kbench import scenario as ks
+from kbench.scenario_runner import sibling
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -283,7 +284,7 @@ class PerfTestFormat(unittest.TestCase):
         return path
 
     def test_kbench_rows_in_the_tools_lines(self):
-        from kbench import perf_test_format as ptf
+        ptf = sibling(os.path.join(SCENARIOS, "perf-test", "run.py"), "report")
         r = ptf.kbench_producer(self.write("produce.json", PRODUCE_JSON))
         self.assertEqual(ptf.final_line(r), "100000 records sent, 50000.000000 records/sec (100.00 MB/sec), "
                          "12.35 ms avg latency, 251.00 ms max latency, 1 ms 50th, 92 ms 95th, 108 ms 99th, "
@@ -304,7 +305,7 @@ class PerfTestFormat(unittest.TestCase):
             ptf.kbench_producer(self.write("failed.json", failed))
 
     def test_the_comparison_takes_the_steady_state_after_the_warm_up(self):
-        from kbench import perf_test_format as ptf
+        ptf = sibling(os.path.join(SCENARIOS, "perf-test", "run.py"), "report")
         tool = ptf.tool_producer(self.write("tool.txt", TOOL_OUTPUT), 1000)
         kb = ptf.kbench_producer(self.write("produce.json", PRODUCE_JSON))
         kb_windows = ptf.kbench_windows(self.write("produce.err", KBENCH_STDERR[3:]))
