@@ -9,7 +9,7 @@
 #            prints both median lines, the ratio line and the interval comparison.
 # Needs kbench, Java and the cached Kafka jars (scripts/setup). About 1-2 minutes.
 # check runs its eval '...' strings later, where their $variables are set:
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2034
 set -uo pipefail
 
 usage() {
@@ -30,7 +30,6 @@ NUM='[0-9]+(\.[0-9]+)?'
 FINAL_RE="^[0-9]+ records sent, [0-9]+\.[0-9]{6} records/sec \([0-9]+\.[0-9]{2} MB/sec\), [0-9]+\.[0-9]{2} ms avg latency, [0-9]+\.[0-9]{2} ms max latency, [0-9]+ ms 50th, [0-9]+ ms 95th, [0-9]+ ms 99th, [0-9]+ ms 99\.9th\.$"
 WINDOW_RE="^[0-9]+ records sent, [0-9]+\.[0-9] records/sec \([0-9]+\.[0-9]{2} MB/sec\), [0-9]+\.[0-9] ms avg latency, [0-9]+\.[0-9] ms max latency\.$"
 TS='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}:[0-9]{3}'
-CONSUMER_HEADER='start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec'
 CONSUMER_RE="^$TS, $TS, [0-9]+\.[0-9]{4}, [0-9]+\.[0-9]{4}, [0-9]+, [0-9]+\.[0-9]{4}, [0-9]+, [0-9]+, [0-9]+\.[0-9]{4}, [0-9]+\.[0-9]{4}$"
 
 # ---------------------------------------------------------------- offline: bad usage -> 2

@@ -173,9 +173,9 @@ def report(directory, args):
         lines += ["## Payload %s" % label, "",
                   "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
                   "records/s (p99).", ""]
-        lines += text.table(["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB",
-                              "bytes / value byte", "codec ratio", "vs codec",
-                              "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"], rows, markdown=True).splitlines() + [""]
+        head = ["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB", "bytes / value byte",
+                "codec ratio", "vs codec", "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"]
+        lines += text.table(head, rows, markdown=True).splitlines() + [""]
     lines += _recompression(recompress, broker_measured)
     lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
               "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "

@@ -310,8 +310,7 @@ class PerfTest:
 
     def run(self):
         scn, out = self.scn, self.scn.out
-        rounds_dir = os.path.join(out, "rounds")
-        os.makedirs(rounds_dir, exist_ok=True)
+        os.makedirs(os.path.join(out, "rounds"), exist_ok=True)
         load_start = loadavg()
         cluster = self.use_cluster()
         if self.tools:
@@ -329,24 +328,29 @@ class PerfTest:
         with open(os.path.join(out, "cases.tsv"), "w") as f:
             f.writelines("%(name)s\t%(records)d\t%(size)d\t%(tput)d\t%(warm)d\t%(qmsgs)d\n" % c for c in self.cases)
         open(os.path.join(out, "rounds.tsv"), "w").close()
-        for self.case in self.cases:
-            for self.r in range(1, self.rounds + 1):
-                self.first = "tool" if self.r % 2 and self.tools else "kbench"
-                self.p = os.path.join(rounds_dir, "%s-r%d" % (self.case["name"], self.r))
-                self.topic = "perf-test-%s-%d-r%d" % (self.case["name"], os.getpid(), self.r)
-                if not self.tools:
-                    steps = [self.produce_kbench, self.consume_kbench]
-                elif self.first == "tool":
-                    steps = [self.produce_tool, self.produce_kbench, self.consume_tool, self.consume_kbench]
-                else:
-                    steps = [self.produce_kbench, self.produce_tool, self.consume_kbench, self.consume_tool]
-                for step in steps:
-                    step()
-                if self.tools:
-                    self.tool(["topics", "--bootstrap-server", scn.bootstrap, "--delete", "--topic", self.topic],
-                              self.p + "-topic.log", "a")
+        for case in self.cases:
+            for r in range(1, self.rounds + 1):
+                self.round(case, r)
         self.write_env(load_start, cluster)
         return proc.run([sys.executable, os.path.join(scn.dir, "report.py"), out]).returncode
+
+    def round(self, case, r):
+        """Round R of CASE: odd rounds start with Kafka's tools, even ones with kbench."""
+        self.case, self.r = case, r
+        self.first = "tool" if r % 2 and self.tools else "kbench"
+        self.p = os.path.join(self.scn.out, "rounds", "%s-r%d" % (case["name"], r))
+        self.topic = "perf-test-%s-%d-r%d" % (case["name"], os.getpid(), r)
+        if not self.tools:
+            steps = [self.produce_kbench, self.consume_kbench]
+        elif self.first == "tool":
+            steps = [self.produce_tool, self.produce_kbench, self.consume_tool, self.consume_kbench]
+        else:
+            steps = [self.produce_kbench, self.produce_tool, self.consume_kbench, self.consume_tool]
+        for step in steps:
+            step()
+        if self.tools:
+            self.tool(["topics", "--bootstrap-server", self.scn.bootstrap, "--delete", "--topic", self.topic],
+                      self.p + "-topic.log", "a")
 
     def write_env(self, load_start, cluster):
         """DIR/run.env: the machine, the versions and the settings, for report.py."""
