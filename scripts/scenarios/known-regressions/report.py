@@ -262,8 +262,7 @@ def chart(directory, outcomes):
     ax.set_xlabel("change of B against A, % (green: found, red: not found, grey: not judged)")
     ax.set_title("known-regressions: deciding rows per case")
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "known-regressions.png"), dpi=110)
-    plt.close(fig)
+    ks.save_chart(fig, directory, "known-regressions.png")
 
 
 def _load_json(path):

@@ -524,8 +524,8 @@ def spread(values, fmt="%.1f"):
 
 
 def write_report(d, env, cases, console, chart, ctx):
-    machine = [("CPU", "%s, %s cores" % (env.get("cpu_model"), env.get("cores"))),
-               ("memory", env.get("memory")), ("kernel", ctx.get("kernel", env.get("kernel"))),
+    machine = [("CPU", "%s, %s cores" % (ctx.get("cpu_model"), ctx.get("num_cpus"))),
+               ("memory", env.get("memory")), ("kernel", ctx.get("kernel")),
                ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
                ("Kafka broker", env.get("kafka_version")),
                ("cluster", env.get("cluster")), ("Java", env.get("java_version")),
@@ -541,7 +541,7 @@ def write_report(d, env, cases, console, chart, ctx):
           "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
           "and 15 partitions. Here:\n",
           "- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
-          "but clients and brokers share the CPUs);" % env.get("cores"),
+          "but clients and brokers share the CPUs);" % ctx.get("num_cpus"),
           "- %s;" % env.get("cluster"),
           "- measured records per round: %s, each after a warm-up of a tenth as many on both "
           "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
