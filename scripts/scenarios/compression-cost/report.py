@@ -5,7 +5,6 @@ MiB against bytes per value byte whose front is judged beyond those ranges; and 
 cost of recompressing into a topic's own compression.type (KAFKA-15418).
 Run by run.py as `report.py DIR --scale S ...`."""
 
-import os
 import sys
 
 from kbench import results as kr
@@ -240,30 +239,5 @@ def _chart(directory, produce, payloads, codecs, marks_by_payload):
     ks.save_chart(fig, directory, "compression-cost.png")
 
 
-def corpus_main(argv):
-    """report.py corpus SRC OUT: the text corpus, one record of about 1000 bytes per line, from
-    the .txt files under SRC (whole lines joined, blank lines dropped), in path order."""
-    src, out = argv
-    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
-    with open(out, "w", encoding="utf-8") as f:
-        record, size = [], 0
-        for path in paths:
-            with open(path, encoding="utf-8", errors="replace") as doc:
-                for line in doc:
-                    line = line.rstrip()
-                    if not line.strip():
-                        continue
-                    record.append(line)
-                    size += len(line.encode("utf-8")) + 1
-                    if size >= 1000:
-                        f.write(" ".join(record) + "\n")
-                        record, size = [], 0
-        if record:
-            f.write(" ".join(record) + "\n")
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["corpus"]:
-        sys.exit(corpus_main(sys.argv[2:]))
     sys.exit(ks.report_main(report))
