@@ -93,11 +93,17 @@ class Run:
             info("case %s: %s -> %s on %s (log: %s/bench-commits.log)" % (cid, self.side(a), self.side(b),
                                                                           case["target"], d))
             # The broker's version goes into the run context (kbench cannot ask the broker for it).
+            before = dict(os.environ)
             if version:
                 os.environ["KBENCH_BROKER_VERSION"] = version
-            with output_to(d + "/bench-commits.log"):
-                record["exit_code"] = exit_status(bench_commits.run, bench_commits.parse(argv))
-            os.environ.pop("KBENCH_BROKER_VERSION", None)
+            try:
+                with output_to(d + "/bench-commits.log"):
+                    record["exit_code"] = bench_commits.run(bench_commits.parse(argv)) or 0
+            except SystemExit as e:  # it ended the way a command does
+                record["exit_code"] = e.code if isinstance(e.code, int) else 1
+            finally:
+                os.environ.clear()
+                os.environ.update(before)
             info("case %s: bench-commits exited %d after %d s" % (cid, record["exit_code"], time.monotonic() - start))
             base, new = d + "/base.json", d + "/new.json"
             if metric != "-" and all(os.path.isfile(p) and os.path.getsize(p) for p in (base, new)):
@@ -112,14 +118,6 @@ class Run:
             record["seconds"] = int(time.monotonic() - start)
         with open(os.path.join(d, "case.json"), "w", encoding="utf-8") as f:
             json.dump(record, f, indent=1)
-
-
-def exit_status(function, *args):
-    """FUNCTION(*ARGS)'s exit status, whether it returns it or exits with it."""
-    try:
-        return function(*args) or 0
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else 1
 
 
 def main(args):
