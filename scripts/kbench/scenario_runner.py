@@ -280,11 +280,12 @@ def default_out(root, name):
     return os.path.join(root, "results", "scenarios", name, git.run_stamp(root))
 
 
-def sibling(runner_file, name):
-    """The module NAME.py beside a runner (its report.py, say)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(runner_file)), name + ".py")
-    spec = importlib.util.spec_from_file_location(
-        "kbench_scenario_%s_%s" % (os.path.basename(os.path.dirname(path)).replace("-", "_"), name), path)
+def sibling(file, name):
+    """The module NAME.py beside FILE (a scenario's run.py beside the registry, its report.py
+    beside its run.py)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(file)), name + ".py")
+    folder = os.path.basename(os.path.dirname(path)).replace("-", "_")
+    spec = importlib.util.spec_from_file_location("kbench_scenario_%s_%s" % (folder, name), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

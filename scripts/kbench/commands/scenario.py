@@ -9,13 +9,12 @@ Exit status: 0 ok, 1 a run failed, 2 bad usage (an unknown scenario or scale, a 
 does not fit); known-regressions: 1 a case not found, 3 a case not judged."""
 
 import functools
-import importlib.util
 import os
 import time
 
 import kbench
 from kbench import cli
-from kbench.scenario_runner import add_common_arguments
+from kbench.scenario_runner import add_common_arguments, sibling
 
 SCENARIOS = os.path.join(kbench.SCRIPTS, "scenarios")
 
@@ -30,11 +29,7 @@ def registry():
 @functools.cache
 def runner(name):
     """The module scripts/scenarios/NAME/run.py."""
-    path = os.path.join(SCENARIOS, name, "run.py")
-    spec = importlib.util.spec_from_file_location("kbench_scenario_" + name.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return sibling(os.path.join(SCENARIOS, name, "README.md"), "run")
 
 
 def readme_scale(name):
