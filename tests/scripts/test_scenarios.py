@@ -323,6 +323,24 @@ class PerfTestFormat(unittest.TestCase):
         with self.assertRaisesRegex(ptf.InputError, "no steady-state line although the tool had 1000 warm-up"):
             ptf.tool_producer(self.write("cold.txt", TOOL_OUTPUT[:5]), 1000)
 
+    def test_the_report_of_two_rounds(self):
+        produce, err = self.write("p.json", PRODUCE_JSON), self.write("p.err", KBENCH_STDERR)
+        tool = self.write("tool.txt", TOOL_OUTPUT)
+        steps = [{"case": "custom", "round": r, "first": first, "kind": kind, "path": path, "aux": aux}
+                 for r, first in ((1, "tool"), (2, "kbench"))
+                 for kind, path, aux in (("kbench-produce", produce, err), ("tool-produce", tool, None))]
+        settings = {"scale": "small", "rounds": 2, "tools": 1, "batch_size": "16384", "acks": "1"}
+        self.write("run.json", {"settings": settings, "rounds": steps, "cases": [
+            {"name": "custom", "records": 100000, "size": 100, "tput": -1, "warm": 1000, "qmsgs": 335545}]})
+        proc = subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"),
+                               os.path.join(SCENARIOS, "perf-test", "report.py"), self.tmp.name],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("-- round 2 (kbench first)", proc.stdout)
+        self.assertRegex(proc.stdout, r"(?m)^ratio +records/sec x4\.55")
+        with open(os.path.join(self.tmp.name, "report.md"), encoding="utf-8") as f:
+            self.assertRegex(f.read(), r"\| custom +\| kafka-producer-perf-test +\| 2 +\| 11000\.0 ")
+
 
 class PerfTestCases(unittest.TestCase):
     """perf-test's cases: the seed's, or one of your own in kafka-producer-perf-test's options

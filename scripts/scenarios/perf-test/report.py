@@ -281,45 +281,21 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
 
 # ------------------------------------------------------------------ the runs' tables
 
-def read_rows(path, columns):
-    try:
-        rows = [line.rstrip("\n").split("\t") for line in open(path) if line.strip()]
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
-    for row in rows:
-        if len(row) != columns:
-            raise InputError("%s: %r has %d columns, not %d" % (path, row, len(row), columns))
-    return rows
-
-
 # ------------------------------------------------------------------ the report
 
-def read_kv(path):
-    out = {}
-    try:
-        for line in open(path):
-            k, sep, v = line.rstrip("\n").partition("=")
-            if sep:
-                out[k] = v
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
-    return out
-
-
 def load_cases(d):
-    """DIR/cases.tsv (name, records, record size, throughput, warm-up records, librdkafka's
-    queue.buffering.max.messages) and DIR/rounds.tsv (case, round, which tool went first,
-    kind, output file, kbench's stderr / the time a kbench Consume run ended / -)."""
-    cases = {}
-    for name, records, size, tput, warm, qmsgs in read_rows(os.path.join(d, "cases.tsv"), 6):
-        cases[name] = {"case": name, "num_records": int(records), "record_size": int(size),
-                       "throughput": int(tput), "warmup": int(warm), "queue_messages": int(qmsgs),
-                       "rounds": {}}
-    for name, rnd, first, kind, path, aux in read_rows(os.path.join(d, "rounds.tsv"), 6):
-        if name not in cases:
-            raise InputError("%s: round of unknown case %r" % (d, name))
-        c = cases[name]
-        r = c["rounds"].setdefault(int(rnd), {"round": int(rnd), "first": first})
+    """DIR/run.json's settings and cases, each with its rounds read from their outputs."""
+    try:
+        with open(os.path.join(d, "run.json"), encoding="utf-8") as f:
+            run = json.load(f)
+    except (OSError, ValueError) as e:
+        raise InputError("%s/run.json: %s" % (d, e)) from e
+    cases = {c["name"]: {"case": c["name"], "num_records": c["records"], "record_size": c["size"],
+                         "throughput": c["tput"], "warmup": c["warm"], "queue_messages": c["qmsgs"],
+                         "rounds": {}} for c in run["cases"]}
+    for step in run["rounds"]:
+        c, kind, path, aux = cases[step["case"]], step["kind"], step["path"], step["aux"]
+        r = c["rounds"].setdefault(step["round"], {"round": step["round"], "first": step["first"]})
         if kind == "kbench-produce":
             r["kbench"] = kbench_producer(path)
             r["kbench_windows"] = kbench_windows(aux)
@@ -327,17 +303,13 @@ def load_cases(d):
             r["tool"] = tool_producer(path, c["warmup"])
         elif kind == "tool-consume":
             r["tool_consumer"] = tool_consumer(path)
-        elif kind == "kbench-consume":
-            r["kbench_consumer"] = kbench_consumers(path, float(aux))[0]
         else:
-            raise InputError("%s: unknown kind %r" % (d, kind))
-    out = []
+            r["kbench_consumer"] = kbench_consumers(path, float(aux))[0]
     for c in cases.values():
         c["rounds"] = [c["rounds"][k] for k in sorted(c["rounds"])]
         if not c["rounds"] or any("kbench" not in r for r in c["rounds"]):
             raise InputError("%s: case %s lacks kbench's Produce rounds" % (d, c["case"]))
-        out.append(c)
-    return out
+    return run["settings"], list(cases.values())
 
 
 def summarize_case(c):
@@ -424,10 +396,9 @@ def case_lines(c, env):
 
 
 def scenario(d):
-    """Reads DIR/run.env, DIR/cases.tsv and DIR/rounds.tsv; prints every round's lines and
-    the medians, writes console.txt, summary.json, report.md and the chart."""
-    env = read_kv(os.path.join(d, "run.env"))
-    cases = load_cases(d)
+    """Reads DIR/run.json; prints every round's lines and the medians, writes console.txt,
+    summary.json, report.md and the chart."""
+    env, cases = load_cases(d)
     lines = []
     for c in cases:
         summarize_case(c)
@@ -565,7 +536,7 @@ def write_report(d, env, cases, console, chart, ctx):
           "- kbench's latency is measured from each record's intended send time when a rate is set "
           "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
           "better while the producer falls behind;"]
-    if env.get("tools") == "1":
+    if env.get("tools"):
         s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
                  "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
                  "kafka-producer-perf-test wrote, with fetch.max.wait.ms=10 on both; the tool's "

@@ -5,6 +5,7 @@ kafka-producer-perf-test's options below one case of your own ("custom"). Every 
 output stays in DIR/rounds/; DIR/summary.json, DIR/report.md and DIR/perf-test.png sum up."""
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -196,6 +197,7 @@ class PerfTest:
         self.rounds = args.rounds or (1 if scn.tiny else 3)
         self.version = args.kafka_version or kafka_version()
         self.kafka_dir = None
+        self.log = []  # every step of every round, for report.py
 
     def tool(self, args, log, mode="w"):
         """Kafka's tool ARGS (scripts/kafka run-class), its output to LOG; ok?"""
@@ -215,9 +217,11 @@ class PerfTest:
             return subprocess.run(cmd, stdout=out, stderr=err,
                                   env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode == 0
 
-    def round_row(self, *fields):
-        with open(os.path.join(self.scn.out, "rounds.tsv"), "a") as f:
-            f.write("\t".join(str(x) for x in fields) + "\n")
+    def round_row(self, kind, path, aux):
+        """What report.py reads of a step: its kind, its output and kbench's stderr (or the
+        time a kbench Consume run ended)."""
+        self.log.append({"case": self.case["name"], "round": self.r, "first": self.first, "kind": kind,
+                         "path": path, "aux": aux})
 
     def failed(self, what, log, lines=5):
         die("%s failed on %s round %d: %s" % (what, self.case["name"], self.r, proc.tail(log, lines)), 1)
@@ -230,7 +234,7 @@ class PerfTest:
         if not self.kbench_run(p, ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
                                    "--benchmark_filter=^Produce/", *c["xargs"]]):
             self.failed("kbench Produce", p + ".err")
-        self.round_row(c["name"], self.r, self.first, "kbench-produce", p + ".json", p + ".err")
+        self.round_row("kbench-produce", p + ".json", p + ".err")
 
     def produce_tool(self):
         c, log = self.case, self.p + "-topic.log"
@@ -254,12 +258,12 @@ class PerfTest:
 
     def tool_round(self, kind, tool_name, cmd):
         """One run of Kafka's TOOL_NAME, its output in the round's -tool-KIND.txt and its row
-        in rounds.tsv; a failure ends the scenario."""
+        in run.json; a failure ends the scenario."""
         self.scn.note("scripts/kafka run-class " + proc.quote(cmd))
         out = "%s-tool-%s.txt" % (self.p, kind)
         if not self.tool(cmd, out):
             self.failed(tool_name, out)
-        self.round_row(self.case["name"], self.r, self.first, "tool-" + kind, out, "-")
+        self.round_row("tool-" + kind, out, None)
 
     def consume_kbench(self):
         """The tool's topic, or (without the tools) kbench's own of that layout."""
@@ -271,7 +275,7 @@ class PerfTest:
         p = self.p + "-kbench-consume"
         if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/"]):
             self.failed("kbench Consume", p + ".err")
-        self.round_row(c["name"], self.r, self.first, "kbench-consume", p + ".json", int(time.time() * 1000))
+        self.round_row("kbench-consume", p + ".json", int(time.time() * 1000))
 
     def use_cluster(self):
         """The given cluster, checked to have the brokers the replication factor needs, or
@@ -315,14 +319,10 @@ class PerfTest:
         # The Java consumer's fetch settings as kbench's consumer has them (harness/consumer.cc).
         with open(os.path.join(out, "consumer.properties"), "w") as f:
             f.write("fetch.max.wait.ms=10\n")
-        # A rerun into the same DIR starts these afresh (report.py reads them whole).
-        with open(os.path.join(out, "cases.tsv"), "w") as f:
-            f.writelines("%(name)s\t%(records)d\t%(size)d\t%(tput)d\t%(warm)d\t%(qmsgs)d\n" % c for c in self.cases)
-        open(os.path.join(out, "rounds.tsv"), "w").close()
         for case in self.cases:
             for r in range(1, self.rounds + 1):
                 self.round(case, r)
-        self.write_env(load_start, cluster)
+        self.write_state(load_start, cluster)
         return proc.run([sys.executable, os.path.join(scn.dir, "report.py"), out]).returncode
 
     def round(self, case, r):
@@ -343,8 +343,9 @@ class PerfTest:
             self.tool(["topics", "--bootstrap-server", self.scn.bootstrap, "--delete", "--topic", self.topic],
                       self.p + "-topic.log", "a")
 
-    def write_env(self, load_start, cluster):
-        """DIR/run.env: the machine, the versions and the settings, for report.py."""
+    def write_state(self, load_start, cluster):
+        """DIR/run.json, for report.py: the settings, the machine and the versions, the cases
+        and every step of their rounds."""
         try:
             java = subprocess.run(["java", "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, errors="replace")
@@ -375,8 +376,9 @@ class PerfTest:
             ("rounds", self.rounds),
             ("tools", int(self.tools)),
         ]
-        with open(os.path.join(self.scn.out, "run.env"), "w") as f:
-            f.writelines("%s=%s\n" % kv for kv in settings)
+        cases = [{k: c[k] for k in ("name", "records", "size", "tput", "warm", "qmsgs")} for c in self.cases]
+        with open(os.path.join(self.scn.out, "run.json"), "w") as f:
+            json.dump({"settings": dict(settings), "cases": cases, "rounds": self.log}, f, indent=1)
 
 
 def loadavg():
