@@ -200,7 +200,7 @@ class Scenario:
         """commands.txt's line for one kbench run, with the environment it inherits."""
         env = "".join("%s=%s " % (k, os.environ[k]) for k in ("LD_LIBRARY_PATH", "KBENCH_BROKER_VERSION")
                       if os.environ.get(k))
-        self.note(env + " ".join(self.kbench_command(json_path, args)) + suffix)
+        self.note(env + proc.quote(self.kbench_command(json_path, args)) + suffix)
 
     def run_kbench(self, json_path, args):
         """One kbench run, noted in commands.txt, JSON to JSON_PATH, console to log_of(); ok?"""

@@ -48,7 +48,7 @@ def run_case(scn, common, mode, size, acks, rf, procs):
     raw = ["%s/raw/%s-%d.json" % (scn.out, tag, i) for i in range(1, procs + 1)]
     logs = ["%s/logs/%s-%d.log" % (scn.out, tag, i) for i in range(1, procs + 1)]
     for path in raw:
-        scn.note(" ".join(scn.kbench_command(path, args)) + " &")
+        scn.note_kbench(path, args, " &")
     if any(scn.run_together([(scn.kbench_command(path, args), log) for path, log in zip(raw, logs)])):
         scn.fail(tag, "case " + tag, logs)
         for path in raw:
