@@ -450,26 +450,14 @@ def draw_chart(d, cases):
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = ["%s\n%d B" % (c["case"], c["record_size"]) for c in cases]
     x = range(len(cases))
-    have_tool = any("tool" in c for c in cases)
-    w = 0.38 if have_tool else 0.6
 
-    def bars(offset, key, label):
-        # Median over rounds, whiskers from the slowest to the fastest round.
-        med, lo, hi = [], [], []
-        for c in cases:
-            r = c.get(key)
-            if r is None:
-                med.append(0), lo.append(0), hi.append(0)
-                continue
-            per_mb = r["mbps"] / r["rps"] if r["rps"] else 0
-            vals = [v * per_mb for v in r["rps_rounds"]]
-            med.append(r["mbps"])
-            lo.append(max(r["mbps"] - min(vals), 0))
-            hi.append(max(max(vals) - r["mbps"], 0))
-        ax1.bar([i + offset for i in x], med, w, yerr=[lo, hi], capsize=3, label=label)
-    bars(-w / 2 if have_tool else 0, "kbench", "kbench Produce")
-    if have_tool:
-        bars(w / 2, "tool", "kafka-producer-perf-test")
+    def mb_rounds(r):
+        """MB/sec of each round, from its records/sec (the median's MB per record)."""
+        return ks.Spread.of([v * r["mbps"] / r["rps"] for v in r["rps_rounds"]] if r["rps"] else [0])
+    # Median over rounds, whiskers from the slowest to the fastest round.
+    ks.grouped_bars(ax1, [(label, [(i, mb_rounds(c[key])) for i, c in enumerate(cases) if key in c], {})
+                          for key, label in (("kbench", "kbench Produce"), ("tool", "kafka-producer-perf-test"))
+                          if any(key in c for c in cases)])
     ax1.set(xticks=list(x), xticklabels=labels, title="Producer throughput",
             ylabel="MB/sec (MiB of values), median and range of rounds")
     ax1.legend()
