@@ -1,6 +1,6 @@
-"""What the scenarios of scripts/scenarios/<name>/ share on the Python side: JSON chores,
-the report's common header and number formats, matplotlib, and report_main(), the command
-line of each scenario's own report.py.
+"""What the scenarios of scripts/scenarios/<name>/ share on the Python side: summing
+concurrent processes, spreads over repetitions, the report's common header, matplotlib, and
+report_main(), the command line of each scenario's own report.py.
 
 Reports put the machine, the versions and what differs from the original setup first,
 so that a scaled run on one small host is never read as the original's numbers.
@@ -9,7 +9,7 @@ so that a scaled run on one small host is never read as the original's numbers.
 import os
 import statistics
 
-from kbench import facts
+from kbench import facts, text
 from kbench import results as kr
 from kbench.cli import ArgumentParser, die
 
@@ -76,15 +76,6 @@ def sum_processes(datas, sources):
     ctx["kbench_concurrent_processes"] = len(datas)
     ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
     return {"context": ctx, "benchmarks": benches}
-
-
-def merge_files(datas, sources):
-    merged = kr.merge_runs(datas, sources)
-    # A merge of summed files keeps the marker that says they are sums.
-    for d in datas:
-        if "kbench_concurrent_processes" in d.get("context", {}):
-            merged["context"]["kbench_concurrent_processes"] = d["context"]["kbench_concurrent_processes"]
-    return merged
 
 
 # ------------------------------------------------------------------ shared report parts
@@ -222,8 +213,8 @@ def pareto_marks(points):
     return marks
 
 
-def fmt_spread(s, fmt):
-    """`median [lo–hi]` with the cell's own number format; a single repetition shows alone."""
+def fmt_spread(s, fmt=text.number):
+    """`median [lo–hi]` in the cell's number format; a single repetition shows alone."""
     if s is None:
         return "—"
     if s.n < 2:
@@ -236,27 +227,6 @@ def error_bars(spreads, k=1.0):
     return [[(s.median - s.lo) * k for s in spreads], [(s.hi - s.median) * k for s in spreads]]
 
 
-def fmt_k(v):
-    """Records/s the way the seeds write them: 869K, 1.05M."""
-    if v is None:
-        return "—"
-    if v >= 1e6:
-        return "%.2fM" % (v / 1e6)
-    if v >= 1e3:
-        return "%.0fK" % (v / 1e3) if v >= 1e4 else "%.1fK" % (v / 1e3)
-    return "%.0f" % v
-
-
-def fmt_int(v):
-    return "—" if v is None else "{:,.0f}".format(v)
-
-
-def fmt_mb(v):
-    if v is None:
-        return "—"
-    return "%.0f" % v if v >= 100 else ("%.1f" % v if v >= 10 else "%.2f" % v)
-
-
 def header(args, title, original, ctx, differences, common=True):
     """The report's title, its setup table and what differs from the original (after the
     shared first difference, common_differences, unless common is False)."""
@@ -266,26 +236,25 @@ def header(args, title, original, ctx, differences, common=True):
              "Reproduces: %s" % original, ""]
     scale_text = ("tiny (CI: proves the pipeline, numbers are not meaningful)" if args.tiny
                   else args.scale)
-    lines += ["## Setup of this run", "",
-              "| | |", "|---|---|",
-              "| scale | %s |" % scale_text,
-              "| machine | %s, %s cores, %s MHz, kernel %s, host %s |" % (
-                  ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"),
-                  ctx.get("kernel", "?"), ctx.get("host_name", "?")),
-              "| kbench | %s, git %s%s, %s build, %s |" % (
-                  ctx.get("kbench_version", "?"), str(ctx.get("git_sha", "?"))[:12],
-                  " (dirty)" if ctx.get("git_dirty") == "true" else "",
-                  ctx.get("build_type", "?"), ctx.get("compiler", "?")),
-              "| librdkafka | %s |" % ctx.get("librdkafka_version", "?"),
-              "| broker | Kafka %s, %s broker(s), target %s, bootstrap %s |" % (
-                  ctx.get("broker_version", "?"), ctx.get("broker_count", "?"),
-                  ctx.get("target", "?"), ctx.get("bootstrap", "") or "—"),
-              "| codecs | %s |" % ", ".join(
-                  "%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
-                  for key in facts.codec_version_keys()),
-              "| started | %s |" % ctx.get("date", "?")]
+    setup = [
+        ("scale", scale_text),
+        ("machine", "%s, %s cores, %s MHz, kernel %s, host %s" % (
+            ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"),
+            ctx.get("kernel", "?"), ctx.get("host_name", "?"))),
+        ("kbench", "%s, git %s%s, %s build, %s" % (
+            ctx.get("kbench_version", "?"), str(ctx.get("git_sha", "?"))[:12],
+            " (dirty)" if ctx.get("git_dirty") == "true" else "", ctx.get("build_type", "?"),
+            ctx.get("compiler", "?"))),
+        ("librdkafka", ctx.get("librdkafka_version", "?")),
+        ("broker", "Kafka %s, %s broker(s), target %s, bootstrap %s" % (
+            ctx.get("broker_version", "?"), ctx.get("broker_count", "?"), ctx.get("target", "?"),
+            ctx.get("bootstrap", "") or "—")),
+        ("codecs", ", ".join("%s %s" % (key[:-len("_version")], ctx.get(key, "?"))
+                             for key in facts.codec_version_keys())),
+        ("started", ctx.get("date", "?"))]
     if args.wall_seconds is not None:
-        lines.append("| wall time | %d s |" % args.wall_seconds)
+        setup.append(("wall time", "%d s" % args.wall_seconds))
+    lines += ["## Setup of this run", ""] + text.table(["", ""], setup, markdown=True).splitlines()
     lines += ["", "**Not the original setup.** %s" % differences[0], ""]
     lines += ["- %s" % d for d in differences[1:]]
     lines += ["- %s" % n for n in args.note]
@@ -298,16 +267,6 @@ def common_differences(ctx, extra):
     return ["Client, broker(s) and every replica share one host with %s cores and talk over "
             "loopback; absolute numbers are this machine's, only the shape (which setting "
             "wins, by roughly how much) is comparable with the original." % cores] + extra
-
-
-def md_row(cells):
-    return "| " + " | ".join(cells) + " |"
-
-
-def md_table(head, align, rows=()):
-    """A markdown table's lines; align has one letter per column: l left, r right, c centre."""
-    marks = {"l": "---", "r": "---:", "c": ":-:"}
-    return [md_row(head), "|" + "".join(marks[a] + "|" for a in align)] + [md_row(r) for r in rows]
 
 
 def plt_module():

@@ -2,11 +2,11 @@
 the clusters it starts on free ports (and always stops), kbench runs that leave their
 command line and console output next to the JSON, and the scenario's own report.py.
 
-A runner is a module with main(argv), called by scripts/scenario (kbench.commands.scenario):
+A runner is a module whose docstring is its --help, with add_arguments(parser) for its own
+options (optional) and main(args), called by scripts/scenario (kbench.commands.scenario):
 
-    def main(argv):
-        with Scenario("producer-sharing", __file__) as scn:
-            scn.parse(argv, usage)       # scale, out, bootstrap, tiny; --help prints usage()
+    def main(args):
+        with Scenario(args, __file__) as scn:   # checks, makes OUT; a dry run ends here
             scn.local_cluster("single", 1)
             scn.kbench(scn.out + "/producer-sharing.json", [...])
             scn.report("--note", "...")
@@ -14,7 +14,9 @@ A runner is a module with main(argv), called by scripts/scenario (kbench.command
 Leaving the `with` stops every cluster the scenario started, whatever happened.
 """
 
+import argparse
 import contextlib
+import importlib.util
 import os
 import re
 import signal
@@ -23,10 +25,11 @@ import sys
 import time
 
 import kbench
-from kbench import cli, shell
+from kbench import cli, git, proc
 from kbench import results as kr
 from kbench import scenario as ks
 from kbench.cli import die, info
+from kbench.commands import kafka
 
 BOOTSTRAP = re.compile(r"[^,:\s]+:[0-9]+(,[^,:\s]+:[0-9]+)*")
 KAFKA_VERSION = "4.4.0"  # the broker a scenario starts unless KBENCH_KAFKA_VERSION says
@@ -36,84 +39,80 @@ def kafka_version(default=KAFKA_VERSION):
     return os.environ.get("KBENCH_KAFKA_VERSION") or default
 
 
+def bootstrap_list(text):
+    if not BOOTSTRAP.fullmatch(text):
+        raise argparse.ArgumentTypeError("must be HOST:PORT[,HOST:PORT...], got '%s'" % text)
+    return text
+
+
+def add_common_arguments(parser):
+    """The options every scenario has."""
+    parser.add_argument("--scale", choices=("small", "full"), default="small",
+                        help="small (default): a subset that finishes within ~15 minutes on a "
+                             "2-core machine; full: the original's sizes (hours)")
+    parser.add_argument("--tiny", action="store_true",
+                        help="the CI scale: seconds per case, only proves the pipeline works")
+    parser.add_argument("--out", metavar="DIR", default="",
+                        help="results folder (default: results/scenarios/NAME/<YYYYmmdd-HHMMSS>-<sha>/)")
+    parser.add_argument("--bootstrap", metavar="HOST:PORT", type=bootstrap_list,
+                        help="use this cluster instead of starting one (the scenario checks that "
+                             "it fits, e.g. enough brokers, and exits 2 if not)")
+
+
+def _terminated(signum, frame):
+    sys.exit(128 + signum)
+
+
 class Scenario:
     """One scenario run: its options, its output folder OUT, the clusters it started."""
 
-    def __init__(self, name, runner_file):
-        self.name = name
-        cli.prog = name  # messages read "NAME: ...", as each runner's always did
+    def __init__(self, args, runner_file):
+        self.args = args
+        self.name = args.scenario
+        cli.prog = "scripts/scenario " + self.name
         self.dir = os.path.dirname(os.path.abspath(runner_file))  # its report.py, README.md
         self.root = os.environ.setdefault("KBENCH_ROOT", kbench.ROOT)
         self.bin = os.environ.setdefault("KBENCH_BIN", os.path.join(self.root, "build", "kbench"))
-        self.scale, self.out, self.bootstrap, self.tiny = "small", "", "", False
-        self.tiny_arg = []
+        self.scale, self.out, self.bootstrap, self.tiny = args.scale, args.out, args.bootstrap or "", args.tiny
+        self.tiny_arg = ["--tiny"] if self.tiny else []
         self.failed, self.notes, self.started = [], [], []
-        self.trap = shell.Trap({signal.SIGINT: 130, signal.SIGTERM: 143})
         self.t0 = time.monotonic()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.trap.hold()
-        for d in self.started:
-            info("stopping the Kafka cluster in %s" % d)
-            with open(os.path.join(self.out, "logs", "kafka-stop.log"), "ab") as log:
-                rc = subprocess.run([self.script("kafka"), "stop", "--dir", d],
-                                    stdout=subprocess.DEVNULL, stderr=log).returncode
-            if rc != 0:
-                info("warning: stopping %s failed (see %s/logs/kafka-stop.log)" % (d, self.out))
-        self.started = []
-        return False
-
-    # --- the command line ------------------------------------------------------------
-
-    def parse(self, argv, usage, extra_arg=None, check=None):
-        """The common options; EXTRA_ARG(rest) takes a runner's own option at rest[0] and
-        returns how many words it used (0: not its option). CHECK() then checks them; both
-        before anything is made, and a dry run (KBENCH_DRY_RUN=1) ends there."""
-        i = 0
-        while i < len(argv):
-            a, rest = argv[i], argv[i:]
-            key, eq, value = a.partition("=")
-            if key in ("--scale", "--out", "--bootstrap") and (eq or len(rest) >= 2):
-                setattr(self, key[2:], value if eq else rest[1])
-                i += 1 if eq else 2
-            elif key in ("--scale", "--out", "--bootstrap"):
-                die({"--scale": "--scale needs a value (small or full)",
-                     "--out": "--out needs a directory",
-                     "--bootstrap": "--bootstrap needs HOST:PORT"}[key])
-            elif a == "--tiny":
-                self.tiny, i = True, i + 1
-            elif a in ("-h", "--help"):
-                sys.stdout.write(usage())
-                sys.exit(0)
-            else:
-                used = extra_arg(rest) if extra_arg else 0
-                if not used:
-                    die("unknown argument '%s' (see --help)" % a)
-                i += used
-        if self.scale not in ("small", "full"):
-            die("unknown scale '%s' (known: small, full)" % self.scale)
-        if self.bootstrap and not BOOTSTRAP.fullmatch(self.bootstrap):
-            die("--bootstrap must be HOST:PORT[,HOST:PORT...], got '%s'" % self.bootstrap)
         if self.out:
             cli.check_out_dir(self.out, "--out")
-        if check:
-            check()
+
+    def __enter__(self):
+        """Everything checked: a dry run (KBENCH_DRY_RUN=1) ends here; else OUT is made and a
+        TERM ends the scenario as Ctrl-C does, through __exit__."""
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
-            die("kbench binary not found at %s (build it: cmake --build build --target kbench, "
-                "or run through scripts/scenario)" % self.bin)
-        self.out = os.path.abspath(self.out or default_out(self.root, self.name))
+            if self.bin != os.path.join(self.root, "build", "kbench"):
+                die("KBENCH_BIN=%s is not executable" % self.bin)
+            build_kbench(self.root)
+        self.out = self.args.out = os.path.abspath(self.out or default_out(self.root, self.name))
         try:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         except OSError:
             die("cannot create %s" % self.out)
-        self.tiny_arg = ["--tiny"] if self.tiny else []
-        self.trap.install()
+        self.term = signal.signal(signal.SIGTERM, _terminated)
         self.note("scenario %s, scale %s%s, out %s"
                   % (self.name, self.scale, " (tiny)" if self.tiny else "", self.out))
+        return self
+
+    def __exit__(self, *exc):
+        interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            for d in self.started:
+                info("stopping the Kafka cluster in %s" % d)
+                try:
+                    kafka.stop(d)
+                except Exception as e:  # the clean-up goes on with the next cluster
+                    info("warning: stopping %s failed: %s" % (d, e))
+            self.started = []
+        finally:
+            signal.signal(signal.SIGINT, interrupt)
+            signal.signal(signal.SIGTERM, self.term)
+        return False
 
     # --- what it records ---------------------------------------------------------------
 
@@ -126,44 +125,36 @@ class Scenario:
         """Wall-clock seconds since the scenario began, for the report."""
         return int(time.monotonic() - self.t0)
 
-    def script(self, name):
-        return os.path.join(self.root, "scripts", name)
-
-    def run(self, cmd, **kwargs):
-        """A command, as bash runs one: a Ctrl-C or TERM meanwhile ends the scenario (and
-        stops its clusters) once the command has ended."""
-        return self.trap.run(cmd, **kwargs)
-
     def run_together(self, jobs):
         """Every (command, log path) of JOBS at once; their exit statuses."""
-        with self.trap.child():
-            procs = []
+        procs = []
+        try:
             for cmd, log in jobs:
                 with open(log, "wb") as f:
                     procs.append(subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT))
             return [p.wait() for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
 
     # --- clusters ---------------------------------------------------------------------
 
-    def cluster_start(self, tag, brokers, version, security="plaintext"):
+    def cluster_start(self, tag, brokers, version, security="plaintext", directory=None):
         """(bootstrap, client config file) of a cluster under OUT/kafka-TAG, on ports free
         when it starts (scenarios, tests and scripts/bench's broker run side by side), and
         stopped on leaving the scenario, whatever happens (stop also deletes its
         certificates and passwords: nothing secret stays under OUT)."""
-        d = os.path.join(self.out, "kafka-" + tag)
+        d = directory or os.path.join(self.out, "kafka-" + tag)
         self.started.append(d)
-        self.note("scripts/kafka start --dir %s --brokers %s --version %s --security %s "
-                  "--port-base auto" % (d, brokers, version, security))
+        self.note(proc.quote(["scripts/kafka", "start", "--dir", d, "--brokers", brokers, "--version",
+                              version, "--security", security, "--port-base", "auto"]))
         info("starting Kafka %s with %s broker(s), security %s..." % (version, brokers, security))
-        log = os.path.join(self.out, "logs", "kafka-start-%s.log" % tag)
-        with open(log, "ab") as f:
-            proc = self.run([self.script("kafka"), "start", "--dir", d, "--brokers", str(brokers),
-                             "--version", version, "--security", security, "--port-base", "auto"],
-                            stdout=subprocess.PIPE, stderr=f)
-        if proc.returncode != 0:
-            shell.show_log(log, 5)
-            die("could not start Kafka %s (log: %s)" % (version, log), 1)
-        bootstrap = proc.stdout.decode().rstrip("\n")
+        try:
+            bootstrap = kafka.start(d, brokers=brokers, version=version, security=security)
+        except kafka.KafkaError as e:
+            die("could not start Kafka %s: %s" % (version, e), getattr(e, "status", 1))
         info("Kafka %s is up at %s" % (version, bootstrap))
         return bootstrap, os.path.join(d, "client.properties")
 
@@ -179,15 +170,12 @@ class Scenario:
         counted in the run context of a trivial kbench run (it connects and counts first)."""
         probe = os.path.join(self.out, "logs", "probe-%d.json" % os.getpid())
         log = os.path.join(self.out, "logs", "probe.log")
-        with open(log, "wb") as f:
-            rc = self.run([self.bin, "--bootstrap=" + bootstrap,
-                           "--produce", "acks=1,record_bytes=10,partitions=1",
-                           "--records-per-iteration=10", "--benchmark_filter=^Produce/",
-                           "--benchmark_out=" + probe, "--benchmark_out_format=json"],
-                          stdout=f, stderr=subprocess.STDOUT,
-                          env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode
+        rc = proc.run([self.bin, "--bootstrap=" + bootstrap, "--produce", "acks=1,record_bytes=10,partitions=1",
+                       "--records-per-iteration=10", "--benchmark_filter=^Produce/",
+                       "--benchmark_out=" + probe, "--benchmark_out_format=json"],
+                      log=log, env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode
         if rc != 0:
-            shell.show_log(log, 5)
+            show_tail(log, 5)
             die("cannot reach a Kafka cluster at %s (log: %s)" % (bootstrap, log))
         try:
             have = int(kr.load(probe)["context"]["broker_count"])
@@ -212,19 +200,17 @@ class Scenario:
         """commands.txt's line for one kbench run, with the environment it inherits."""
         env = "".join("%s=%s " % (k, os.environ[k]) for k in ("LD_LIBRARY_PATH", "KBENCH_BROKER_VERSION")
                       if os.environ.get(k))
-        self.note(env + " ".join(self.kbench_command(json_path, args)) + suffix)
+        self.note(env + proc.quote(self.kbench_command(json_path, args)) + suffix)
 
     def run_kbench(self, json_path, args):
         """One kbench run, noted in commands.txt, JSON to JSON_PATH, console to log_of(); ok?"""
         self.note_kbench(json_path, args)
-        with open(self.log_of(json_path), "wb") as log:
-            return self.run(self.kbench_command(json_path, args), stdout=log,
-                            stderr=subprocess.STDOUT).returncode == 0
+        return proc.run(self.kbench_command(json_path, args), log=self.log_of(json_path)).returncode == 0
 
     def kbench(self, json_path, args):
         """run_kbench, and the scenario ends if it fails."""
         if not self.run_kbench(json_path, args):
-            shell.show_log(self.log_of(json_path), 15)
+            show_tail(self.log_of(json_path), 15)
             die("kbench failed (full output: %s)" % self.log_of(json_path), 1)
 
     def try_kbench(self, name, tag, what, args):
@@ -245,7 +231,7 @@ class Scenario:
 
     def merge(self, out, inputs, what="results"):
         """OUT: the runs of INPUTS concatenated (repetitions renumbered)."""
-        self._combine(ks.merge_files, out, inputs, "merging %s failed" % what)
+        self._combine(kr.merge_runs, out, inputs, "merging %s failed" % what)
 
     def sum(self, out, inputs, what="results"):
         """OUT: per benchmark and repetition, the rates of concurrent processes added up."""
@@ -262,7 +248,7 @@ class Scenario:
         scale, the wall time and the common flags filled in."""
         cmd = [sys.executable, os.path.join(self.dir, "report.py"), self.out, "--scale", self.scale,
                *self.tiny_arg, "--wall-seconds", str(self.elapsed()), *args]
-        if self.run(cmd).returncode != 0:
+        if proc.run(cmd).returncode != 0:
             die("writing the report failed", 1)
         info("report: %s/report.md" % self.out)
 
@@ -279,9 +265,57 @@ class Scenario:
             die("%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)), 1)
 
 
+def build_kbench(root):
+    info("building kbench...")
+    build = os.path.join(root, "build")
+    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        if subprocess.run(["cmake", "-S", root, "-B", build, "-G", "Ninja"]).returncode:
+            die("cmake configure failed", 1)
+    if subprocess.run(["cmake", "--build", build, "--target", "kbench"]).returncode:
+        die("building kbench failed", 1)
+
+
 def default_out(root, name):
     """results/scenarios/<NAME>/<YYYYmmdd-HHMMSS>-<sha>"""
-    return os.path.join(root, "results", "scenarios", name, shell.run_stamp(root, 12))
+    return os.path.join(root, "results", "scenarios", name, git.run_stamp(root))
+
+
+def sibling(file, name):
+    """The module NAME.py beside FILE (a scenario's run.py beside the registry, its report.py
+    beside its run.py)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(file)), name + ".py")
+    folder = os.path.basename(os.path.dirname(path)).replace("-", "_")
+    spec = importlib.util.spec_from_file_location("kbench_scenario_%s_%s" % (folder, name), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def output_to(path):
+    """Everything written to stdout and stderr meanwhile, by Python and by the programs it
+    starts, appended to the log PATH instead (a sibling command called as a function)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def show_tail(path, lines):
+    """A failed run's last LINES of log, on stderr, before the error that names it."""
+    text = proc.tail(path, lines)
+    if text:
+        print(text, file=sys.stderr)
 
 
 def first_error(logs):

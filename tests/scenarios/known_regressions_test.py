@@ -1,39 +1,33 @@
-"""The known-regressions scenario's logic, with a stub in place of scripts/bench-commits: the
-command each case runs, found / not found / not judged per case, the exit status (0 all
-found, 1 one missed, 3 one not judged), the refusals (exit 2) and the case table itself.
-Seconds, no build, no broker: every case here runs on the mock target."""
+"""The known-regressions scenario's logic, with fakes in place of bench_commits.run and
+compare.judge (unittest.mock): the command each case runs, found / not found / not judged per
+case, the exit status (0 all found, 1 one missed, 3 one not judged), the refusals (exit 2)
+and the case table itself. Seconds, no build, no broker: every case here runs on the mock
+target. Each scenario run is a process of its own, this file with --scenario ARGS."""
 
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import textwrap
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+PYTHON = os.path.join(ROOT, "scripts", "lib", "python")
 RUN = os.path.join(ROOT, "scripts", "scenarios", "known-regressions", "run.py")
-SCENARIO = os.path.join(ROOT, "scripts", "scenario")
 CASES = os.path.join(ROOT, "scripts", "scenarios", "known-regressions", "cases.tsv")
 
-# The stub: appends its argv to $STUB_LOG and, by the side B it is given (the case's "b"),
-# writes the verdict.json scripts/compare would (or none) and exits as bench-commits would.
-# Called with --metric it stands for scripts/compare: an improvement on that metric.
-STUB = textwrap.dedent('''\
-    #!/usr/bin/python3
-    import json, os, sys
-    argv = sys.argv[1:]
+
+def log_call(argv):
     with open(os.environ["STUB_LOG"], "a") as f:
-        f.write(json.dumps(argv) + "\\n")
-    if "--metric" in argv:
-        metric = argv[argv.index("--metric") + 1]
-        row = {"name": "Produce/send/x", "metric": metric, "change_pct": -40.0, "p_value": 0.001,
-               "verdict": "improvement", "primary": True}
-        with open(argv[argv.index("--out") + 1], "w") as f:
-            json.dump({"regressions": [], "improvements": [row], "unchanged": [],
-                       "inconclusive": [], "secondary": [], "errored": [], "unjudged": []}, f)
-        sys.exit(0)
+        f.write(json.dumps(argv) + "\n")
+
+
+def fake_bench_commits(argv):
+    """bench_commits.run of the argv parse was given: by the side B (the case's "b"), writes
+    the verdict.json compare would (or none) and returns bench-commits' exit status."""
+    log_call(argv)
     out = argv[argv.index("--out-dir") + 1]
     for side in ("base", "new"):
         with open(os.path.join(out, side + ".json"), "w") as f:
@@ -43,7 +37,8 @@ STUB = textwrap.dedent('''\
             "2.8.0": "errored", "system": "inconclusive"}[argv[argv.index("--librdkafka-b") + 1]]
     if kind == "fail":
         print("bench-commits: error: build failed", file=sys.stderr)
-        sys.exit(3)
+        return 3
+
     def row(verdict, change, metric="items_per_second"):
         return {"name": "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time",
                 "metric": metric, "change_pct": change, "ci_low_pct": change - 3,
@@ -69,8 +64,34 @@ STUB = textwrap.dedent('''\
     v["exit_code"] = 1 if v["regressions"] else (3 if v["inconclusive"] or v["errored"] else 0)
     with open(os.path.join(out, "verdict.json"), "w") as f:
         json.dump(v, f)
-    sys.exit(v["exit_code"])
-''')
+    return v["exit_code"]
+
+
+def fake_judge(base, new, metric=None, **options):
+    """compare.judge on one metric: an improvement."""
+    log_call(base + new + ["--metric", metric])
+    row = {"name": "Produce/send/x", "metric": metric, "change_pct": -40.0, "p_value": 0.001,
+           "verdict": "improvement", "primary": True}
+    return {"regressions": [], "improvements": [row], "unchanged": [], "inconclusive": [],
+            "secondary": [], "errored": [], "unjudged": []}
+
+
+def fake_write(verdict, json_path=None, **options):
+    with open(json_path, "w") as f:
+        json.dump(verdict, f)
+
+
+def run_scenario_with_fakes(argv):
+    """scripts/scenario known-regressions ARGV, bench-commits and compare replaced by the fakes."""
+    from kbench import cli
+    from kbench.commands import bench_commits, compare, scenario
+    with mock.patch.object(bench_commits, "parse", list, create=True), \
+            mock.patch.object(bench_commits, "run", fake_bench_commits, create=True), \
+            mock.patch.object(compare, "judge", fake_judge, create=True), \
+            mock.patch.object(compare, "write", fake_write, create=True), \
+            mock.patch.object(compare, "exit_code", lambda verdict, **o: 0, create=True):
+        cli.run(lambda _: scenario.run("known-regressions", argv))
+
 
 HEADER = "# id measures a b target filter args metric expect change source\n"
 FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
@@ -86,10 +107,6 @@ class KnownRegressions(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="kbench-known-")
         self.dir = self.tmp.name
-        self.stub = os.path.join(self.dir, "bench-commits")
-        with open(self.stub, "w") as f:
-            f.write(STUB)
-        os.chmod(self.stub, 0o755)
         self.log = os.path.join(self.dir, "stub.log")
         self.n = 0
         self.files = 0
@@ -104,18 +121,14 @@ class KnownRegressions(unittest.TestCase):
             f.write(HEADER + "".join(lines))
         return path
 
-    def run_scenario(self, *args, via_dispatcher=False):
+    def run_scenario(self, *args):
         self.n += 1
         out = os.path.join(self.dir, "out-%d" % self.n)
-        env = dict(os.environ, KBENCH_BIN="/bin/true", KBENCH_BENCH_COMMITS=self.stub,
-                   KBENCH_COMPARE=self.stub,
-                   STUB_LOG=self.log, KBENCH_CACHE=os.path.join(self.dir, "cache"))
+        env = dict(os.environ, KBENCH_BIN="/bin/true", STUB_LOG=self.log,
+                   KBENCH_CACHE=os.path.join(self.dir, "cache"))
         env.pop("KBENCH_LIBRDKAFKA_TREE", None)
-        # The runner (run.py) runs only inside scripts/scenario; without the dispatcher's
-        # defaults, the scale is given as scripts/scenario hands it over.
-        cmd = [SCENARIO, "known-regressions"] + ([] if via_dispatcher else ["--scale", "small"])
-        proc = subprocess.run(cmd + ["--out", out] + list(args), capture_output=True, text=True,
-                              env=env, timeout=120)
+        proc = subprocess.run([PYTHON, __file__, "--scenario", "--out", out] + list(args),
+                              capture_output=True, text=True, env=env, timeout=120)
         summary = None
         if os.path.exists(os.path.join(out, "summary.json")):
             with open(os.path.join(out, "summary.json")) as f:
@@ -150,8 +163,8 @@ class KnownRegressions(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(out, name)), name)
         with open(os.path.join(out, "report.md")) as fh:
             report = fh.read()
-        self.assertRegex(report, r"\| reg \| throughput \| system → 2\.0\.2 \| mock \| regression "
-                                 r"\| regression \| \*\*found\*\* \|")
+        self.assertRegex(report, r"\| reg +\| throughput +\| system → 2\.0\.2 +\| mock +\| regression +"
+                                 r"\| regression +\| \*\*found\*\* +\|")
 
     def test_the_command_of_a_case(self):
         f = self.cases_file(case("reg", "2.0.2", "regression", a="2.15.1"))
@@ -218,8 +231,8 @@ class KnownRegressions(unittest.TestCase):
         bench, compare = self.calls()
         cdir = os.path.join(out, "cases", "cpu")
         self.assertEqual(compare, [os.path.join(cdir, "base.json"), os.path.join(cdir, "new.json"),
-                                   "--metric", "cpu_us_per_record", "--out",
-                                   os.path.join(cdir, "verdict-cpu_us_per_record.json")])
+                                   "--metric", "cpu_us_per_record"])
+        self.assertTrue(os.path.isfile(os.path.join(cdir, "verdict-cpu_us_per_record.json")))
         self.assertEqual(self.statuses(summary), {"cpu": ("improvement", "found")})
         self.assertRegex(proc.stderr, r"deciding +Produce/send/x cpu_us_per_record: -40\.0 %")
 
@@ -259,10 +272,10 @@ class KnownRegressions(unittest.TestCase):
 
     def test_exit_status_through_scripts_scenario(self):
         f = self.cases_file(case("wrong", "2.1.1", "regression"))
-        proc, _, _ = self.run_scenario("--cases-file", f, "--cases", "wrong", via_dispatcher=True)
+        proc, _, _ = self.run_scenario("--cases-file", f, "--cases", "wrong")
         self.assertEqual(proc.returncode, 1, proc.stderr)
         f = self.cases_file(case("open", "2.3.0", "regression"))
-        proc, _, _ = self.run_scenario("--cases-file", f, "--cases", "open", via_dispatcher=True)
+        proc, _, _ = self.run_scenario("--cases-file", f, "--cases", "open")
         self.assertEqual(proc.returncode, 3, proc.stderr)
 
     def test_bad_usage_exits_2_before_running(self):
@@ -276,7 +289,7 @@ class KnownRegressions(unittest.TestCase):
                 (["--cases-file", os.path.join(self.dir, "missing.tsv")], r"no cases file"),
                 (["--bootstrap", "localhost:9092"], r"--bootstrap cannot be used"),
                 (["--librdkafka-tree", os.path.join(self.dir, "nowhere")], r"is not a directory"),
-                (["--cases"], r"--cases needs a value"),
+                (["--cases"], r"argument --cases: expected one argument"),
                 (["--cases-file", self.cases_file(case("m", "2.0.2", "regression", target="mock@3.9.1"))],
                  r"target 'mock@3.9.1': only plaintext@X.Y.Z or ssl@X.Y.Z pin a Kafka release")):
             with self.subTest(args=args):
@@ -291,12 +304,9 @@ class CaseTable(unittest.TestCase):
     case, each with a documented source, all parseable."""
 
     def setUp(self):
-        proc = subprocess.run([os.path.join(ROOT, "scripts", "lib", "python"),
-                                os.path.join(os.path.dirname(RUN), "report.py"),
-                               "plan", "--cases-file", CASES, "--cases", "all"],
-                              capture_output=True, text=True, timeout=60)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.cases = [dict(zip(FIELDS, line.split("\t"))) for line in proc.stdout.splitlines()]
+        from kbench.scenario_runner import sibling
+        report = sibling(RUN, "report")
+        self.cases = report.select(report.load_cases(CASES), "all")
 
     def test_the_nagle_pair(self):
         nagle = [c for c in self.cases if {c["a"], c["b"]} == {"2.8.0", "2.10.0"}
@@ -339,4 +349,6 @@ class CaseTable(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--scenario"]:
+        run_scenario_with_fakes(sys.argv[2:])
     sys.exit(unittest.main())

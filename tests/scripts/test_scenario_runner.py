@@ -1,5 +1,5 @@
 """scripts/kbench/scenario_runner.py, the part every scenario's runner shares: the common
-options and their refusals, a runner's own options, failed kbench runs recorded and named,
+options and their refusals, every scenario's parser, failed kbench runs recorded and named,
 and the report's note on them. (The clusters it starts and stops are covered live by
 tests/scenarios/scenario_test.sh.)"""
 
@@ -13,11 +13,8 @@ import tempfile
 import unittest
 
 from kbench import cli
-from kbench.scenario_runner import BOOTSTRAP, Scenario, first_error
-
-
-def usage():
-    return "Usage: test\n"
+from kbench.commands import scenario
+from kbench.scenario_runner import BOOTSTRAP, Scenario, add_common_arguments, first_error
 
 
 class RunnerCase(unittest.TestCase):
@@ -44,13 +41,20 @@ class RunnerCase(unittest.TestCase):
         os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
         return path
 
-    def scenario(self):
-        return Scenario("demo", os.path.join(self.tmp, "run.py"))
+    def args(self, argv):
+        parser = cli.ArgumentParser(prog="demo")
+        add_common_arguments(parser)
+        parser.set_defaults(scenario="demo")
+        return parser.parse_args(argv)
 
-    def refused(self, argv, message, **kwargs):
+    def scenario(self, argv=()):
+        return Scenario(self.args(argv), os.path.join(self.tmp, "run.py"))
+
+    def refused(self, argv, message):
         err = io.StringIO()
         with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(err):
-            self.scenario().parse(argv, usage, **kwargs)
+            with self.scenario(argv):
+                pass
         self.assertEqual(e.exception.code, 2, err.getvalue())
         self.assertIn("demo: error: " + message, err.getvalue())
 
@@ -58,23 +62,21 @@ class RunnerCase(unittest.TestCase):
 class Parse(RunnerCase):
     def test_common_options_in_both_spellings(self):
         out = os.path.join(self.tmp, "out")
-        scn = self.scenario()
-        scn.parse(["--scale=full", "--out", out, "--bootstrap", "h1:1,h2:2", "--tiny"], usage)
-        self.assertEqual((scn.scale, scn.out, scn.bootstrap, scn.tiny, scn.tiny_arg),
-                         ("full", out, "h1:1,h2:2", True, ["--tiny"]))
+        with self.scenario(["--scale=full", "--out", out, "--bootstrap", "h1:1,h2:2", "--tiny"]) as scn:
+            self.assertEqual((scn.scale, scn.out, scn.bootstrap, scn.tiny, scn.tiny_arg),
+                             ("full", out, "h1:1,h2:2", True, ["--tiny"]))
         self.assertTrue(os.path.isdir(os.path.join(out, "logs")))
         with open(os.path.join(out, "commands.txt")) as f:
             self.assertEqual(f.read(), "scenario demo, scale full (tiny), out %s\n" % out)
 
     def test_refusals(self):
-        self.refused(["--scale", "huge"], "unknown scale 'huge' (known: small, full)")
-        self.refused(["--scale"], "--scale needs a value (small or full)")
-        self.refused(["--out"], "--out needs a directory")
-        self.refused(["--bootstrap", "nohost"], "--bootstrap must be HOST:PORT")
-        self.refused(["--frobnicate"], "unknown argument '--frobnicate' (see --help)")
+        self.refused(["--scale", "huge"], "argument --scale: invalid choice: 'huge'")
+        self.refused(["--scale"], "argument --scale: expected one argument")
+        self.refused(["--bootstrap", "nohost"], "argument --bootstrap: must be HOST:PORT")
+        self.refused(["--frobnicate"], "unrecognized arguments: --frobnicate")
         self.refused(["--out", "/proc/kbench-no"], "--out /proc/kbench-no")
         os.environ["KBENCH_BIN"] = os.path.join(self.tmp, "missing")
-        self.refused([], "kbench binary not found at")
+        self.refused([], "KBENCH_BIN=%s is not executable" % os.environ["KBENCH_BIN"])
 
     def test_bootstrap_lists(self):
         for good in ("h:1", "10.0.0.1:9092,10.0.0.2:9093"):
@@ -82,26 +84,21 @@ class Parse(RunnerCase):
         for bad in ("h", "h:", ":1", "h:1,", "h 1:2", "h:1:2"):
             self.assertFalse(BOOTSTRAP.fullmatch(bad), bad)
 
-    def test_a_runner_option_takes_its_words_and_is_checked_before_a_dry_run(self):
-        seen, checked = [], []
-
-        def extra(rest):
-            if rest[0] == "--mode":
-                seen.append(rest[1])
-                return 2
-            return 0
-
-        scn = self.scenario()
-        scn.parse(["--mode", "fast", "--out", os.path.join(self.tmp, "o")], usage, extra_arg=extra,
-                  check=lambda: checked.append(True))
-        self.assertEqual((seen, checked), (["fast"], [True]))
-        self.refused(["--mode", "x", "--speed"], "unknown argument '--speed'", extra_arg=extra)
+    def test_a_dry_run_ends_on_entering_and_makes_nothing(self):
         os.environ["KBENCH_DRY_RUN"] = "1"
         out = os.path.join(self.tmp, "dry")
         with self.assertRaises(SystemExit) as e, contextlib.redirect_stderr(io.StringIO()):
-            self.scenario().parse(["--out", out], usage, check=lambda: checked.append(True))
-        self.assertEqual((e.exception.code, len(checked)), (0, 2))
+            with self.scenario(["--out", out]):
+                self.fail("a dry run entered the scenario")
+        self.assertEqual(e.exception.code, 0)
         self.assertFalse(os.path.exists(out), "a dry run made the output folder")
+
+    def test_every_scenario_has_its_parser(self):
+        parser = scenario.parser()
+        for name, _, _ in scenario.registry():
+            with self.subTest(scenario=name):
+                args = parser.parse_args([name, "--tiny"])
+                self.assertEqual((args.scenario, args.scale, args.tiny), (name, "small", True))
 
 
 class FailedRuns(RunnerCase):
@@ -111,8 +108,7 @@ class FailedRuns(RunnerCase):
                       'echo "kbench: error: broker gone"; exit 1\n')
         with open(os.path.join(self.tmp, "report.py"), "w") as f:
             f.write("import sys\nopen(sys.argv[1] + '/report.args', 'w').write('\\n'.join(sys.argv[2:]))\n")
-        scn = self.scenario()
-        scn.parse(["--out", os.path.join(self.tmp, "o")], usage)
+        scn = self.scenario(["--out", os.path.join(self.tmp, "o")]).__enter__()
         os.makedirs(scn.out + "/raw")
         err = io.StringIO()
         with contextlib.redirect_stderr(err):

@@ -24,16 +24,14 @@ BAD_USAGE = {
     "scripts/lint": (["--no-such-option"], "scripts/lint"),
     "scripts/plot": ([], "plot"),
     "scripts/profile": (["--tool"], "scripts/profile"),
-    "scripts/scenario": (["no-such-scenario"], "scenario"),
+    "scripts/scenario": (["no-such-scenario"], "scripts/scenario"),
     "scripts/setup": (["--no-such-option"], "setup"),
     "scripts/symbols": (["build", "no-such-library"], "scripts/symbols"),
     "scripts/test": (["--no-such-option"], "scripts/test"),
     "scripts/trogdor": (["start", "--agents"], "trogdor"),
-    "scripts/vs-perf-test": (["--rounds"], "vs-perf-test"),
     "kbench.results": (["no-such-command"], "kbench.results"),
     "kbench.ctest_skips": ([], "kbench.ctest_skips"),
     "kbench.summary": ([], "kbench.summary"),
-    "kbench.perf_test_format": ([], "kbench.perf_test_format"),
     "kbench.facts": (["no-such-command"], "kbench.facts"),
     "tests/golden/generate": (["--no-such-option"], "generate"),
     "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
@@ -110,7 +108,8 @@ class BadUsage(unittest.TestCase):
         self.assertGreaterEqual(len(names), 4)
         for name in names:
             with self.subTest(scenario=name):
-                self.check("scripts/scenario", [name, "--no-such-option"], name, {"KBENCH_DRY_RUN": "1"})
+                self.check("scripts/scenario", [name, "--no-such-option"], "scripts/scenario",
+                           {"KBENCH_DRY_RUN": "1"})
 
     def test_missing_value_is_usage_too(self):
         # need_value: an option at the end of the line, without its value.

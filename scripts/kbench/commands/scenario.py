@@ -1,161 +1,77 @@
-"""scripts/scenario: rerun one of the published Kafka producer experiments (a folder
-scripts/scenarios/NAME/ named in scripts/scenarios/registry; docs/scenarios.md): check the
-request, build kbench if needed, pick the output directory, hand over to NAME/run.py."""
+"""Rerun one of the published Kafka producer experiments on this machine (docs/scenarios.md):
+scripts/scenario NAME [OPTIONS]; scripts/scenario NAME --help shows the scenario's own.
 
-import importlib.util
+A scenario is a folder scripts/scenarios/NAME/ (run.py, report.py, README.md) named in
+scripts/scenarios/registry. It writes DIR/*.json (Google Benchmark JSON), DIR/report.md,
+DIR/*.png and DIR/commands.txt; the clusters it starts listen on ports free when they start.
+Environment: KBENCH_BIN (default build/kbench, built when missing).
+Exit status: 0 ok, 1 a run failed, 2 bad usage (an unknown scenario or scale, a cluster that
+does not fit); known-regressions: 1 a case not found, 3 a case not judged."""
+
+import functools
 import os
-import re
-import subprocess
-import sys
 import time
 
 import kbench
 from kbench import cli
-from kbench.scenario_runner import default_out
+from kbench.scenario_runner import add_common_arguments, sibling
 
 SCENARIOS = os.path.join(kbench.SCRIPTS, "scenarios")
 
 
 def registry():
     """(NAME, SEED, TITLE) per line of the registry."""
-    rows = []
     with open(os.path.join(SCENARIOS, "registry")) as f:
-        for line in f:
-            if line.strip() and not line.lstrip().startswith("#"):
-                name, seed, title = line.split(None, 2)
-                rows.append((name, seed, title.strip()))
-    return rows
+        return [tuple(line.split(None, 2)) for line in f
+                if line.strip() and not line.lstrip().startswith("#")]
 
 
-def known():
-    return [name for name, _, _ in registry()]
-
-
-def usage():
-    lines = "".join("  %-19s %-3s  %s\n" % row for row in registry())
-    return """Usage: scripts/scenario NAME [--scale small|full] [--bootstrap HOST:PORT] [--out DIR] [--tiny]
-       scripts/scenario --list
-       scripts/scenario NAME --help      (the scenario's own options)
-
-Reruns a published Kafka producer experiment (docs/scenarios.md) on this machine.
-
-Scenarios (seed, what it reruns; details in scripts/scenarios/NAME/README.md):
-%s
-Options:
-  --scale small|full   small (default): a subset that finishes within ~15 minutes on a
-                       2-core machine; full: the original's sizes (hours)
-  --bootstrap H:P      use this cluster instead of starting one (the scenario checks
-                       that it fits, e.g. enough brokers, and exits 2 if not)
-  --out DIR            results directory (default:
-                       results/scenarios/NAME/<YYYYmmdd-HHMMSS>-<git sha>/)
-  --tiny               the CI scale: seconds per case, only proves the pipeline works
-  Other options are passed to the scenario (see scripts/scenario NAME --help).
-
-Writes DIR/*.json (Google Benchmark JSON), DIR/report.md, DIR/*.png, DIR/commands.txt.
-Clusters a scenario starts listen on ports that are free when they start.
-Environment: KBENCH_BIN (default build/kbench).
-Exit status: 0 ok, 1 a run failed, 2 bad usage (unknown scenario or scale, a cluster that
-does not fit). known-regressions: 0 every case found, 1 a case not found, 3 a case not judged.
-""" % lines
-
-
+@functools.cache
 def runner(name):
-    """The main(argv) of scripts/scenarios/NAME/run.py."""
-    path = os.path.join(SCENARIOS, name, "run.py")
-    spec = importlib.util.spec_from_file_location("kbench_scenario_" + name.replace("-", "_"), path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    """The module scripts/scenarios/NAME/run.py."""
+    return sibling(os.path.join(SCENARIOS, name, "README.md"), "run")
 
 
-def exit_status(main, argv):
-    """MAIN(ARGV)'s exit status, whether it returns it or exits with it."""
-    try:
-        return main(argv) or 0
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+def readme_scale(name):
+    """The "## Scale" section of the scenario's README.md: what each scale runs and writes."""
+    with open(os.path.join(SCENARIOS, name, "README.md"), encoding="utf-8") as f:
+        section = f.read().partition("\n## Scale\n")[2].partition("\n## ")[0]
+    return "Scales (scripts/scenarios/%s/README.md):\n%s" % (name, section.strip())
 
 
-def build_kbench(root):
-    print("scenario: building kbench...", file=sys.stderr, flush=True)
-    build = os.path.join(root, "build")
-    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
-        if subprocess.run(["cmake", "-S", root, "-B", build, "-G", "Ninja"], stdout=sys.stderr).returncode:
-            cli.die("cmake configure failed", 1)
-    if subprocess.run(["cmake", "--build", build, "--target", "kbench"], stdout=sys.stderr).returncode:
-        cli.die("building kbench failed", 1)
+def add_arguments(parser):
+    parser.add_argument("--list", action="store_true", help="print the scenarios' names and exit")
+    scenarios = parser.add_subparsers(dest="scenario", metavar="NAME", title="scenarios (seed, what it reruns)")
+    for name, seed, title in registry():
+        module = runner(name)
+        sub = scenarios.add_parser(name, help="%s  %s" % (seed, title.strip()), description=module.__doc__,
+                                   epilog=readme_scale(name), formatter_class=cli.HelpFormatter)
+        add_common_arguments(sub)
+        if hasattr(module, "add_arguments"):
+            module.add_arguments(sub)
 
 
-def main(argv):
-    cli.prog = "scenario"
-    if not argv:
-        sys.stderr.write(usage())
-        return 2
-    if argv[0] in ("-h", "--help"):
-        sys.stdout.write(usage())
+def parser():
+    p = cli.ArgumentParser(prog="scripts/scenario", description=__doc__, formatter_class=cli.HelpFormatter)
+    add_arguments(p)
+    return p
+
+
+def run(name, argv):
+    """Scenario NAME with the options ARGV, as `scripts/scenario NAME ARGV...`; its exit status."""
+    return main(parser().parse_args([name, *argv]))
+
+
+def main(args):
+    if args.list:
+        print("\n".join(name for name, _, _ in registry()))
         return 0
-    if argv[0] == "--list":
-        print("\n".join(known()))
-        return 0
-    names = " ".join(known())
-    if argv[0].startswith("-"):
-        cli.die("the first argument must be a scenario name (known: %s)" % names)
-    name, rest = argv[0], argv[1:]
-    if (not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name) or name not in known()
-            or not os.path.isfile(os.path.join(SCENARIOS, name, "run.py"))):
-        cli.die("unknown scenario '%s' (known: %s)" % (name, names))
-
-    # The common options are checked here, so that a typo fails before kbench is built; the
-    # rest (scenario-specific options such as --a/--b) is the scenario's to check.
-    scale, out, args, i = "small", "", [], 0
-    while i < len(rest):
-        a = rest[i]
-        if a in ("-h", "--help"):
-            return exit_status(runner(name), ["--help"])
-        if a in ("--scale", "--out"):
-            if i + 1 >= len(rest):
-                cli.die("--scale needs a value (small or full)" if a == "--scale" else "--out needs a directory")
-            value, i = rest[i + 1], i + 2
-        elif a.startswith(("--scale=", "--out=")):
-            a, _, value = a.partition("=")
-            i += 1
-        else:
-            args.append(a)
-            i += 1
-            continue
-        if a == "--scale":
-            scale = value
-        else:
-            out = value
-    if scale not in ("small", "full"):
-        cli.die("unknown scale '%s' (known: small, full)" % scale)
-
-    root = kbench.ROOT
-    out = out or default_out(root, name)
-    cli.check_out_dir(out, "--out")
-    run_argv = ["--scale", scale, "--out", out] + args
-    # A dry run: the scenario checks its own options (it stops before anything is made).
-    if os.environ.get("KBENCH_DRY_RUN") == "1":
-        return exit_status(runner(name), run_argv)
-
-    os.environ["KBENCH_ROOT"] = root
-    binary = os.environ.setdefault("KBENCH_BIN", os.path.join(root, "build", "kbench"))
-    if not os.access(binary, os.X_OK):
-        if binary != os.path.join(root, "build", "kbench"):
-            cli.die("KBENCH_BIN=%s is not executable" % binary)
-        build_kbench(root)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError:
-        cli.die("cannot create %s" % out)
+    if not args.scenario:
+        cli.die("name a scenario (known: %s)" % " ".join(name for name, _, _ in registry()))
+    cli.prog = "scripts/scenario " + args.scenario  # the name its messages start with
     start = time.monotonic()
-    rc = exit_status(runner(name), run_argv)
+    rc = runner(args.scenario).main(args) or 0
     if rc == 0:
-        print("scenario: %s done in %d s: %s/report.md" % (name, time.monotonic() - start, out),
-              file=sys.stderr)
-        print(out)
+        cli.info("%s done in %d s: %s/report.md" % (args.scenario, time.monotonic() - start, args.out))
+        print(args.out)
     return rc
-
-
-if __name__ == "__main__":
-    cli.run(main)

@@ -5,6 +5,7 @@ Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 import sys
 
 from kbench import scenario as ks
+from kbench import text
 
 ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
 
@@ -77,23 +78,23 @@ def report(directory, args):
                     cells = [str(size), label]
                     for rf in rfs:
                         mb, rps = sub.get((size, acks, rf), (None, None))
-                        cells += [ks.fmt_spread(mb, ks.fmt_mb), ks.fmt_spread(rps, ks.fmt_int)]
+                        cells += [ks.fmt_spread(mb), ks.fmt_spread(rps)]
                     if 3 in rfs:
                         mb, rps = sub.get((size, acks, 3), (None, None))
-                        cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers), ks.fmt_mb),
-                                  ks.fmt_spread(rps and rps.scaled(1 / nbrokers), ks.fmt_int)]
+                        cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers)),
+                                  ks.fmt_spread(rps and rps.scaled(1 / nbrokers))]
                     table.append(cells)
-            lines += ks.md_table(head, "r" * len(head), table) + [""]
+            lines += text.table(head, table, markdown=True).splitlines() + [""]
         lines += _batching_summary(rows)
         lines += _orderings(rows)
     lines += _losses(single)
     lines += ["## The original's table (batches of 200, Kafka 0.8.0, 3 nodes)", ""]
-    lines += ks.md_table(
+    lines += text.table(
         ["message.size", "acks", "Replica=2 MB.sec", "Replica=2 nMsg.sec", "Replica=3 MB.sec",
-         "Replica=3 nMsg.sec"], "rrrrrr",
-        [[str(size), label, str(v[0]), ks.fmt_int(v[1]), str(v[2]), ks.fmt_int(v[3])]
+         "Replica=3 nMsg.sec"],
+        [[str(size), label, str(v[0]), text.number(v[1]), str(v[2]), text.number(v[3])]
          for acks, label in ACKS_ORDER for size in (200, 300, 1000, 2200)
-         for v in [SEED001[(size, acks)]]])
+         for v in [SEED001[(size, acks)]]], markdown=True).splitlines()
     lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
               "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
               "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum "
@@ -126,7 +127,7 @@ def _batching_summary(rows):
         if other is None or not other.median:
             continue
         head = "- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s" % (
-            size, acks, rf, ks.fmt_spread(mb, ks.fmt_mb), ks.fmt_spread(other, ks.fmt_mb))
+            size, acks, rf, ks.fmt_spread(mb), ks.fmt_spread(other))
         if ks.order(mb, other):
             out.append("%s (×%.1f)" % (head, mb.median / other.median))
         else:

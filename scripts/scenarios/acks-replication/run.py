@@ -1,41 +1,17 @@
-"""acks-replication — seed 001 (Bert Corderman, 2014): MB/s and records/s by record size,
-acks and replication on a three-broker cluster, batches of 1 record against batches of
-200, one producer process against three concurrent ones.
-Run through scripts/scenario; see README.md beside this file."""
+"""acks-replication — seed 001 (Bert Corderman, 2014): MB/s and records/s by record size
+{200, 300, 1000, 2200}, acks {0, 1, all} and replication {2, 3} on a three-broker cluster,
+batches of 1 record against batches of 200, one producer process against three concurrent
+ones (their records/s summed). A 3-broker cluster is started here unless --bootstrap names
+one of at least 3 brokers (checked before anything runs; exit 2 if it is smaller). Every
+process uses socket.nagle.disable=true (the Java client's TCP_NODELAY)."""
 
 import glob
 import os
 
 from kbench.cli import die, info
-from kbench.scenario_runner import Scenario, kafka_version
+from kbench.scenario_runner import Scenario
 
 BROKERS = 3
-
-
-def usage():
-    return """Usage: scripts/scenario acks-replication [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] [--tiny]
-
-Seed 001: record sizes {200, 300, 1000, 2200} x acks {0, 1, all} x replication {2, 3},
-batches of 1 record (batch.num.messages=1, batch_bytes = record size, linger 0) against
-batches of 200 (batch.num.messages=200, batch_bytes = 200 x record size, linger 10 ms),
-one kbench process against three concurrent ones (their records/s summed). Needs %(n)d
-brokers: a %(n)d-broker Kafka (%(version)s) is started on free ports
-unless --bootstrap names a cluster of at least %(n)d brokers (checked before anything runs; exit 2 if it is smaller).
-
-  small   the whole matrix with one process and the batched half with three processes;
-          3 repetitions of a 1 s warm-up and a 2 s steady-state window (~15 min)
-  full    both halves with three processes; 5 repetitions of a 5 s warm-up and a 30 s
-          window (about 2 hours)
-  --tiny  300-byte records, replication 3, every acks, 1 repetition of a 1 s window (CI)
-
-Every repetition measures a steady-state window after its own warm-up (kbench's
---window-seconds), so a cell's spread over repetitions is real and the report orders
-two cells only when their ranges do not overlap.
-
-Every process uses socket.nagle.disable=true (the Java client's TCP_NODELAY; librdkafka
-2.0.2 still defaults to Nagle, which caps unbatched sends at a few hundred per second).
-Writes single.json, three-processes.json, raw/, report.md, acks-replication.png.
-""" % {"n": BROKERS, "version": kafka_version()}
 
 
 def matrix(scn):
@@ -72,7 +48,7 @@ def run_case(scn, common, mode, size, acks, rf, procs):
     raw = ["%s/raw/%s-%d.json" % (scn.out, tag, i) for i in range(1, procs + 1)]
     logs = ["%s/logs/%s-%d.log" % (scn.out, tag, i) for i in range(1, procs + 1)]
     for path in raw:
-        scn.note(" ".join(scn.kbench_command(path, args)) + " &")
+        scn.note_kbench(path, args, " &")
     if any(scn.run_together([(scn.kbench_command(path, args), log) for path, log in zip(raw, logs)])):
         scn.fail(tag, "case " + tag, logs)
         for path in raw:
@@ -83,9 +59,8 @@ def run_case(scn, common, mode, size, acks, rf, procs):
         scn.sum("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag)
 
 
-def main(argv):
-    with Scenario("acks-replication", __file__) as scn:
-        scn.parse(argv, usage)
+def main(args):
+    with Scenario(args, __file__) as scn:
         sizes, acks_list, rfs, reps, warmup, window, triple_modes = matrix(scn)
         if scn.bootstrap:
             # Refuse before running anything: replication 3 on a smaller cluster cannot be created.

@@ -5,11 +5,11 @@ MiB against bytes per value byte whose front is judged beyond those ranges; and 
 cost of recompressing into a topic's own compression.type (KAFKA-15418).
 Run by run.py as `report.py DIR --scale S ...`."""
 
-import os
 import sys
 
 from kbench import results as kr
 from kbench import scenario as ks
+from kbench import text
 
 DEFAULT_PAYLOAD = "az"  # kbench leaves the default payload out of names
 PAYLOAD_LABELS = {"az": "A-Z letters (kafka-producer-perf-test's)",
@@ -162,7 +162,7 @@ def report(directory, args):
                 continue
             ratio = codec.get((payload, c))
             rows.append([
-                c, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
+                c, ks.fmt_spread(m.get("items_per_second")),
                 ks.fmt_spread(m.get("cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("broker_cpu_us_per_mb"), _fmt(0)),
                 ks.fmt_spread(m.get("bytes_per_value"), _fmt(3)), _fmt(3)(ratio),
@@ -172,10 +172,9 @@ def report(directory, args):
         lines += ["## Payload %s" % label, "",
                   "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
                   "records/s (p99).", ""]
-        lines += ks.md_table(["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB",
-                              "bytes / value byte", "codec ratio", "vs codec",
-                              "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"],
-                             "lrrrrrrrrc", rows) + [""]
+        head = ["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB", "bytes / value byte",
+                "codec ratio", "vs codec", "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"]
+        lines += text.table(head, rows, markdown=True).splitlines() + [""]
     lines += _recompression(recompress, broker_measured)
     lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
               "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "
@@ -202,13 +201,13 @@ def _recompression(rows, measured):
                 continue
             cpu = m.get("broker_cpu_us_per_mb")
             times = "%.2f" % (cpu.median / keep.median) if cpu and keep and keep.median else "—"
-            table.append([producer, topic, ks.fmt_spread(m.get("items_per_second"), ks.fmt_int),
+            table.append([producer, topic, ks.fmt_spread(m.get("items_per_second")),
                           ks.fmt_spread(cpu, _fmt(0)),
                           ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
                           times])
-    return out + ks.md_table(["producer codec", "topic compression.type", "records/s",
+    return out + text.table(["producer codec", "topic compression.type", "records/s",
                               "broker CPU µs/MiB", "broker log bytes / value byte",
-                              "broker CPU × keep (medians)"], "llrrrr", table) + [""]
+                              "broker CPU × keep (medians)"], table, markdown=True).splitlines() + [""]
 
 
 def _codec_order(label):
@@ -240,30 +239,5 @@ def _chart(directory, produce, payloads, codecs, marks_by_payload):
     ks.save_chart(fig, directory, "compression-cost.png")
 
 
-def corpus_main(argv):
-    """report.py corpus SRC OUT: the text corpus, one record of about 1000 bytes per line, from
-    the .txt files under SRC (whole lines joined, blank lines dropped), in path order."""
-    src, out = argv
-    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
-    with open(out, "w", encoding="utf-8") as f:
-        record, size = [], 0
-        for path in paths:
-            with open(path, encoding="utf-8", errors="replace") as doc:
-                for line in doc:
-                    line = line.rstrip()
-                    if not line.strip():
-                        continue
-                    record.append(line)
-                    size += len(line.encode("utf-8")) + 1
-                    if size >= 1000:
-                        f.write(" ".join(record) + "\n")
-                        record, size = [], 0
-        if record:
-            f.write(" ".join(record) + "\n")
-    return 0
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["corpus"]:
-        sys.exit(corpus_main(sys.argv[2:]))
     sys.exit(ks.report_main(report))

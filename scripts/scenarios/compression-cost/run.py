@@ -1,14 +1,16 @@
 """compression-cost — what each codec costs a producer and the broker, per payload: client
-and broker CPU per MiB, bytes on the wire per value byte, records/s and end-to-end p99, and
-what a topic whose compression.type differs from the producer's costs the broker
-(KAFKA-15418). Run through scripts/scenario; see README.md beside this file."""
+and broker CPU per MiB, bytes on the wire per value byte, records/s and end-to-end p99 for
+none, gzip 1/6, snappy, lz4 1/9 and zstd 1/3/9 on payloads az, value_bound:500, repeated and
+a text corpus (the Linux kernel's documentation, or --corpus FILE), and what a topic whose
+compression.type differs from the producer's costs the broker (KAFKA-15418). On one broker
+started here; with --bootstrap, broker CPU is not measured."""
 
 import glob
 import os
 import shutil
 import subprocess
-import sys
 
+from kbench import proc
 from kbench.cli import die, info
 from kbench.scenario_runner import Scenario
 
@@ -17,35 +19,10 @@ from kbench.scenario_runner import Scenario
 DOC_SOURCES_GLOB = "/usr/share/doc/linux-doc-*/html/_sources"
 
 
-def usage():
-    return ("Usage: scripts/scenario compression-cost [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] "
-            "[--tiny] [--corpus FILE]\n" + """
-Codecs none, gzip 1/6, snappy, lz4 1/9, zstd 1/3/9 x payloads az, value_bound:500, repeated
-and a real text corpus (the Linux kernel's documentation from Debian's linux-doc package,
-lines joined into records of about 1 KiB; --corpus FILE: your own records instead, one per
-line, at least 16 MiB of them), 1000-byte records, acks=1, on one Kafka broker started here
-(Kafka ${KBENCH_KAFKA_VERSION:-4.4.0}; with --bootstrap, someone else's cluster, whose
-broker CPU is then not measured):
-  - Produce/send, closed loop: records/s, client CPU per MiB (kbench's cpu_us_per_mb),
-    broker CPU per MiB and log bytes per MiB (scripts/kafka's broker), bytes of the
-    compressed batches per value byte (librdkafka's statistics);
-  - the Codec family on the same payloads in 1 MiB batches: each codec's own ratio, which
-    the send path's bytes per value byte exceed by the record framing (1 to 5 %);
-  - EndToEnd at a fixed 2,000 records/s: end-to-end p99 from the intended send time;
-  - broker recompression: producer lz4 and none into topics whose compression.type is the
-    producer's, and zstd (the broker decompresses and recompresses every batch).
-No record comes back within what a batch holds, so codecs compress the data, not repeats of
-it. Rounds interleave everything; each cell of the report is the median over rounds with its
-range; the Pareto front (client CPU per MiB against bytes per value byte) marks a codec only
-where no other beats it beyond those ranges.
-
-  small   2 rounds of 2 s windows after 1 s of warm-up (~15 minutes)
-  full    5 rounds of 10 s windows after 2 s of warm-up
-  --tiny  codecs none and lz4, payload az, 1 round of 1 s windows (CI)
-
-Writes produce.json, end_to_end.json, codec.json, raw/, corpus.txt, report.md,
-compression-cost.png.
-""")
+def add_arguments(parser):
+    parser.add_argument("--corpus", metavar="FILE", default="",
+                        help="your own records instead of the kernel's documentation, one per line, "
+                             "at least 16 MiB of them")
 
 
 def size(path):
@@ -57,12 +34,28 @@ def size(path):
 
 def package_version(pkg):
     """The installed version of Debian package PKG, or ?."""
-    try:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
-    except OSError:
-        return "?"
-    return (proc.stdout + ("?" if proc.returncode else "")).rstrip("\n")
+    return proc.output(["dpkg-query", "-W", "-f=${Version}", pkg]) or "?"
+
+
+def write_corpus(src, out):
+    """The text corpus OUT, one record of about 1000 bytes per line, from the .txt files under
+    SRC (whole lines joined, blank lines dropped), in path order."""
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
+    with open(out, "w", encoding="utf-8") as f:
+        record, size = [], 0
+        for path in paths:
+            with open(path, encoding="utf-8", errors="replace") as doc:
+                for line in doc:
+                    line = line.rstrip()
+                    if not line.strip():
+                        continue
+                    record.append(line)
+                    size += len(line.encode("utf-8")) + 1
+                    if size >= 1000:
+                        f.write(" ".join(record) + "\n")
+                        record, size = [], 0
+        if record:
+            f.write(" ".join(record) + "\n")
 
 
 def make_corpus(scn, corpus_file):
@@ -85,30 +78,19 @@ def make_corpus(scn, corpus_file):
     src = sources[-1]
     pkg = src[len("/usr/share/doc/"):].split("/")[0]
     version = package_version(pkg)
-    if scn.run([sys.executable, scn.dir + "/report.py", "corpus", src, corpus]).returncode != 0:
-        die("could not build the corpus", 1)
+    try:
+        write_corpus(src, corpus)
+    except OSError as e:
+        die("could not build the corpus: %s" % e, 1)
     texts = sum(n.endswith(".txt") for _, dirs, files in os.walk(src) for n in dirs + files)
     return ("the Linux kernel's documentation: %d reStructuredText sources of Debian's %s %s (GPL-2; some "
             "documents GFDL-1.1, MIT or BSD-2-Clause by their SPDX lines)" % (texts, pkg, version))
 
 
-def main(argv):
-    with Scenario("compression-cost", __file__) as scn:
-        corpus_file = ""
-
-        def extra_arg(rest):  # --corpus FILE
-            nonlocal corpus_file
-            if rest[0] == "--corpus":
-                if len(rest) < 2:
-                    die("--corpus needs a file")
-                corpus_file = rest[1]
-                return 2
-            if rest[0].startswith("--corpus="):
-                corpus_file = rest[0].partition("=")[2]
-                return 1
-            return 0
-
-        scn.parse(argv, usage, extra_arg)
+def main(args):
+    if any(c in args.out for c in ",|="):
+        die("--out must not contain ',', '|' or '=' (the corpus path goes into a row spec)")
+    with Scenario(args, __file__) as scn:
         codecs = "none|gzip:1|gzip:6|snappy|lz4:1|lz4:9|zstd:1|zstd:3|zstd:9"
         payloads = "az|value_bound:500|repeated|file:%s/corpus.txt" % scn.out
         rounds, window, warmup = 2, 2, 1
@@ -117,11 +99,11 @@ def main(argv):
         elif scn.scale == "full":
             rounds, window, warmup = 5, 10, 2
         if any(c in scn.out for c in ",|="):
-            die("--out must not contain ',', '|' or '=' (the corpus path goes into a row spec)")
+            die("the results folder %s holds ',', '|' or '=' (the corpus path goes into a row spec)" % scn.out)
 
         corpus_origin = ""
         if "file:" in payloads:
-            corpus_origin = make_corpus(scn, corpus_file)
+            corpus_origin = make_corpus(scn, args.corpus)
             info("corpus: %d records, %d bytes, %s" % (*size(scn.out + "/corpus.txt"), corpus_origin))
 
         common = ["--benchmark_min_time=0", "--window-seconds=%d" % window, "--warmup-seconds=%d" % warmup]
@@ -135,10 +117,10 @@ def main(argv):
         # A corpus too small for the batches (kbench: fewer distinct bytes than a batch holds) is
         # refused here, with kbench's own message, before a broker starts.
         for rows in families.values():
-            proc = scn.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE)
-            if proc.returncode != 0:
-                die(proc.stderr.decode(errors="replace").rstrip("\n").removeprefix("kbench: error: "))
+            listed = subprocess.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, errors="replace")
+            if listed.returncode != 0:
+                die(listed.stderr.rstrip("\n").removeprefix("kbench: error: "))
 
         # The codecs' own ratios on the same payloads, in 1 MiB batches (compression only: no broker).
         codec_json = scn.out + "/raw/codec.json"
@@ -146,11 +128,9 @@ def main(argv):
         codec_args = ["--benchmark_min_time=0", "--payload=" + payloads.replace("|", ","), "--record-bytes=1000",
                       "--codec=" + codecs.replace("|", ","),
                       "--benchmark_filter=^Codec/compress/.*/batch_bytes:1048576$"]
-        scn.note(" ".join(scn.kbench_command(codec_json, codec_args)))
-        with open(scn.out + "/logs/codec.log", "wb") as log:
-            if scn.run(scn.kbench_command(codec_json, codec_args), stdout=log,
-                       stderr=subprocess.STDOUT).returncode != 0:
-                die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
+        scn.note_kbench(codec_json, codec_args)
+        if proc.run(scn.kbench_command(codec_json, codec_args), log=scn.out + "/logs/codec.log").returncode:
+            die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
         shutil.copy(codec_json, scn.out + "/codec.json")
 
         broker_dir = ""

@@ -9,6 +9,7 @@ import sys
 
 from kbench import results as kr
 from kbench import scenario as ks
+from kbench import text
 
 CASE_KEYS = [("max_in_flight", "max.in.flight.requests.per.connection"), ("payload", "valueBound"),
              ("linger_ms", "linger.ms"), ("record_bytes", "messageSize"), ("codec", "compression.type")]
@@ -57,8 +58,8 @@ def report(directory, args):
                                                                     "broker.version.fallback"))
         sides.append([side, label, ctx.get("librdkafka_version", "?"),
                       ctx.get("broker_version", "?"), client or "—"])
-    lines += ks.md_table(["side", "spec", "librdkafka", "broker", "client settings"], "lllll",
-                         sides) + [""]
+    lines += text.table(["side", "spec", "librdkafka", "broker", "client settings"],
+                         sides, markdown=True).splitlines() + [""]
 
     def rows_for(kind):
         return sorted((r for r in verdict.get(kind, []) if r.get("metric") == "bytes_per_second"),
@@ -104,11 +105,11 @@ def report(directory, args):
         vb = med_b[name][1].get("bytes_per_second")
         change = "%+.1f%%" % ((vb - va) / va * 100) if va and vb is not None else "—"
         table.append(_case_cells(name) + [
-            ks.fmt_mb(va / ks.MIB if va else None), ks.fmt_mb(vb / ks.MIB if vb else None), change,
+            text.number(va / ks.MIB if va else None), text.number(vb / ks.MIB if vb else None), change,
             verdict_of.get(name, "—")])
     lines += ["## Every case (medians, MiB/s)", ""]
-    lines += ks.md_table(["max.in.flight", "valueBound", "linger.ms", "messageSize", "codec", "A",
-                          "B", "change", "verdict"], "rrrrlrrrl", table)
+    lines += text.table(["max.in.flight", "valueBound", "linger.ms", "messageSize", "codec", "A",
+                          "B", "change", "verdict"], table, markdown=True).splitlines()
     lines += ["", "The original (run 1 of 8, 0.9 winning over trunk): max.in.flight=5, valueBound=500, "
               "linger.ms=0, messageSize=100, gzip (2.04 < 2.38, 16%); almost every case where the "
               "older version won had max.in.flight=5 and messageSize=100.", "",

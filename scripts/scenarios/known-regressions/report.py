@@ -1,14 +1,8 @@
 """Report of the known-regressions scenario: per documented librdkafka change (cases.tsv),
 the direction expected, what scripts/bench-commits' verdict found, found or not, and the
-time it took; the scenario's exit status.
-
-  report.py plan --cases-file FILE [--cases ID,...|all]
-      the selected cases, one per line, TAB-separated as in the file (the runner's plan)
-  report.py DIR --scale S [--tiny] [--wall-seconds N] --cases-file FILE [--cases ...]
-      DIR/report.md, DIR/known-regressions.png, DIR/summary.json (with "exit_code") and
-      DIR/summary.txt (the per-case table the runner prints)
-
-Run by run.py (kbench.scenario.report_main)."""
+time it took; the scenario's exit status: DIR/report.md, DIR/known-regressions.png,
+DIR/summary.json (with "exit_code") and DIR/summary.txt (the per-case table the runner
+prints). run.py also reads the case table with load_cases and select."""
 
 import json
 import os
@@ -17,7 +11,7 @@ import sys
 
 from kbench import results as kr
 from kbench import scenario as ks
-from kbench.cli import ArgumentParser, die
+from kbench import text
 
 FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
           "source")
@@ -268,8 +262,7 @@ def chart(directory, outcomes):
     ax.set_xlabel("change of B against A, % (green: found, red: not found, grey: not judged)")
     ax.set_title("known-regressions: deciding rows per case")
     fig.tight_layout()
-    fig.savefig(os.path.join(directory, "known-regressions.png"), dpi=110)
-    plt.close(fig)
+    ks.save_chart(fig, directory, "known-regressions.png")
 
 
 def _load_json(path):
@@ -295,9 +288,8 @@ def report(directory, args):
             except kr.BenchmarkJsonError:
                 pass
     code = exit_code(outcomes)
-    text = summary_text(outcomes, code)
     with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
-        f.write(text)
+        f.write(summary_text(outcomes, code))
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"exit_code": code, "cases": outcomes}, f, indent=1)
 
@@ -313,12 +305,11 @@ def report(directory, args):
                           "documented direction and none the opposite one; secondary rows are "
                           "listed, never decide."], common=False)
     lines += ["## Cases", ""]
-    lines += ks.md_table(
+    lines += text.table(
         ["case", "measures", "A → B", "target", "expected", "kbench found", "result", "time"],
-        "llllllll",
         [[o["id"], o["measures"], "%s → %s" % (o["a"], o["b"]), o["target"],
           o["expect"] if o["expect"] != "none" else "no change", o["found"], "**%s**" % o["status"],
-          fmt_seconds(o["seconds"])] for o in outcomes])
+          fmt_seconds(o["seconds"])] for o in outcomes], markdown=True).splitlines()
     lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
               % code, ""]
     for case, o in zip(cases, outcomes):
@@ -343,41 +334,5 @@ def add_options(ap):
     ap.add_argument("--cases")
 
 
-def plan_main(argv):
-    # Its messages are the runner's: they carry the scenario's name.
-    ap = ArgumentParser(prog="known-regressions", description="Print the selected cases.")
-    add_options(ap)
-    args = ap.parse_args(argv)
-    try:
-        for case in select(load_cases(args.cases_file), args.cases):
-            print("\t".join(case[k] for k in FIELDS))
-    except ks.ScenarioError as e:
-        die(e, name="known-regressions")
-    return 0
-
-
-def case_main(argv):
-    """report.py case OUT ID SECONDS EXIT NOTE [METRIC_EXIT METRIC_COMMAND COMMAND...]: one
-    case's record, DIR/cases/ID/case.json, for the report to read."""
-    out, case_id, secs, rc, note, *rest = argv
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump({"id": case_id, "seconds": int(secs), "exit_code": int(rc) if rc else None,
-                   "note": note or None,
-                   "metric_exit_code": int(rest[0]) if rest and rest[0] else None,
-                   "metric_command": rest[1] if len(rest) > 1 and rest[1] else None,
-                   "command": rest[2:]}, f, indent=1)
-    return 0
-
-
-def exit_code_main(argv):
-    """report.py exit-code SUMMARY_JSON: the exit code the report decided."""
-    with open(argv[0], encoding="utf-8") as f:
-        print(json.load(f)["exit_code"])
-    return 0
-
-
 if __name__ == "__main__":
-    commands = {"plan": plan_main, "case": case_main, "exit-code": exit_code_main}
-    if sys.argv[1:2] and sys.argv[1] in commands:
-        sys.exit(commands[sys.argv[1]](sys.argv[2:]))
     sys.exit(ks.report_main(report, add_options))

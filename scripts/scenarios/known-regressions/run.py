@@ -1,112 +1,57 @@
 """known-regressions — kbench's own acceptance test: documented librdkafka performance
-changes (cases.tsv beside this file), each replayed with scripts/bench-commits, and
-whether kbench finds each one in the documented direction.
-Run through scripts/scenario; see README.md beside this file."""
+changes (cases.tsv beside this file), each replayed with bench-commits on one kbench build
+(HEAD's), on the target the case names (the mock cluster, or a plaintext or TLS broker
+started here), and whether kbench finds each in the documented direction. Exit status: 0
+every case found, 1 a case missed, 2 bad usage, 3 a case not judged (inconclusive, a run
+failed, a tree: case without --librdkafka-tree)."""
 
+import json
 import os
-import re
-import subprocess
 import sys
 import time
 
-from kbench import shell
+from kbench import git, proc
+from kbench import scenario as ks
 from kbench.cli import die, info
-from kbench.scenario_runner import Scenario, kafka_version
+from kbench.commands import bench_commits, compare
+from kbench.scenario_runner import Scenario, kafka_version, output_to, sibling
 
-USAGE = """Usage: scripts/scenario known-regressions [--scale small|full] [--out DIR] [--tiny]
-           [--cases ID,...] [--cases-file FILE] [--librdkafka-tree DIR] [--build-cache DIR]
-
-Replays documented librdkafka performance changes, one case per line of
-%(cases_file)s
-(pair of librdkafka releases or commits, workload, expected direction, source), each with
-C = the commit HEAD is at when the scenario starts (one kbench build for every case):
-
-  scripts/bench-commits C C --librdkafka-a A --librdkafka-b B --filter F -- ARGS
-
-on the target the case names (librdkafka's mock cluster, or one local broker, plaintext or
-TLS, that this scenario starts and stops), and prints per case the expected direction,
-what kbench found (regression, improvement, mixed, unchanged, inconclusive, failed), the
-deciding and the significant rows, found or not found, and the time it took.
-
-Cases:
-%(cases)s
-
-Options:
-  --cases ID,...        run only these cases (default: every case but the controls; at
-                        --tiny: control-aa)
-  --cases-file FILE     cases of your own, in the columns of cases.tsv
-  --librdkafka-tree DIR a librdkafka git repository for the tree:REV sides (or
-                        KBENCH_LIBRDKAFKA_TREE), e.g. a clone of
-                        https://github.com/confluentinc/librdkafka; without it those cases
-                        are not run and count as not judged
-  --build-cache DIR     where scripts/bench-commits keeps its build of HEAD (default
-                        ${KBENCH_CACHE:-~/.cache/kbench}/bench-commits): one build for every case
-
-  small   scripts/bench-commits' defaults: 8 paired rounds per case
-  full    16 paired rounds per case
-  --tiny  2 rounds of 0.5-second windows (CI: proves the pipeline; 2 rounds decide nothing,
-          so its control is not judged and the run exits 3)
-
-Writes DIR/cases/ID/ (scripts/bench-commits' verdict.json, base.json, new.json, runs/,
-bench-commits.log, case.json), DIR/summary.json, DIR/report.md, DIR/known-regressions.png.
-Exit status: 0 every case found, 1 a case missed (kbench judged it and found something
-else), 2 bad usage, 3 a case could not be judged (inconclusive, a run failed, no tree).
-Environment: KBENCH_BENCH_COMMITS (default scripts/bench-commits), KBENCH_COMPARE (default
-scripts/compare), KBENCH_KAFKA_VERSION (the broker, default 4.4.0).
-"""
-OPTIONS = {"--cases": "select", "--cases-file": "cases_file", "--librdkafka-tree": "tree",
-           "--build-cache": "build_cache"}
+report = sibling(__file__, "report")
+CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.tsv")
 
 
-def case_lines(path):
-    """The usage's line per case of PATH."""
-    try:
-        with open(path, errors="replace") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return ""
-    out = []
-    for line in lines:
-        if not re.match(r"[ \t\n\v\f\r]*(#|$)", line):
-            f = line.split("\t") + [""] * 9
-            out.append("  %-18s %-10s %s -> %s on %s, expect %s" % (f[0], f[1], f[2], f[3], f[4], f[8]))
-    return "\n".join(out)
-
-
-def quoted(cmd):
-    """CMD as bash's "${cmd[*]@Q}" writes it: every word in single quotes."""
-    return " ".join("'%s'" % w.replace("'", "'\\''") if w.isprintable() else shell.bash_quote(w)
-                    for w in cmd)
+def add_arguments(parser):
+    cache = os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench")
+    parser.add_argument("--cases", metavar="ID,...",
+                        help="run only these cases, or all (default: every case but the controls; "
+                             "at --tiny: control-aa)")
+    parser.add_argument("--cases-file", metavar="FILE", default=CASES,
+                        help="cases of your own, in the columns of cases.tsv")
+    parser.add_argument("--librdkafka-tree", metavar="DIR", default=os.environ.get("KBENCH_LIBRDKAFKA_TREE", ""),
+                        help="a librdkafka git repository for the tree:REV sides (e.g. a clone of "
+                             "https://github.com/confluentinc/librdkafka); without it those cases "
+                             "are not run and count as not judged")
+    parser.add_argument("--build-cache", metavar="DIR", default=os.path.join(cache, "bench-commits"),
+                        help="where bench-commits keeps its build of HEAD: one build for every case "
+                             "(default: $KBENCH_CACHE/bench-commits)")
 
 
 class Run:
     """The cases of one scenario run, and the clusters they share."""
 
-    def __init__(self, scn):
-        self.scn = scn
-        self.select, self.tree = "", os.environ.get("KBENCH_LIBRDKAFKA_TREE", "")
-        self.cases_file = os.path.join(scn.dir, "cases.tsv")
-        cache = os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench")
-        self.build_cache = cache + "/bench-commits"
-        self.clusters = {}  # one (bootstrap, client config) per security kind
-
-    def usage(self):
-        return USAGE % {"cases_file": self.cases_file, "cases": case_lines(self.cases_file)}
-
-    def extra_arg(self, rest):
-        """OPTION VALUE or OPTION=VALUE (parse hands over the options it does not know)."""
-        opt, eq, value = rest[0].partition("=")
-        if opt not in OPTIONS:
-            return 0
-        if not eq:
-            value = rest[1] if len(rest) > 1 else ""
-        if not value:
-            die("%s needs a value" % opt)
-        setattr(self, OPTIONS[opt], value)
-        return 1 if eq else 2
-
-    def report_py(self, *args, **kwargs):
-        return self.scn.run([sys.executable, os.path.join(self.scn.dir, "report.py"), *args], **kwargs)
+    def __init__(self, scn, args):
+        self.scn, self.args = scn, args
+        self.clusters = {}  # one (bootstrap, client config) per security kind and version
+        if scn.tiny:
+            self.rounds = ["--runs", "2"]
+        else:
+            self.rounds = ["--runs", "16"] if scn.scale == "full" else []
+        self.timing = ["--window-seconds=0.5", "--warmup-seconds=0.2"] if scn.tiny else []
+        # One kbench commit for every case, even if HEAD moves while the scenario runs.
+        self.commit = git.head(scn.root)
+        if not self.commit:
+            die("%s is not a git checkout with a commit (bench-commits builds kbench from one)" % scn.root)
+        scn.note("kbench commit " + self.commit)
 
     def cluster_args(self, target):
         """kbench's options for TARGET (mock, plaintext or ssl, optionally @VERSION of Kafka),
@@ -120,115 +65,87 @@ class Run:
         if key not in self.clusters:
             self.clusters[key] = self.scn.cluster_start(key, 1, version, kind)
         bootstrap, config = self.clusters[key]
-        args = ["--bootstrap=" + bootstrap]
-        if kind != "plaintext":
-            args.append("--client-config=" + config)
-        return args, version
+        return ["--bootstrap=" + bootstrap] + (["--client-config=" + config] if kind != "plaintext" else []), version
 
     def side(self, spec):
         """The --librdkafka-a/-b value of a case's side."""
-        return "tree:%s@%s" % (self.tree, spec[5:]) if spec.startswith("tree:") else spec
+        return "tree:%s@%s" % (self.args.librdkafka_tree, spec[5:]) if spec.startswith("tree:") else spec
 
-    def write_case(self, case_id, secs, rc, note, *rest):
-        """OUT/cases/ID/case.json: EXIT, NOTE [METRIC_EXIT METRIC_COMMAND COMMAND...]."""
-        self.report_py("case", "%s/cases/%s/case.json" % (self.scn.out, case_id), case_id, str(secs),
-                       rc, note, *rest)
-
-    def run_case(self, case_id, a, b, target, filter_, args, metric):
-        """scripts/bench-commits into OUT/cases/ID (and, for a case decided on one METRIC,
-        scripts/compare --metric METRIC on its base.json and new.json into
-        verdict-METRIC.json), then case.json with its exit status, wall time and commands."""
-        scn, d, start = self.scn, "%s/cases/%s" % (self.scn.out, case_id), time.monotonic()
+    def run_case(self, case):
+        """bench-commits into OUT/cases/ID (and, for a case decided on one metric, compare
+        --metric on its base.json and new.json into verdict-METRIC.json), then case.json with
+        its exit status, wall time and commands."""
+        cid, a, b, metric = case["id"], case["a"], case["b"], case["metric"]
+        d, start = os.path.join(self.scn.out, "cases", cid), time.monotonic()
         os.makedirs(d, exist_ok=True)
-        if not self.tree and (a.startswith("tree:") or b.startswith("tree:")):
-            info("case %s: not run: its sides are commits of a librdkafka tree (--librdkafka-tree DIR)"
-                 % case_id)
-            self.write_case(case_id, 0, "", "not run: needs --librdkafka-tree DIR (a librdkafka git repository)")
-            return
-        cluster, version = self.cluster_args(target)
-        cmd = [self.bench_commits, self.commit, self.commit, "--librdkafka-a", self.side(a),
-               "--librdkafka-b", self.side(b), "--filter", filter_, "--out-dir", d,
-               "--build-cache", self.build_cache, *self.rounds, "--", *args.split(), *cluster,
-               *self.timing]
-        scn.note(quoted(cmd))
-        info("case %s: %s -> %s on %s (log: %s/bench-commits.log)"
-             % (case_id, self.side(a), self.side(b), target, d))
-        # The broker's version goes into the run context (kbench cannot ask the broker for it).
-        env = dict(os.environ, KBENCH_BROKER_VERSION=version) if version else None
-        with open(d + "/bench-commits.log", "wb") as log:
-            rc = shell.exit_status(scn.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode)
-        info("case %s: scripts/bench-commits exited %d after %d s" % (case_id, rc, time.monotonic() - start))
-        mcmd, mrc = [], ""
-        if metric != "-" and all(os.path.isfile(p) and os.path.getsize(p) for p in
-                                 (d + "/base.json", d + "/new.json")):
-            mcmd = [self.compare, d + "/base.json", d + "/new.json", "--metric", metric,
-                    "--out", "%s/verdict-%s.json" % (d, metric)]
-            scn.note(quoted(mcmd))
-            with open("%s/compare-%s.txt" % (d, metric), "wb") as log:
-                mrc = str(shell.exit_status(scn.run(mcmd, stdout=log, stderr=subprocess.STDOUT).returncode))
-            info("case %s: scripts/compare --metric %s exited %s" % (case_id, metric, mrc))
-        self.write_case(case_id, int(time.monotonic() - start), str(rc), "", mrc, quoted(mcmd), *cmd)
-
-    def main(self, argv):
-        scn = self.scn
-        scn.parse(argv, self.usage, self.extra_arg)
-        if scn.bootstrap:
-            die("known-regressions starts the cluster each case needs (plaintext or TLS); "
-                "--bootstrap cannot be used")
-        if not os.path.isfile(self.cases_file):
-            die("no cases file %s" % self.cases_file)
-        if self.tree:
-            if not os.path.isdir(self.tree):
-                die("--librdkafka-tree %s is not a directory" % self.tree)
-            self.tree = os.path.abspath(self.tree)
-        self.bench_commits = os.environ.get("KBENCH_BENCH_COMMITS") or scn.script("bench-commits")
-        self.compare = os.environ.get("KBENCH_COMPARE") or scn.script("compare")
-        for tool in (self.bench_commits, self.compare):
-            if not os.access(tool, os.X_OK):
-                die("%s is not executable" % tool)
-
-        # The table is checked (and the selection resolved) by report.py, so that one parser
-        # reads it: "plan" prints the selected cases, one per line, fields separated by TABs.
-        plan_args = ["--cases-file", self.cases_file]
-        if self.select:
-            plan_args += ["--cases", self.select]
-        elif scn.tiny:
-            plan_args += ["--cases", "control-aa"]
-        proc = self.report_py("plan", *plan_args, stdout=subprocess.PIPE)
-        if proc.returncode != 0:
-            sys.exit(proc.returncode)
-
-        if scn.tiny:
-            self.rounds, self.timing = ["--runs", "2"], ["--window-seconds=0.5", "--warmup-seconds=0.2"]
-        elif scn.scale == "full":
-            self.rounds, self.timing = ["--runs", "16"], []
+        record = {"id": cid, "seconds": 0, "exit_code": None, "note": None, "metric_exit_code": None,
+                  "metric_command": None, "command": []}
+        if not self.args.librdkafka_tree and "tree:" in a + b:
+            info("case %s: not run: its sides are commits of a librdkafka tree (--librdkafka-tree DIR)" % cid)
+            record["note"] = "not run: needs --librdkafka-tree DIR (a librdkafka git repository)"
         else:
-            self.rounds, self.timing = [], []
+            cluster, version = self.cluster_args(case["target"])
+            argv = [self.commit, self.commit, "--librdkafka-a", self.side(a), "--librdkafka-b", self.side(b),
+                    "--filter", case["filter"], "--out-dir", d, "--build-cache", self.args.build_cache,
+                    *self.rounds, "--", *case["args"].split(), *cluster, *self.timing]
+            record["command"] = ["scripts/bench-commits", *argv]
+            self.scn.note(proc.quote(record["command"]))
+            info("case %s: %s -> %s on %s (log: %s/bench-commits.log)" % (cid, self.side(a), self.side(b),
+                                                                          case["target"], d))
+            # The broker's version goes into the run context (kbench cannot ask the broker for it).
+            before = dict(os.environ)
+            if version:
+                os.environ["KBENCH_BROKER_VERSION"] = version
+            try:
+                with output_to(d + "/bench-commits.log"):
+                    record["exit_code"] = bench_commits.run(bench_commits.parse(argv)) or 0
+            except SystemExit as e:  # it ended the way a command does
+                record["exit_code"] = e.code if isinstance(e.code, int) else 1
+            finally:
+                os.environ.clear()
+                os.environ.update(before)
+            info("case %s: bench-commits exited %d after %d s" % (cid, record["exit_code"], time.monotonic() - start))
+            base, new = d + "/base.json", d + "/new.json"
+            if metric != "-" and all(os.path.isfile(p) and os.path.getsize(p) for p in (base, new)):
+                out = "%s/verdict-%s.json" % (d, metric)
+                record["metric_command"] = proc.quote(["scripts/compare", base, new, "--metric", metric, "--out", out])
+                self.scn.note(record["metric_command"])
+                with output_to("%s/compare-%s.txt" % (d, metric)):
+                    verdict = compare.judge([base], [new], metric=metric)
+                    compare.write(verdict, json_path=out)
+                record["metric_exit_code"] = compare.exit_code(verdict)
+                info("case %s: compare --metric %s exited %s" % (cid, metric, record["metric_exit_code"]))
+            record["seconds"] = int(time.monotonic() - start)
+        with open(os.path.join(d, "case.json"), "w", encoding="utf-8") as f:
+            json.dump(record, f, indent=1)
+
+
+def main(args):
+    if args.bootstrap:
+        die("known-regressions starts the cluster each case needs (plaintext or TLS); --bootstrap cannot be used")
+    if not os.path.isfile(args.cases_file):
+        die("no cases file %s" % args.cases_file)
+    if args.librdkafka_tree:
+        if not os.path.isdir(args.librdkafka_tree):
+            die("--librdkafka-tree %s is not a directory" % args.librdkafka_tree)
+        args.librdkafka_tree = os.path.abspath(args.librdkafka_tree)
+    selected = args.cases or ("control-aa" if args.tiny else None)
+    try:
+        cases = report.select(report.load_cases(args.cases_file), selected)
+    except ks.ScenarioError as e:
+        die(e)
+    with Scenario(args, __file__) as scn:
         os.makedirs(scn.out + "/cases", exist_ok=True)
-        # One kbench commit for every case, even if HEAD moves while the scenario runs.
-        head = subprocess.run(["git", "-C", scn.root, "rev-parse", "--verify", "-q", "HEAD^{commit}"],
-                              stdout=subprocess.PIPE, text=True)
-        if head.returncode != 0:
-            die("%s is not a git checkout with a commit (scripts/bench-commits builds kbench from one)"
-                % scn.root)
-        self.commit = head.stdout.strip()
-        scn.note("kbench commit " + self.commit)
-
-        for line in proc.stdout.decode().splitlines():
-            # As bash's `read` with IFS=TAB: empty fields do not count.
-            fields = [f for f in line.split("\t") if f]
-            if fields:
-                case_id, _, a, b, target, filter_, args, metric = (fields + [""] * 8)[:8]
-                self.run_case(case_id, a, b, target, filter_, args, metric)
-
-        scn.report(*plan_args)
-        proc = self.report_py("exit-code", scn.out + "/summary.json", stdout=subprocess.PIPE, text=True)
-        if proc.returncode != 0:
+        run = Run(scn, args)
+        for case in cases:
+            run.run_case(case)
+        scn.report("--cases-file", args.cases_file, *(["--cases", selected] if selected else []))
+        try:
+            with open(scn.out + "/summary.json", encoding="utf-8") as f:
+                code = json.load(f)["exit_code"]
+            with open(scn.out + "/summary.txt", encoding="utf-8") as f:
+                sys.stderr.write(f.read())
+        except (OSError, ValueError, KeyError):
             die("no exit code in %s/summary.json" % scn.out, 1)
-        shell.show_log(scn.out + "/summary.txt")
-        return int(proc.stdout)
+        return code
 
-
-def main(argv):
-    with Scenario("known-regressions", __file__) as scn:
-        return Run(scn).main(argv)

@@ -1,26 +1,24 @@
-"""perf-test — seed 004: a Kafka cluster stress test written as kafka-producer-perf-test /
-kafka-consumer-perf-test runs (2000-byte and 100-byte records, a throughput cap, batch.size
-8196, a topic of 3 replicas x 15 partitions), rerun with kbench's Produce and Consume
-families and printed in the tools' own formats, so the numbers read beside the original
-report. Kafka's tools run alongside, treated alike: the same warm-up, steady-state rounds
-interleaved (alternating which goes first), queue caps matched in messages and bytes, both
-consumers reading the same topic. Run through scripts/scenario; see README.md beside this file.
+"""perf-test — seed 004: kbench beside Kafka's own kafka-producer-perf-test and
+kafka-consumer-perf-test, treated alike (the same warm-up, queue caps and settings, rounds
+interleaved), printed in the tools' own formats: the seed's three cases, or with any of
+kafka-producer-perf-test's options below one case of your own ("custom"). Every round's
+output stays in DIR/rounds/; DIR/summary.json, DIR/report.md and DIR/perf-test.png sum up."""
 
-Unlike the other runners it keeps its own cluster (DIR/kafka, Kafka's tools run against it),
-its kbench runs (stdout and stderr apart: report.py reads the interval lines from stderr)
-and its report.py (DIR only); the options, the clean-up and the notes are the framework's."""
-
+import argparse
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 
-from kbench import cli, shell
+from kbench import cli, proc
 from kbench.cli import die, info
-from kbench.scenario_runner import Scenario
+from kbench.commands import kafka
+from kbench.scenario_runner import Scenario, bootstrap_list, kafka_version
 
-PARTITIONS, BATCH_SIZE, ACKS, LINGER_MS, BUFFER_BYTES = 15, 8196, 1, 0, 33554432
+SEED_PARTITIONS = 15
 # name, measured records per round, record size, throughput cap
 CASES = {
     "tiny": [("10k-2000B", 2000, 2000, 10000), ("10m-100B", 20000, 100, 1000000),
@@ -30,378 +28,365 @@ CASES = {
     "small": [("10k-2000B", 100000, 2000, 10000), ("10m-100B", 5000000, 100, 1000000),
               ("100m-2000B", 1000000, 2000, 100000000)],
 }
+# The Java producer's defaults (--producer-props override them), made explicit so both
+# clients run the same configuration whatever their own defaults are; the seed's case ran
+# batch.size 8196 and the defaults of its time, acks=1 and linger.ms=0.
+JAVA_DEFAULTS = {"acks": "1", "batch.size": "16384", "linger.ms": "5", "compression.type": "none",
+                 "enable.idempotence": "false", "max.in.flight.requests.per.connection": "5",
+                 "buffer.memory": "33554432"}
+SEED_SETTINGS = dict(JAVA_DEFAULTS, **{"batch.size": "8196", "linger.ms": "0"})
+LEVEL_KEY = re.compile(r"compression\.([a-z0-9]+)\.level")
+MAX_RECORDS = 2000000000
+CUSTOM = ("num_records", "warmup_records", "record_size", "throughput", "acks", "producer_props",
+          "partitions", "replication_factor")
 
 
-def usage():
-    return """Usage: scripts/scenario perf-test [--out DIR] [--scale small|full] [--bootstrap HOST:PORT]
-                                  [--tiny] [--rounds R] [--cases LIST]
-                                  [--no-kafka-tools | --kafka-tools] [--kafka-version V]
-
-Seed 004: kafka-producer-perf-test --record-size 2000|100 --throughput CAP
---producer-props batch.size=8196 on a topic of 15 partitions, then
-kafka-consumer-perf-test. Cases (measured records per round, record size, --throughput):
-                 full (3 brokers, RF 3)   small (1 broker, RF 1)   tiny (CI)
-  10k-2000B      100,000 x 2000 B, 10000  100,000                  2,000
-  10m-100B       10,000,000 x 100 B, 1M   5,000,000                20,000
-  100m-2000B     100,000,000 x 2000 B     1,000,000                5,000
-                 (cap 100,000,000)
-Each round is a steady state (10 s at the cap, 5 million records, or 2 GB; the seed's
-first case ran 10,000 records: one second), after a warm-up of a tenth as many records
-on both tools (kbench's 'warmup', the tool's --warmup-records, whose steady-state line is
-the one compared). Always 15 partitions, acks=1 and linger.ms=0 (the Java producer's
-defaults of the seed's time), A-Z payload, one send thread, and the Java client's
-32 MiB buffer.memory as librdkafka's queue caps in bytes (queue.buffering.max.kbytes)
-and in messages (queue.buffering.max.messages = 32 MiB / record size: librdkafka's
-default 100,000 would bind first for small records).
-
-Every case runs R interleaved rounds: odd rounds start with Kafka's tools, even rounds
-with kbench. In each round both producers write a topic of the same layout, then
-kafka-consumer-perf-test and kbench Consume (--consume topic=T) read the same topic, the
-one the tool wrote, with the same fetch settings (fetch.max.wait.ms=10, kbench's). Without
-the tools, kbench Consume reads its own topic of the case's layout and size.
-
-Prints per case and round both tools' interval lines and final lines in
-kafka-producer-perf-test's format (MB = MiB of values), the medians over rounds with a
-ratio, both tools' interval records/s (median, range, coefficient of variation), then
-both consumers in kafka-consumer-perf-test's columns. Every round's raw output stays in
-DIR/rounds/ (kbench JSON and stderr, the tools' output); also DIR/summary.json,
-DIR/report.md, DIR/perf-test.png, DIR/console.txt, DIR/commands.txt.
-
-Options:
-  --out DIR            results directory (default:
-                       results/scenarios/perf-test/<YYYYmmdd-HHMMSS>-<git sha>/)
-  --scale small|full   default small
-  --bootstrap H:P      use this cluster: it needs 3 brokers at full scale (RF 3), 1 at
-                       small; otherwise a local cluster is started with scripts/kafka in
-                       DIR/kafka on ports that are free at the start
-  --tiny               seconds per case: proves the pipeline (CI); without Kafka's tools
-                       unless --kafka-tools
-  --rounds R           interleaved rounds per case, 1..20 (default 3; 1 at --tiny);
-                       fewer than 3 is reported as no verdict
-  --cases LIST         only these cases, comma-separated (default: all three)
-  --no-kafka-tools     kbench only: nothing to compare with
-  --kafka-tools        Kafka's tools even at --tiny
-  --kafka-version V    Kafka release of the local cluster and tools (4.0 or later: the
-                       tool needs --warmup-records)
-Environment: KBENCH_BIN (kbench binary, default build/kbench), KBENCH_ROOT.
-Exit status: 0 ok, 1 a run failed, 2 bad usage or a cluster that does not fit.
-"""
+def count(low, high=MAX_RECORDS):
+    """An argparse type: an integer in LOW..HIGH."""
+    def parse(text):
+        if not re.fullmatch(r"[0-9]+", text) or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError("must be an integer in %d..%d, not '%s'" % (low, high, text))
+        return int(text)
+    return parse
 
 
-def tail(path, n):
-    """The last N lines of a log, as $(tail -N PATH) gives them."""
-    with open(path, errors="replace") as f:
-        return shell.last_lines(f.read(), n)
+def throughput(text):
+    if text == "-1":
+        return -1
+    return count(1)(text)
+
+
+def key_value(text):
+    if not re.fullmatch(r"[A-Za-z0-9._-]+=.+", text, re.S):
+        raise argparse.ArgumentTypeError("'%s' is not key=value" % text)
+    if "," in text or "|" in text:
+        raise argparse.ArgumentTypeError("'%s': values with ',' or '|' are not supported" % text)
+    return text
+
+
+def add_arguments(parser):
+    parser.add_argument("--rounds", metavar="R", type=count(1, 50),
+                        help="interleaved rounds per case (default 3; 1 at --tiny); fewer than 3 "
+                             "is reported as no verdict")
+    parser.add_argument("--cases", metavar="LIST",
+                        help="only these of the seed's cases, comma-separated (default: all three)")
+    tools = parser.add_mutually_exclusive_group()
+    tools.add_argument("--kafka-tools", dest="tools", action="store_true", default=None,
+                       help="Kafka's tools even at --tiny")
+    tools.add_argument("--no-kafka-tools", dest="tools", action="store_false",
+                       help="kbench only: nothing to compare with")
+    parser.add_argument("--kafka-version", metavar="V",
+                        help="Kafka release of the local cluster and the tools (4.0 or later: the "
+                             "tool needs --warmup-records)")
+    parser.add_argument("--bootstrap-server", dest="bootstrap", type=bootstrap_list, help=argparse.SUPPRESS)
+    own = parser.add_argument_group(
+        "one case of your own, in kafka-producer-perf-test's options (instead of the seed's cases)")
+    own.add_argument("--num-records", metavar="N", type=count(1),
+                     help="measured records per round and tool, after the warm-up (default 5000000)")
+    own.add_argument("--warmup-records", metavar="W", type=count(1),
+                     help="warm-up records before them, on both (default N/10, at least 1)")
+    own.add_argument("--record-size", metavar="S", type=count(1), help="value bytes (default 100)")
+    own.add_argument("--throughput", metavar="T", type=throughput,
+                     help="records/s cap, -1 for none (default -1); kbench's 'rate'")
+    own.add_argument("--acks", choices=("0", "1", "all", "-1"), help="default 1")
+    own.add_argument("--producer-props", "--command-property", metavar="KEY=VALUE", nargs="+",
+                     type=key_value, action="extend", default=[],
+                     help="producer settings for both: acks, batch.size, linger.ms, compression.type, "
+                          "compression.<codec>.level, enable.idempotence, "
+                          "max.in.flight.requests.per.connection, bootstrap.servers, buffer.memory "
+                          "map to kbench's; any other key goes to librdkafka as -X KEY=VALUE")
+    own.add_argument("--partitions", metavar="P", type=count(1), help="topic partitions (default 2)")
+    own.add_argument("--replication-factor", metavar="R", type=count(1), help="topic replication (default 1)")
+
+
+def settings(args):
+    """Both clients' producer settings of the custom case, key -> value (the Java defaults,
+    then --producer-props and --acks), and the keys kbench's spec does not map."""
+    setting, extra = dict(JAVA_DEFAULTS), []
+    for kv in args.producer_props:
+        k, v = kv.split("=", 1)
+        if k == "bootstrap.servers":
+            if args.bootstrap and args.bootstrap != v:
+                die("--bootstrap and bootstrap.servers differ")
+            args.bootstrap = bootstrap_list(v)
+            continue
+        if k == "acks" and args.acks and v != args.acks:
+            die("--acks %s and --producer-props %s differ" % (args.acks, kv))
+        if k not in setting:
+            extra.append(k)
+        setting[k] = v
+    setting["acks"] = args.acks or setting["acks"]
+    if setting["acks"] == "-1":
+        setting["acks"] = "all"
+    # kbench checks the rest of the spec these make (check_kbench); these it cannot see.
+    for k in setting:
+        m = LEVEL_KEY.fullmatch(k)
+        if m and m.group(1) != setting["compression.type"]:
+            die("%s given but compression.type is %s" % (k, setting["compression.type"]))
+    if not (cli.is_uint(setting["buffer.memory"]) and int(setting["buffer.memory"]) >= 1024):
+        die("buffer.memory must be an integer of at least 1024, not '%s'" % setting["buffer.memory"])
+    return setting, extra
+
+
+def make_case(name, records, size, tput, warm, partitions, replication, setting, extra=()):
+    """One case: its sizes and both clients' settings, kbench's as a --produce spec and -X."""
+    codec = setting["compression.type"]
+    level = next((setting[k] for k in setting if LEVEL_KEY.fullmatch(k)), "")
+    spec = ("acks=%s,codec=%s%s,record_bytes=%d,payload=az,batch_bytes=%s,linger_ms=%s,max_in_flight=%s,"
+            "idempotence=%s,partitions=%d,replication=%d,warmup=%d,threads=1,producers=1%s" % (
+                setting["acks"], codec, ",level=" + level if level else "", size, setting["batch.size"],
+                setting["linger.ms"], setting["max.in.flight.requests.per.connection"],
+                setting["enable.idempotence"], partitions, replication, warm,
+                ",rate=%d" % tput if tput > 0 else ""))
+    # The client-side buffer bounds how many records wait unsent, hence the latency of an
+    # unthrottled run. The Java producer bounds bytes only (buffer.memory); librdkafka bounds
+    # bytes and messages (default 100,000: for 100-byte records a third of what 32 MiB
+    # holds), so both of librdkafka's caps are what buffer.memory holds, unless given.
+    memory = int(setting["buffer.memory"])
+    qmsgs = int(setting.get("queue.buffering.max.messages") or -(-memory // size))
+    xargs = ["-X", "queue.buffering.max.kbytes=%d" % (memory // 1024)]
+    if "queue.buffering.max.messages" not in setting:
+        xargs += ["-X", "queue.buffering.max.messages=%d" % qmsgs]
+    xargs += [w for k in extra if not LEVEL_KEY.fullmatch(k) for w in ("-X", "%s=%s" % (k, setting[k]))]
+    return {"name": name, "records": records, "size": size, "tput": tput, "warm": warm, "qmsgs": qmsgs,
+            "partitions": partitions, "replication": replication, "spec": spec, "xargs": xargs,
+            "props": ["%s=%s" % (k, setting[k]) for k in sorted(setting)], "setting": setting}
+
+
+def cases(args):
+    """The run's cases: the seed's at the scale (--cases), or the custom one."""
+    custom = [o for o in CUSTOM if getattr(args, o) not in (None, [])]
+    if custom:
+        if args.cases:
+            die("--cases picks among the seed's cases; --%s makes a case of your own"
+                % custom[0].replace("_", "-"))
+        setting, extra = settings(args)
+        records = args.num_records or 5000000
+        return [make_case("custom", records, args.record_size or 100, args.throughput or -1,
+                          args.warmup_records or max(records // 10, 1), args.partitions or 2,
+                          args.replication_factor or 1, setting, extra)]
+    seed = CASES["tiny" if args.tiny else args.scale]
+    names = [n for n in (args.cases or "").split(",") if n] or [c[0] for c in seed]
+    for n in names:
+        if n not in [c[0] for c in seed]:
+            die("--cases: unknown case '%s' (%s)" % (n, ", ".join(c[0] for c in seed)))
+    replication = 3 if args.scale == "full" else 1
+    return [make_case(name, records, size, tput, max(records // 10, 1), SEED_PARTITIONS, replication,
+                      SEED_SETTINGS) for name, records, size, tput in seed if name in names]
+
+
+def check_kbench(case):
+    """kbench checks its side (spec, -X settings) before any broker starts."""
+    binary = os.environ.get("KBENCH_BIN", "")
+    if not os.access(binary, os.X_OK):
+        return  # the scenario says so on entering
+    listed = subprocess.run([binary, "--produce=" + case["spec"], "--benchmark_filter=^Produce/",
+                             "--benchmark_list_tests", *case["xargs"]], env=dict(os.environ, KBENCH_BOOTSTRAP=""),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    if listed.returncode != 0:
+        die("kbench rejects these settings: %s" % listed.stderr.strip())
 
 
 class PerfTest:
-    """perf-test's own options and the steps of a round (they read the round's state)."""
+    """The steps of a round; they read the round's state (case, r, first, p, topic)."""
 
-    VALUED = {"--rounds": "--rounds needs a number", "--cases": "--cases needs a list",
-              "--kafka-version": "--kafka-version needs a version"}
-
-    def __init__(self, scn):
-        self.scn = scn
-        self.opts = {"--rounds": "", "--cases": "", "--kafka-version": ""}
-        self.tools = None
-        self.cases = []
-
-    # --- the command line ------------------------------------------------------------
-
-    def extra_arg(self, rest):
-        a = rest[0]
-        if a in self.VALUED:
-            if len(rest) < 2:
-                die(self.VALUED[a])
-            self.opts[a] = rest[1]
-            return 2
-        if a in ("--no-kafka-tools", "--kafka-tools"):
-            self.tools = a == "--kafka-tools"
-            return 1
-        die("unknown option '%s' (see --help)" % a)
-
-    def check(self):
-        """perf-test's own options, in the order its bash runner checked them; before a dry
-        run (KBENCH_DRY_RUN=1) ends, as the kbench binary's check always was."""
-        scn, rounds = self.scn, self.opts["--rounds"]
-        if rounds and not (cli.is_uint(rounds) and 1 <= int(rounds) <= 20):
-            die("--rounds must be 1..20, not '%s'" % rounds)
+    def __init__(self, scn, args, cases):
+        self.scn, self.args, self.cases = scn, args, cases
         # The JVM tools take seconds each: CI's pipeline check (--tiny) leaves them out unless asked.
-        if self.tools is None:
-            self.tools = not scn.tiny
-        self.rounds = int(rounds) if rounds else (1 if scn.tiny else 3)
-        if not os.access(scn.bin, os.X_OK):
-            die("kbench binary %s not found (build it, or set KBENCH_BIN)" % scn.bin)
-        all_cases = CASES["tiny" if scn.tiny else scn.scale]
-        only = self.opts["--cases"]
-        if not only:
-            self.cases = list(all_cases)
-            return
-        # As bash's `IFS=, read -a`: a trailing comma ends the last name, it adds no empty one.
-        for w in (only[:-1] if only.endswith(",") else only).split(","):
-            found = [c for c in all_cases if c[0] == w]
-            if not found:
-                die("--cases: unknown case '%s' (10k-2000B, 10m-100B, 100m-2000B)" % w)
-            self.cases += found
-
-    # --- Kafka's tools and kbench -----------------------------------------------------
-
-    def tool_cmd(self, args):
-        return [self.scn.script("kafka"), "run-class"] + self.kafka_args + list(args)
+        self.tools = not scn.tiny if args.tools is None else args.tools
+        self.rounds = args.rounds or (1 if scn.tiny else 3)
+        self.version = args.kafka_version or kafka_version()
+        self.kafka_dir = None
+        self.log = []  # every step of every round, for report.py
 
     def tool(self, args, log, mode="w"):
         """Kafka's tool ARGS (scripts/kafka run-class), its output to LOG; ok?"""
-        with open(log, mode + "b") as f:
-            return self.scn.run(self.tool_cmd(args), stdout=f, stderr=subprocess.STDOUT).returncode == 0
-
-    def log_cmd(self, prefix, cmd):
-        """commands.txt's line: PREFIX, then CMD as `printf '%q '` writes it."""
-        self.scn.note(prefix + " " + shell.command_line(cmd).rstrip("\n"))
+        try:
+            with open(log, mode) as f:
+                return kafka.run_class(args, version=self.version, directory=self.kafka_dir, stdout=f,
+                                       stderr=subprocess.STDOUT).returncode == 0
+        except kafka.KafkaError as e:
+            die(e, getattr(e, "status", 1))
 
     def kbench_run(self, prefix, args):
         """One iteration of exactly the records asked for, like one tool run; ok?"""
-        cmd = [self.scn.bin] + args
-        self.log_cmd("KBENCH_FIXED_ITERATIONS=1", cmd)
+        cmd = [self.scn.bin] + args + ["--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % prefix,
+                                       "--benchmark_out_format=json"]
+        self.scn.note("KBENCH_FIXED_ITERATIONS=1 " + proc.quote(cmd))
         with open(prefix + ".out", "wb") as out, open(prefix + ".err", "wb") as err:
-            return self.scn.run(cmd, stdout=out, stderr=err,
-                                env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode == 0
+            return subprocess.run(cmd, stdout=out, stderr=err,
+                                  env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode == 0
 
-    def round_row(self, *fields):
-        with open(os.path.join(self.scn.out, "rounds.tsv"), "a") as f:
-            f.write("\t".join(str(x) for x in fields) + "\n")
+    def round_row(self, kind, path, aux):
+        """What report.py reads of a step: its kind, its output and kbench's stderr (or the
+        time a kbench Consume run ended)."""
+        self.log.append({"case": self.case["name"], "round": self.r, "first": self.first, "kind": kind,
+                         "path": path, "aux": aux})
 
-    # --- one step of a round; they read the round's state (name, r, first, p, topic, ...)
+    def failed(self, what, log, lines=5):
+        die("%s failed on %s round %d: %s" % (what, self.case["name"], self.r, proc.tail(log, lines)), 1)
 
     def produce_kbench(self):
-        spec = ("acks=%d,codec=none,record_bytes=%d,payload=az,batch_bytes=%d"
-                ",linger_ms=%d,partitions=%d,replication=%d,warmup=%d,threads=1,producers=1,rate=%d"
-                % (ACKS, self.size, BATCH_SIZE, LINGER_MS, PARTITIONS, self.replication, self.warm,
-                   self.tput))
-        info("%s round %d: kbench Produce, %d + %d x %d B, rate %d"
-             % (self.name, self.r, self.warm, self.records, self.size, self.tput))
+        c = self.case
+        info("%s round %d: kbench Produce, %d + %d x %d B%s" % (
+            c["name"], self.r, c["warm"], c["records"], c["size"], ", rate %d" % c["tput"] if c["tput"] > 0 else ""))
         p = self.p + "-kbench-produce"
-        if not self.kbench_run(p, [
-                "--produce=" + spec, "--records-per-iteration=%d" % self.records,
-                "--benchmark_filter=^Produce/", "-X", "queue.buffering.max.kbytes=%d" % (BUFFER_BYTES // 1024),
-                "-X", "queue.buffering.max.messages=%d" % self.qmsgs, "--bootstrap=" + self.scn.bootstrap,
-                "--benchmark_out=%s.json" % p, "--benchmark_out_format=json"]):
-            die("kbench Produce failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)), 1)
-        self.round_row(self.name, self.r, self.first, "kbench-produce", p + ".json", p + ".err")
+        if not self.kbench_run(p, ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
+                                   "--benchmark_filter=^Produce/", *c["xargs"]]):
+            self.failed("kbench Produce", p + ".err")
+        self.round_row("kbench-produce", p + ".json", p + ".err")
 
     def produce_tool(self):
-        log = self.p + "-topic.log"
+        c, log = self.case, self.p + "-topic.log"
         if not self.tool(["topics", "--bootstrap-server", self.scn.bootstrap, "--create", "--topic", self.topic,
-                          "--partitions", str(PARTITIONS), "--replication-factor", str(self.replication)],
+                          "--partitions", str(c["partitions"]), "--replication-factor", str(c["replication"])],
                          log, "a"):
-            die("creating %s failed: %s" % (self.topic, tail(log, 3)), 1)
-        cmd = ["producer-perf", "--topic", self.topic, "--num-records", str(self.records + self.warm),
-               "--warmup-records", str(self.warm), "--record-size", str(self.size),
-               "--throughput", str(self.tput), "--producer-props", "bootstrap.servers=" + self.scn.bootstrap,
-               "batch.size=%d" % BATCH_SIZE, "acks=%d" % ACKS, "linger.ms=%d" % LINGER_MS,
-               "buffer.memory=%d" % BUFFER_BYTES, "enable.idempotence=false"]
+            self.failed("creating " + self.topic, log, 3)
         info("%s round %d: kafka-producer-perf-test, %d + %d x %d B, --throughput %d"
-             % (self.name, self.r, self.warm, self.records, self.size, self.tput))
-        self.tool_round("produce", "kafka-producer-perf-test", cmd)
+             % (c["name"], self.r, c["warm"], c["records"], c["size"], c["tput"]))
+        self.tool_round("produce", "kafka-producer-perf-test", [
+            "producer-perf", "--topic", self.topic, "--num-records", str(c["records"] + c["warm"]),
+            "--warmup-records", str(c["warm"]), "--record-size", str(c["size"]), "--throughput", str(c["tput"]),
+            "--producer-props", "bootstrap.servers=" + self.scn.bootstrap, *c["props"]])
 
     def consume_tool(self):
-        cmd = ["consumer-perf", "--bootstrap-server", self.scn.bootstrap, "--topic", self.topic,
-               "--messages", str(self.records + self.warm), "--timeout", "60000",
-               "--consumer.config", os.path.join(self.scn.out, "consumer.properties")]
-        info("%s round %d: kafka-consumer-perf-test on %s" % (self.name, self.r, self.topic))
-        self.tool_round("consume", "kafka-consumer-perf-test", cmd)
+        info("%s round %d: kafka-consumer-perf-test on %s" % (self.case["name"], self.r, self.topic))
+        self.tool_round("consume", "kafka-consumer-perf-test", [
+            "consumer-perf", "--bootstrap-server", self.scn.bootstrap, "--topic", self.topic,
+            "--messages", str(self.case["records"] + self.case["warm"]), "--timeout", "60000",
+            "--consumer.config", os.path.join(self.scn.out, "consumer.properties")])
 
     def tool_round(self, kind, tool_name, cmd):
-        """One run of Kafka's TOOL_NAME (scripts/kafka run-class CMD), its output in the
-        round's -tool-KIND.txt and its row in rounds.tsv; a failure ends the scenario."""
-        self.log_cmd("scripts/kafka", ["run-class"] + cmd)
+        """One run of Kafka's TOOL_NAME, its output in the round's -tool-KIND.txt and its row
+        in run.json; a failure ends the scenario."""
+        self.scn.note("scripts/kafka run-class " + proc.quote(cmd))
         out = "%s-tool-%s.txt" % (self.p, kind)
         if not self.tool(cmd, out):
-            die("%s failed on %s round %d: %s" % (tool_name, self.name, self.r, tail(out, 5)), 1)
-        self.round_row(self.name, self.r, self.first, "tool-" + kind, out, "-")
+            self.failed(tool_name, out)
+        self.round_row("tool-" + kind, out, None)
 
     def consume_kbench(self):
         """The tool's topic, or (without the tools) kbench's own of that layout."""
-        spec = "topic=" + self.topic
+        c, spec = self.case, "topic=" + self.topic
         if not self.tools:
             spec = "partitions=%d,replication=%d,records=%d,record_bytes=%d" % (
-                PARTITIONS, self.replication, self.records + self.warm, self.size)
-        info("%s round %d: kbench Consume (%s)" % (self.name, self.r, spec))
+                c["partitions"], c["replication"], c["records"] + c["warm"], c["size"])
+        info("%s round %d: kbench Consume (%s)" % (c["name"], self.r, spec))
         p = self.p + "-kbench-consume"
-        if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/",
-                                   "--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % p,
-                                   "--benchmark_out_format=json"]):
-            die("kbench Consume failed on %s round %d: %s" % (self.name, self.r, tail(p + ".err", 5)), 1)
-        self.round_row(self.name, self.r, self.first, "kbench-consume", p + ".json", int(time.time() * 1000))
-
-    # --- the cluster --------------------------------------------------------------------
+        if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/"]):
+            self.failed("kbench Consume", p + ".err")
+        self.round_row("kbench-consume", p + ".json", int(time.time() * 1000))
 
     def use_cluster(self):
         """The given cluster, checked to have the brokers the replication factor needs, or
         a local one in DIR/kafka (stopped on leaving the scenario); a description of it."""
-        scn = self.scn
+        scn, replication = self.scn, max(c["replication"] for c in self.cases)
         if scn.bootstrap:
-            proc = scn.run(self.tool_cmd(["broker-api-versions", "--bootstrap-server", scn.bootstrap]),
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            n = sum(1 for line in proc.stdout.decode(errors="replace").split("\n")
-                    if re.match(r"[^ ].*\(id: [0-9]* rack", line))
+            log = os.path.join(scn.out, "logs", "broker-api-versions.txt")
+            self.tool(["broker-api-versions", "--bootstrap-server", scn.bootstrap], log)
+            with open(log, errors="replace") as f:
+                n = sum(1 for line in f if re.match(r"[^ ].*\(id: [0-9]* rack", line))
             if n <= 0:
                 die("cannot reach a Kafka cluster at %s" % scn.bootstrap)
-            if n < self.replication:
-                die("scale %s needs %d brokers (replication %d); %s has %d"
-                    % (scn.scale, self.replication, self.replication, scn.bootstrap, n))
-            return "the given cluster at %s (%d brokers), topic RF %d" % (scn.bootstrap, n, self.replication)
+            if n < replication:
+                die("replication %d needs %d brokers; %s has %d" % (replication, replication, scn.bootstrap, n))
+            return "the given cluster at %s (%d brokers), topic RF %d" % (scn.bootstrap, n, replication)
         # Disk: every record lands replication times in the local data directory. Topics are
         # deleted after each round, but Kafka removes their files a minute later
         # (file.delete.delay.ms), so allow for three rounds' topics of the largest case.
-        need = max([0] + [3 * (records + records // 10) * size * self.replication
-                          for _, records, size, _ in self.cases])
-        df = subprocess.run(["df", "-Pk", scn.out], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        fields = df.stdout.split("\n")[1].split() if df.stdout.count("\n") >= 2 else []
-        if len(fields) < 4 or not cli.is_uint(fields[3]):
-            die("cannot read the free space under %s (df)" % scn.out, 1)
-        free = int(fields[3]) * 1024
+        need = max(3 * (c["records"] + c["warm"]) * c["size"] * c["replication"] for c in self.cases)
+        free = shutil.disk_usage(scn.out).free
         if free <= need + (1 << 30):
-            die("scale %s needs about %d GiB free under %s (%d GiB free); use --bootstrap with a real "
-                "cluster" % (scn.scale, need // (1 << 30) + 1, scn.out, free // (1 << 30)))
-        d = os.path.join(scn.out, "kafka")
-        info("starting a local %d-broker cluster in %s" % (self.brokers, d))
-        scn.started.append(d)
-        log = os.path.join(scn.out, "kafka-start.log")
-        with open(log, "wb") as f:
-            proc = scn.run([scn.script("kafka"), "start"] + self.kafka_args
-                           + ["--brokers", str(self.brokers), "--dir", d, "--port-base", "auto"],
-                           stdout=subprocess.PIPE, stderr=f)
-        if proc.returncode != 0:
-            die("scripts/kafka start failed: %s" % tail(log, 3), 1)
-        scn.bootstrap = proc.stdout.decode().rstrip("\n")
-        if not scn.bootstrap:
-            die("scripts/kafka start printed no bootstrap address", 1)
-        self.kafka_args += ["--dir", d]
-        return "%d local broker(s) (scripts/kafka, KRaft), topic RF %d" % (self.brokers, self.replication)
+            die("these cases need about %d GiB free under %s (%d GiB free); use --bootstrap with a real "
+                "cluster" % (need // (1 << 30) + 1, scn.out, free // (1 << 30)))
+        self.kafka_dir = os.path.join(scn.out, "kafka")
+        scn.bootstrap, _ = scn.cluster_start("", replication, self.version, directory=self.kafka_dir)
+        return "%d local broker(s) (scripts/kafka, KRaft), topic RF %d" % (replication, replication)
 
-    def kafka_version_used(self):
-        scn = self.scn
-        if not scn.started:
-            return self.opts["--kafka-version"] or "not known (external cluster)"
-        proc = scn.run([scn.script("kafka"), "status", "--dir", scn.started[0]],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        for line in proc.stdout.split("\n"):
-            if line.startswith("version:"):
-                return line[len("version:"):].lstrip(" ")
-        return ""
-
-    # --- the whole run ------------------------------------------------------------------
-
-    def run(self, argv, load_start):
-        scn = self.scn
-        out = scn.out
-        rounds_dir = os.path.join(out, "rounds")
-        try:
-            os.makedirs(rounds_dir, exist_ok=True)
-        except OSError:
-            die("cannot create %s" % out)
-        self.brokers, self.replication = (3, 3) if scn.scale == "full" else (1, 1)
-        self.kafka_args = ["--version", self.opts["--kafka-version"]] if self.opts["--kafka-version"] else []
+    def run(self):
+        scn, out = self.scn, self.scn.out
+        os.makedirs(os.path.join(out, "rounds"), exist_ok=True)
+        load_start = loadavg()
         cluster = self.use_cluster()
-        kafka_version = self.kafka_version_used()
         if self.tools:
             # The same warm-up on both sides needs the tool's --warmup-records (Kafka 4.0, KIP-1052).
-            proc = scn.run(self.tool_cmd(["producer-perf", "--help"]), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT)
-            if b"--warmup-records" not in proc.stdout:
-                die("kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
-                    "the tools cannot be warmed up alike" % kafka_version)
+            log = os.path.join(out, "logs", "producer-perf-help.txt")
+            self.tool(["producer-perf", "--help"], log)
+            with open(log, errors="replace") as f:
+                if "--warmup-records" not in f.read():
+                    die("kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
+                        "the tools cannot be warmed up alike" % self.version)
         # The Java consumer's fetch settings as kbench's consumer has them (harness/consumer.cc).
         with open(os.path.join(out, "consumer.properties"), "w") as f:
             f.write("fetch.max.wait.ms=10\n")
-        # A rerun into the same DIR starts these afresh (report.py reads them whole);
-        # commands.txt goes on, after the framework's "scenario ..." line of this run.
-        for name in ("cases.tsv", "rounds.tsv"):
-            open(os.path.join(out, name), "w").close()
-
         for case in self.cases:
-            self.name, self.records, self.size, self.tput = case
-            self.warm = max(self.records // 10, 1)
-            # librdkafka's two queue caps, both set to the Java client's 32 MiB buffer.memory.
-            self.qmsgs = (BUFFER_BYTES + self.size - 1) // self.size
-            with open(os.path.join(out, "cases.tsv"), "a") as f:
-                f.write("%s\t%d\t%d\t%d\t%d\t%d\n" % (self.name, self.records, self.size, self.tput,
-                                                      self.warm, self.qmsgs))
             for r in range(1, self.rounds + 1):
-                self.r = r
-                self.first = "tool" if self.r % 2 and self.tools else "kbench"
-                self.p = os.path.join(rounds_dir, "%s-r%d" % (self.name, self.r))
-                self.topic = "perf-test-%s-%d-r%d" % (self.name, os.getpid(), self.r)
-                if not self.tools:
-                    steps = [self.produce_kbench, self.consume_kbench]
-                elif self.first == "tool":
-                    steps = [self.produce_tool, self.produce_kbench, self.consume_tool, self.consume_kbench]
-                else:
-                    steps = [self.produce_kbench, self.produce_tool, self.consume_kbench, self.consume_tool]
-                for step in steps:
-                    step()
-                if self.tools:
-                    self.tool(["topics", "--bootstrap-server", scn.bootstrap, "--delete", "--topic", self.topic],
-                              self.p + "-topic.log", "a")
+                self.round(case, r)
+        self.write_state(load_start, cluster)
+        return proc.run([sys.executable, os.path.join(scn.dir, "report.py"), out]).returncode
 
-        self.write_env(argv, load_start, cluster, kafka_version)
-        return scn.run([sys.executable, os.path.join(scn.dir, "report.py"), out]).returncode
+    def round(self, case, r):
+        """Round R of CASE: odd rounds start with Kafka's tools, even ones with kbench."""
+        self.case, self.r = case, r
+        self.first = "tool" if r % 2 and self.tools else "kbench"
+        self.p = os.path.join(self.scn.out, "rounds", "%s-r%d" % (case["name"], r))
+        self.topic = "perf-test-%s-%d-r%d" % (case["name"], os.getpid(), r)
+        if not self.tools:
+            steps = [self.produce_kbench, self.consume_kbench]
+        elif self.first == "tool":
+            steps = [self.produce_tool, self.produce_kbench, self.consume_tool, self.consume_kbench]
+        else:
+            steps = [self.produce_kbench, self.produce_tool, self.consume_kbench, self.consume_tool]
+        for step in steps:
+            step()
+        if self.tools:
+            self.tool(["topics", "--bootstrap-server", self.scn.bootstrap, "--delete", "--topic", self.topic],
+                      self.p + "-topic.log", "a")
 
-    def write_env(self, argv, load_start, cluster, kafka_version):
-        """DIR/run.env: the machine, the versions and the settings, for report.py."""
-        scn = self.scn
+    def write_state(self, load_start, cluster):
+        """DIR/run.json, for report.py: the settings, the machine and the versions, the cases
+        and every step of their rounds."""
         try:
             java = subprocess.run(["java", "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, errors="replace")
             java_version = java.stdout.split("\n")[0] if java.returncode == 0 else "unknown"
         except OSError:
             java_version = "unknown"
-        cpu_model = ""
-        with open("/proc/cpuinfo", errors="replace") as f:
-            for line in f:
-                m = re.match(r"model name\s*: (.*)", line.rstrip("\n"))
-                if m:
-                    cpu_model = m.group(1)
-                    break
         with open("/proc/meminfo") as f:
             mem_kib = next(int(line.split()[1]) for line in f if "MemTotal" in line)
-        df = subprocess.run(["df", "-Ph", scn.out], stdout=subprocess.PIPE, text=True).stdout.split("\n")
-        disk = df[1].split() if len(df) > 1 and df[1] else []
-        uname = os.uname()
+        disk, c = shutil.disk_usage(self.scn.out), self.cases[0]
+        argv = sys.argv[2:] if sys.argv[1:2] == ["scenario"] else [self.scn.name]
         settings = [
-            ("scale", scn.scale + (" (tiny)" if scn.tiny else "")),
+            ("scale", self.scn.scale + (" (tiny)" if self.scn.tiny else "")),
             ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
-            ("command", " ".join(["scripts/scenario", scn.name] + argv)),
+            ("command", proc.quote(["scripts/scenario"] + argv)),
             ("load", "%s at the start, %s at the end (1/5/15-minute load averages)" % (load_start, loadavg())),
-            ("cpu_model", cpu_model),
-            ("cores", len(os.sched_getaffinity(0))),
             ("memory", "%.1f GiB" % (mem_kib / 1048576)),
-            ("kernel", "%s %s" % (uname.sysname, uname.release)),
-            ("disk", "%s, %s (%s free)" % (disk[0], disk[1], disk[3]) if len(disk) >= 4 else ""),
-            ("kafka_version", kafka_version or "unknown"),
+            ("disk", "%.0f GiB (%.0f GiB free)" % (disk.total / (1 << 30), disk.free / (1 << 30))),
+            ("kafka_version", self.version),
             ("java_version", java_version),
             ("cluster", cluster),
-            ("partitions", PARTITIONS),
-            ("replication", self.replication),
-            ("batch_size", BATCH_SIZE),
-            ("acks", ACKS),
-            ("linger_ms", LINGER_MS),
-            ("buffer_bytes", BUFFER_BYTES),
+            ("partitions", c["partitions"]),
+            ("replication", c["replication"]),
+            ("batch_size", c["setting"]["batch.size"]),
+            ("acks", c["setting"]["acks"]),
+            ("linger_ms", c["setting"]["linger.ms"]),
+            ("buffer_bytes", c["setting"]["buffer.memory"]),
+            ("producer_props", " ".join(c["props"])),
             ("rounds", self.rounds),
             ("tools", int(self.tools)),
         ]
-        with open(os.path.join(scn.out, "run.env"), "w") as f:
-            f.write("".join("%s=%s\n" % kv for kv in settings))
+        cases = [{k: c[k] for k in ("name", "records", "size", "tput", "warm", "qmsgs")} for c in self.cases]
+        with open(os.path.join(self.scn.out, "run.json"), "w") as f:
+            json.dump({"settings": dict(settings), "cases": cases, "rounds": self.log}, f, indent=1)
 
 
 def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+    return "%.2f %.2f %.2f" % os.getloadavg()
 
 
-def main(argv):
-    load_start = loadavg()
-    with Scenario("perf-test", __file__) as scn:
-        pt = PerfTest(scn)
-        scn.parse(argv, usage, pt.extra_arg, pt.check)
-        return pt.run(argv, load_start)
+def main(args):
+    run_cases = cases(args)
+    check_kbench(run_cases[0])
+    with Scenario(args, __file__) as scn:
+        return PerfTest(scn, args, run_cases).run()

@@ -4,6 +4,7 @@ Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 import sys
 
 from kbench import scenario as ks
+from kbench import text
 
 # Columns of the seed's table: how many threads share one producer.
 SHARING = [("all", "1 producer shared by all"), ("8", "8 threads per producer"),
@@ -66,17 +67,17 @@ def report(directory, args):
             for key, _ in cols:
                 if key in g[threads]:
                     rps, producers, _m = g[threads][key]
-                    cells.append("%s (%d prod.)" % (ks.fmt_spread(rps, ks.fmt_k), producers))
+                    cells.append("%s (%d prod.)" % (ks.fmt_spread(rps), producers))
                     if rps is not None and (best is None or rps.median > best[0].median):
                         best = (rps, threads, producers, key)
                 else:
                     cells.append("—")
             rows.append(cells)
         lines += ["### %s" % title, ""]
-        lines += ks.md_table(["threads"] + [c[1] for c in cols], "r" * (1 + len(cols)), rows)
+        lines += text.table(["threads"] + [c[1] for c in cols], rows, markdown=True).splitlines()
         if best:
             lines += ["", "Highest median: **%d threads %s**: %s records/s. %s"
-                      % (best[1], _seed_phrase(best[1], best[2]), ks.fmt_spread(best[0], ks.fmt_k),
+                      % (best[1], _seed_phrase(best[1], best[2]), ks.fmt_spread(best[0]),
                          _not_ordered_with(g, best))]
             if best_overall is None or best[0].median > best_overall[0].median:
                 best_overall = best + (title,)
@@ -88,18 +89,18 @@ def report(directory, args):
                 if key in g[threads]:
                     rps, producers, _m = g[threads][key]
                     lines.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
-                                                        ks.fmt_k(rps.median if rps else None)))
+                                                        text.number(rps.median if rps else None)))
         lines += ["```", ""]
     if best_overall:
         lines += ["**Highest median of this run:** %d threads with %d producer(s), %s: %s records/s "
                   "(the original's best: 16 threads sharing 4 producers, 869K; 1.05M with repeated "
                   "bodies)." % (best_overall[1], best_overall[2], best_overall[4],
-                                ks.fmt_spread(best_overall[0], ks.fmt_k)), ""]
+                                ks.fmt_spread(best_overall[0])), ""]
 
     lines += ["## The original's numbers (records/s)", ""]
-    lines += ks.md_table(["threads"] + [c[1] for c in SHARING], "r" * (1 + len(SHARING)),
-                         [[str(threads)] + [ks.fmt_k(row.get(k)) for k, _ in SHARING]
-                          for threads, row in sorted(SEED000.items())])
+    lines += text.table(["threads"] + [c[1] for c in SHARING],
+                         [[str(threads)] + [text.number(row.get(k)) for k, _ in SHARING]
+                          for threads, row in sorted(SEED000.items())], markdown=True).splitlines()
     lines += ["", "24 threads: 1 and 24 producers poor, 4/6/8 producers about the 16-thread/4-producer "
               "figure. Repeated bodies with random keys: 1.05M.", ""]
 

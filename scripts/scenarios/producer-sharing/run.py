@@ -1,32 +1,11 @@
 """producer-sharing — seed 000 (Garry Turkington, 2015): records/s of one client host as
-application threads and the number of producer instances they share vary.
-Run through scripts/scenario; see README.md beside this file."""
+application threads {4, 8, 16, 24} and the number of producer instances they share vary
+(random 250-750 byte records, acks=1, batch.size 64 KiB, linger.ms 0 and 1, warm-up
+excluded; and the same with repeated bodies and random keys), on one broker started here
+unless --bootstrap is given. Cells show the median [lowest-highest] over repetitions."""
 
 from kbench.cli import info
-from kbench.scenario_runner import Scenario, kafka_version
-
-
-def usage():
-    return """Usage: scripts/scenario producer-sharing [--scale small|full] [--out DIR] [--bootstrap HOST:PORT] [--tiny]
-
-Seed 000: threads {4, 8, 16, 24} x producers shared by {all, 8, 4, 2 threads, one per
-thread} (producers = threads / threads-per-producer), random 250-750 byte records, acks=1,
-batch.size 64 KiB, linger.ms 0 and 1, warm-up excluded; and the same with repeated bodies
-and random keys. One broker (Kafka %s) is started on a free
-port unless --bootstrap is given.
-
-  small   every threads x sharing cell for random bodies at linger 0 and 1 ms and for
-          repeated bodies at linger 1 ms; 3 repetitions of a 1 s warm-up and a 2 s
-          steady-state window (~9 minutes on 2 cores)
-  full    both payloads at both lingers; 3 repetitions of a 10 s warm-up and a 60 s window
-          (about 3 hours; the original measured 100M records after 25M of warm-up)
-  --tiny  4 and 8 threads, 1 repetition of a 0.5 s warm-up and a 1 s window (CI)
-
-Cells show the median [lowest-highest] over repetitions; the report calls a setting best
-only together with every cell whose range overlaps it.
-
-Writes producer-sharing.json, report.md, producer-sharing.png, commands.txt, logs/.
-""" % kafka_version()
+from kbench.scenario_runner import Scenario
 
 
 def specs(scn):
@@ -50,22 +29,21 @@ def specs(scn):
     return out, warmup, window, reps
 
 
-def main(argv):
-    with Scenario("producer-sharing", __file__) as scn:
-        scn.parse(argv, usage)
+def main(args):
+    with Scenario(args, __file__) as scn:
         produce, warmup, window, reps = specs(scn)
         if not scn.bootstrap:
             scn.local_cluster("single", 1)
         else:
             info("using the cluster at %s (set KBENCH_BROKER_VERSION to record its version)" % scn.bootstrap)
-        args = ["--bootstrap=" + scn.bootstrap, "--warmup-seconds=%s" % warmup,
+        kargs = ["--bootstrap=" + scn.bootstrap, "--warmup-seconds=%s" % warmup,
                 "--window-seconds=%s" % window, "--benchmark_filter=^Produce/", "--benchmark_min_time=0",
                 "--benchmark_repetitions=%d" % reps]
         for s in produce:
-            args += ["--produce", s]
+            kargs += ["--produce", s]
         info("running %d threads x producers specs, %d repetition(s) of a %s s window..."
              % (len(produce), reps, window))
-        scn.kbench(scn.out + "/producer-sharing.json", args)
+        scn.kbench(scn.out + "/producer-sharing.json", kargs)
         scn.report("--note", "Each of %d repetition(s): a %s s warm-up, then a %s s steady-state window "
                    "(original: 100M records measured after 25M of warm-up); cells show the median "
                    "[lowest–highest] over repetitions; one kbench process." % (reps, warmup, window))

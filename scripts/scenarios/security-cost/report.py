@@ -6,6 +6,7 @@ import os
 import sys
 
 from kbench import scenario as ks
+from kbench import text
 
 LABELS = {"plaintext": "PLAINTEXT", "ssl": "SSL (TLS)", "sasl_plaintext": "SASL_PLAINTEXT (SCRAM)",
           "sasl_ssl": "SASL_SSL (SCRAM over TLS)", "mtls": "SSL with client certificates (mTLS)"}
@@ -76,14 +77,14 @@ def report(directory, args):
                 cells[-1] += [fmt(v), _ratio(v, b)]
         head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
         return (["## %s" % title, "", note, ""]
-                + ks.md_table(head, "l" + "r" * (1 + 2 * len(others)), cells) + [""])
+                + text.table(head, cells, markdown=True).splitlines() + [""])
 
     closed = [k for k in keys if k[4] == 0]
     open_loop = [k for k in keys if k[4] > 0]
-    lines += table("Records/s", "items_per_second", ks.fmt_int,
+    lines += table("Records/s", "items_per_second", text.number,
                    "Closed loop (unthrottled); × is the protocol's records/s over plaintext's.", closed)
     lines += table("MiB/s of record values", "bytes_per_second",
-                   lambda v: ks.fmt_mb(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
+                   lambda v: text.number(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
     lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", lambda v: _fmt(v, 0),
                    "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB "
                    "of values in the window; × over plaintext (above 1: the protocol costs the "

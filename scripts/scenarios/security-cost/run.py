@@ -1,7 +1,8 @@
 """security-cost — what encryption and authentication cost a producer and a consumer:
 records/s, MB/s, client CPU per MB and latency on plaintext, TLS, SASL_SSL (SCRAM-SHA-512)
-and mutual TLS, one cluster started per protocol, the protocols interleaved round by round.
-Run through scripts/scenario; see README.md beside this file."""
+and mutual TLS. One one-broker cluster per protocol (Kafka KBENCH_KAFKA_VERSION, default
+3.9.1), all started first, then rounds in which every protocol runs the same kbench rows
+once, in a rotating order. --bootstrap is refused: every protocol needs its own cluster."""
 
 import glob
 import os
@@ -14,33 +15,10 @@ from kbench.scenario_runner import Scenario, kafka_version
 DEFAULT_BROKER = "3.9.1"
 
 
-def usage():
-    return """Usage: scripts/scenario security-cost [--scale small|full] [--out DIR] [--tiny]
-
-One one-broker Kafka cluster per protocol (scripts/kafka start --security, Kafka
-${KBENCH_KAFKA_VERSION:-%s}), all started first, then rounds: in each round every
-protocol runs the same kbench rows once, in a rotating order, so that the ratios to
-plaintext come from runs interleaved in time on this noisy machine.
-
-Rows: Produce/send at 100- and 1000-byte records x acks 1 and all x codec none and lz4
-(closed loop: records/s, MB/s, client CPU per MB), Produce at a fixed rate of 2,000
-records/s (acks=all, no compression: latency p50/p99 from the intended send time), and
-Consume/read of 100- and 1000-byte records.
-
-  small   plaintext, ssl, sasl_ssl, mtls; 3 rounds of 2 s windows (~20 min)
-  full    also sasl_plaintext; 5 rounds of 10 s windows (~1.5 h)
-  --tiny  plaintext and ssl, 100- and 1000-byte acks=1 rows and one Consume row, 1 round (CI)
-
---bootstrap is refused: every protocol needs its own cluster, started here.
-Writes PROTOCOL.json per protocol, raw/, report.md, security-cost.png.
-""" % DEFAULT_BROKER
-
-
-def main(argv):
-    with Scenario("security-cost", __file__) as scn:
-        scn.parse(argv, usage)
-        if scn.bootstrap:
-            die("--bootstrap is not supported: security-cost starts one cluster per protocol itself")
+def main(args):
+    if args.bootstrap:
+        die("--bootstrap is not supported: security-cost starts one cluster per protocol itself")
+    with Scenario(args, __file__) as scn:
         version = kafka_version(DEFAULT_BROKER)
         produce = ["acks=1|all,codec=none|lz4,record_bytes=100|1000",
                    "acks=all,codec=none,record_bytes=100|1000,rate=2000"]
@@ -56,9 +34,9 @@ def main(argv):
         clusters = {p: scn.cluster_start(p, 1, version, p) for p in protocols}
         os.environ["KBENCH_BROKER_VERSION"] = version
         os.makedirs(scn.out + "/raw", exist_ok=True)
-        args = ["--benchmark_filter=^(Produce/send|Consume/read)/", "--benchmark_min_time=0",
+        kargs = ["--benchmark_filter=^(Produce/send|Consume/read)/", "--benchmark_min_time=0",
                 "--window-seconds=%d" % window, "--warmup-seconds=1"]
-        args += ["--produce=" + s for s in produce] + ["--consume=" + s for s in consume]
+        kargs += ["--produce=" + s for s in produce] + ["--consume=" + s for s in consume]
 
         n = len(protocols)
         for r in range(1, rounds + 1):
@@ -68,7 +46,7 @@ def main(argv):
                 # The client settings come from the cluster's file: its secrets never reach a
                 # command line, commands.txt or the logs.
                 scn.try_kbench("%s-round%d" % (p, r), "%s/round%d" % (p, r), "%s, round %d" % (p, r),
-                               ["--bootstrap=" + bootstrap, "--client-config=" + config] + args)
+                               ["--bootstrap=" + bootstrap, "--client-config=" + config] + kargs)
             info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
 
         merged = 0
