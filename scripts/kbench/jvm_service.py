@@ -78,16 +78,6 @@ def log_tail(path):
     return ("\n" + "\n".join("    " + line for line in text.split("\n"))) if text else ""
 
 
-def positive(text):
-    """argparse type of --timeout: whole seconds, at least 1."""
-    if not cli.is_uint(text) or int(text) < 1:
-        raise ValueError(text)
-    return int(text)
-
-
-positive.__name__ = "positive number of seconds"
-
-
 class Service:
     """One service: NAME (in messages: Kafka, Trogdor), the file that marks a state directory
     as its own, the environment variable and default of that directory."""

@@ -564,7 +564,7 @@ def add_arguments(parser):
             p[name].add_argument("--dir", help="state directory (env KBENCH_KAFKA_DIR, default %s)"
                                  % SERVICE.default_dir)
         if name in ("start", "stop", "start-node", "stop-node"):
-            p[name].add_argument("--timeout", type=svc.positive, metavar="S",
+            p[name].add_argument("--timeout", type=cli.POSITIVE, metavar="S",
                                  help="seconds to wait for a start (default 120) or stop (default 30)")
         if name in ("stop-node", "start-node"):
             p[name].add_argument("node", type=int, metavar="N", help="the node's number (0 is the first)")

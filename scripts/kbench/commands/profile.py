@@ -38,12 +38,6 @@ SIDE_ERROR = "'%s' is neither an executable file, libs=DIR, librdkafka=VERSION n
 OFF_CPU_NEEDS_PERF = "--off-cpu needs perf (the kernel's scheduler events); callgrind has no notion of waiting"
 
 
-def positive(value):
-    if not re.fullmatch("[0-9]+", value) or int(value) < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer, not '%s'" % value)
-    return value
-
-
 def add_arguments(parser):
     arg = parser.add_argument
     arg("--tool", choices=("perf", "callgrind"),
@@ -56,8 +50,8 @@ def add_arguments(parser):
         help="run on a librdkafka release built by scripts/librdkafka (unstripped; before --symbols')")
     arg("--off-cpu", action="store_true", help="add the off-CPU view (perf sched_switch tracepoint and switch events)")
     arg("--diff", nargs=2, metavar=("A", "B"), help="profile side A and side B and write diff/")
-    arg("--callers", type=positive, default="40", metavar="N", help="callgrind call-chain depth (default 40)")
-    arg("--freq", type=positive, default="499", metavar="HZ", help="perf's sampling frequency (default 499); a "
+    arg("--callers", type=cli.POSITIVE, default=40, metavar="N", help="callgrind call-chain depth (default 40)")
+    arg("--freq", type=cli.POSITIVE, default=499, metavar="HZ", help="perf's sampling frequency (default 499); a "
         "sampled --diff needs thousands of samples a side: raise it, or lengthen the row (--window-seconds=10)")
     arg("--out-dir", metavar="DIR", help="write here instead of results/profiles/...")
     arg("filter", metavar="FILTER", help="a --benchmark_filter regex")
@@ -223,9 +217,10 @@ class Profiler:
         out = ["--benchmark_out=%s/result.json" % d, "--benchmark_out_format=json"] + a.kbench_args
         perf = self.tool == "perf"
         if perf:
-            cmd = ["perf", "record", "-g", "--call-graph", a.call_graph, "-F", a.freq, "-o", d + "/perf.data", "--"]
+            cmd = ["perf", "record", "-g", "--call-graph", a.call_graph, "-F", str(a.freq),
+                   "-o", d + "/perf.data", "--"]
         else:
-            cmd = ["valgrind", "--tool=callgrind", "--separate-callers=" + a.callers,
+            cmd = ["valgrind", "--tool=callgrind", "--separate-callers=%d" % a.callers,
                    "--callgrind-out-file=" + d + "/callgrind.out"]
         fixed = os.environ.get("KBENCH_FIXED_ITERATIONS", "")
         with open(d + "/command.txt", "w") as f:
