@@ -43,11 +43,22 @@ def p_text(p):
     return text.number(p, digits=2, missing="-")
 
 
+def change_text(row):
+    """A row's shift and its interval: "+3.10% [+1.2%, +5.0%]"."""
+    lo, hi = row.get("ci_low_pct"), row.get("ci_high_pct")
+    interval = "" if lo is None or hi is None else " [%s, %s]" % (
+        text.percent(lo, 1), text.percent(hi, 1))
+    change = row["change_pct"]
+    if change is None and row.get("change_note"):  # from a base median of zero
+        change = math.copysign(math.inf, row["new_median"] - row["base_median"])
+    return text.percent(change, missing="-") + interval
+
+
 def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
     return {
         "name": name, "metric": metric,
         "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-        "unit": _unit(metric), "samples": kind,
+        "unit": unit(metric), "samples": kind,
         "n_base": len(base_vals), "n_new": len(new_vals),
         "base_median": statistics.median(base_vals),
         "new_median": statistics.median(new_vals),
@@ -209,7 +220,7 @@ def _verdict(row, verdict, reason):
     return row
 
 
-def _unit(metric):
+def unit(metric):
     return "ns" if metric in ("cpu_time", "real_time") else kr.UNITS.get(metric, "")
 
 
@@ -304,8 +315,8 @@ def judged_metrics(name, all_runs):
     """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
     given its repetitions' metrics: time first, then counters in the benchmark's order.
     Rows with a counter that marks an untimed row (kbench --describe=json: marks_untimed_row;
-    a fixed-length window, a maximum-rate search) are judged on their counters, not their time. Informational and unknown metrics, and
-    latency of an unthrottled row, are left out."""
+    a fixed-length window, a maximum-rate search) are judged on their counters, not their
+    time. Informational and unknown metrics, and latency of an unthrottled row, are left out."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
     ordered = (([] if untimed else [kr.time_metric(name)])

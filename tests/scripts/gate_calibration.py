@@ -25,8 +25,8 @@ import sys
 import time
 
 import numpy as np
-from kbench import verdict as kc
 from kbench import stats as ks
+from kbench import verdict as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

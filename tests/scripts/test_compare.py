@@ -6,17 +6,15 @@ import json
 import math
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
-from unittest import mock
 
 import make_json as mj
-from kbench import verdict as kc
-from kbench import stats as ks
 from kbench import __main__ as kbench_main
 from kbench import facts, text
 from kbench import results as kr
+from kbench import stats as ks
+from kbench import verdict as kc
 from kbench.commands import compare as compare_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))

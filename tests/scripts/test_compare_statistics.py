@@ -9,8 +9,8 @@ import random
 import unittest
 
 import make_json as mj
-from kbench import verdict as kc
 from kbench import stats as ks
+from kbench import verdict as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -47,14 +47,13 @@ side, lacks its primary metric on a side, or a verdict is inconclusive
 (--accept-inconclusive waives only the last).
 """
 
-import math
 import os
 import statistics
 import sys
 
 from kbench import cli, stats, text
-from kbench import verdict as kv
 from kbench import results as kr
+from kbench import verdict as kv
 
 EXIT_MEANING = {0: "every row judged on its primary metrics, none regressed", 1: "regression",
                 2: "bad input", 3: "not everything could be judged"}
@@ -246,7 +245,7 @@ def _cells(r, markdown=False):
                 r["n_base"], r["n_new"], "" if markdown else
                 "p" if r.get("samples") == "process" else "r")),
             *(_value(r, side, not markdown) for side in ("base", "new")),
-            change_text(r), threshold_text(r), kv.p_text(r["p_value"]),
+            kv.change_text(r), threshold_text(r), kv.p_text(r["p_value"]),
             kv.p_text(r.get("p_adjusted")), _verdict_text(r, markdown)]
 
 
@@ -254,17 +253,6 @@ def _value(r, side, spread):
     v = text.number(r[side + "_median"], r["unit"], digits=4, missing="-")
     cv = r.get(side + "_cv_pct")
     return v + (" ±%.1f%%" % cv if spread and cv is not None else "")
-
-
-def change_text(r):
-    """"+3.10% [+1.2%, +5.0%]": the shift and its interval."""
-    lo, hi = r.get("ci_low_pct"), r.get("ci_high_pct")
-    interval = "" if lo is None or hi is None else " [%s, %s]" % (
-        text.percent(lo, 1), text.percent(hi, 1))
-    change = r["change_pct"]
-    if change is None and r.get("change_note"):  # from a base median of zero
-        change = math.copysign(math.inf, r["new_median"] - r["base_median"])
-    return text.percent(change, missing="-") + interval
 
 
 def threshold_text(r):
@@ -441,5 +429,5 @@ def summary_line(verdict):
 def secondary_lines(verdict):
     """One line per secondary row that moved: listed under the verdict, never silent."""
     return ["SECONDARY %s (not deciding): %s %s %s, adj. p %s" % (
-        word.upper(), r["name"], r["metric"], change_text(r), kv.p_text(r.get("p_adjusted")))
+        word.upper(), r["name"], r["metric"], kv.change_text(r), kv.p_text(r.get("p_adjusted")))
         for word, moved in kv.secondary_moves(verdict).items() for r in moved]
