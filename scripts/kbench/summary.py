@@ -10,14 +10,12 @@ import re
 import statistics
 import sys
 
-from kbench import facts
+from kbench import facts, text
 
 
-def human(value, unit=""):
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f}{suffix}{unit}"
-    return f"{value:.3g}{unit}"
+def human(value):
+    """A number with three significant digits and an SI prefix ("-" for None)."""
+    return text.number(value, missing="-")
 
 
 def references():
@@ -113,15 +111,14 @@ def main(path):
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
           f", librdkafka {ctx.get('librdkafka_version', '?')}"
           f"{', broker ' + ctx['broker_version'] if ctx.get('broker_version') else ''}")
-    width = max((len(n) for n in groups), default=10)
     # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
     # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
     # (median over repetitions) and the slowest-fastest interval. CPU us/MiB: what a MiB of
     # record values cost the client process and (on a cluster scripts/kafka started) the
     # brokers, on windowed rows with cost counters.
-    print(f"{'benchmark (median of repetitions)':<{width}}  {'reps':>4}  {'records/s':>10}  "
-          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'CPU us/MiB':>10}  {'broker':>8}  "
-          f"{'interval CV, min-max records/s':>30}")
+    header = ("benchmark (median of repetitions)", "reps", "records/s", "MB/s", "ratio",
+              "p99_us", "CPU us/MiB", "broker", "interval CV, min-max records/s")
+    table = []
     shortfalls, searches = [], []
     for name, reps in groups.items():
         def med(key, reps=reps):
@@ -129,15 +126,13 @@ def main(path):
             return statistics.median(values) if values else None
         items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")
         p99, queue = med("p99_us"), med("queue_p99_us")
-        p99_text = human(p99) if p99 is not None else "-" if queue is None else "q" + human(queue)
         spread = interval_spread(intervals.get(name, []))
-        spread_text = "-" if spread is None else \
-            f"{spread[0] * 100:5.1f} %  {human(spread[1])}-{human(spread[2])}"
-        cpu, broker = med("cpu_us_per_mb"), med("broker_cpu_us_per_mb")
-        print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
-              f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
-              f"{p99_text:>9}  {human(cpu) if cpu is not None else '-':>10}  "
-              f"{human(broker) if broker is not None else '-':>8}  {spread_text:>30}")
+        table.append((name, len(reps), human(items or None), "%.1f" % ((bps or 0) / 1048576),
+                      "-" if ratio is None else "%.3f" % ratio,
+                      human(p99) if p99 is not None or queue is None else "q" + human(queue),
+                      human(med("cpu_us_per_mb")), human(med("broker_cpu_us_per_mb")),
+                      "-" if spread is None else "%.1f %%  %s-%s" % (
+                          spread[0] * 100, human(spread[1]), human(spread[2]))))
         if med("max_rate") is not None:
             found = sorted(human(r["max_rate"]) for r in reps)
             searches.append(f"  {name}: {human(med('max_rate'))} records/s "
@@ -153,6 +148,8 @@ def main(path):
                               f"(median sent {human(achieved)}"
                               + (f", delivered {human(statistics.median(delivered))}"
                                  if delivered else "") + "; its latency is queueing)")
+    if table:
+        print(text.table(header, table, align=("left",) + ("right",) * 8))
     lines = ratio_lines(groups)
     if lines:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
