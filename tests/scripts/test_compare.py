@@ -8,6 +8,7 @@ import os
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 import make_json as mj
 from kbench import __main__ as kbench_main
@@ -506,11 +507,7 @@ class TestProcesses(CompareCase):
         # A scripts/bench result folder stands for its kbench.json.
         for side, files in (("B", bases), ("N", news)):
             os.makedirs(self.path(side))
-            merged = subprocess.run(
-                [os.path.join(ROOT, "scripts", "lib", "python"), "-m", "kbench.results", "merge",
-                 self.path(side + "/kbench.json")] + files,
-                capture_output=True, text=True)
-            self.assertEqual(merged.returncode, 0, merged.stderr)
+            kr.merge_files(self.path(side + "/kbench.json"), files)
         proc, v = self.run_compare(self.path("B"), self.path("N"), "--metric", "cpu_time")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(v["regressions"][0]["samples"], "process")
@@ -543,6 +540,31 @@ class TestProcesses(CompareCase):
         got = [(r["kbench_process"], r["target_rate"])
                for r in merged["kbench_rate_curves"][PRODUCE]]
         self.assertEqual(got, [(0, [1e5, 2e5]), (1, [3e5])])
+
+    def test_concurrent_processes_combine_by_each_metric_s_described_rule(self):
+        rules = {"items_per_second": "sum", "real_time": "max", "p99_us": "histogram",
+                 "avg_batch_bytes": "mean"}
+        base = dict(produce_base(), avg_batch_bytes=100.0)
+        one = mj.make([(PRODUCE, base)], reps=2, noise=0, with_aggregates=False)
+        two = mj.make([(PRODUCE, dict(base, items_per_second=100e3, real_time=3e6,
+                                      p99_us=9000.0, avg_batch_bytes=300.0))],
+                      reps=2, noise=0, with_aggregates=False)
+        with mock.patch.object(facts, "merge_rules", return_value=rules):
+            merged = kr.merge_runs([one, two], ["one.json", "two.json"], concurrent=True)
+        self.assertEqual(merged["context"]["kbench_concurrent_processes"], 2)
+        self.assertEqual(len(merged["benchmarks"]), 2)  # one entry per repetition
+        row = merged["benchmarks"][0]
+        self.assertAlmostEqual(row["items_per_second"], 600e3)
+        self.assertEqual((row["real_time"], row["p99_us"], row["avg_batch_bytes"]),
+                         (3e6, 9000.0, 200.0))
+        short = mj.make([(PRODUCE, base)], reps=1, with_aggregates=False)
+        with mock.patch.object(facts, "merge_rules", return_value=rules), \
+                self.assertRaisesRegex(kr.BenchmarkJsonError, "different numbers of repetitions"):
+            kr.merge_runs([one, short], ["one.json", "short.json"], concurrent=True)
+
+    def test_untimed_rows_are_those_the_description_marks(self):
+        self.assertEqual(set(kr.UNTIMED_ROW_COUNTERS),
+                         {m for m, row in facts.metrics().items() if row["marks_untimed_row"]})
 
     def test_one_process_a_side_uses_repetitions_and_says_so(self):
         b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
