@@ -2,13 +2,13 @@
 
 import re
 
-from kbench import compare
+from kbench import stats
 
 
 def look_pairs(alpha, looks):
     """Rounds the first look starts with: as many as a paired verdict at alpha / looks needs,
     made even (as many A-first as B-first rounds)."""
-    n = compare.min_pairs(alpha / looks)
+    n = stats.min_pairs(alpha / looks)
     return n + n % 2
 
 

@@ -10,12 +10,10 @@ import re
 import statistics
 import sys
 
-from kbench import facts
+from kbench import cli, facts
 
-# What each metric means and which direction is better, the latency percentiles judged only
-# under a fixed offered load, the deterministic metrics, the counters that mark an untimed
-# row, and what decides each kind of row: all from kbench's own description (kbench
-# --describe=json, the tables of fixtures/counters.cc), read when first used:
+# The metric tables, from kbench's own description (kbench --describe=json, the tables of
+# fixtures/counters.cc), read when first used (module attributes: results.UNITS):
 #   METRICS                {metric: (direction, why)}: +1 higher is better, -1 lower is
 #                          better, 0 informational (shown, never judged)
 #   METRIC_DIRECTIONS      {metric: direction}
@@ -24,15 +22,11 @@ from kbench import facts
 #   UNITS                  {metric: unit} for display
 #   UNTIMED_ROW_COUNTERS   counters of rows whose time is not their measure
 #   PRIMARY_METRICS        ((kind, marker or None, primary metrics, why), ...) in the order
-#                          they are checked; docs/comparing.md lists them
+#                          they are checked
 #   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
 #   LATENCY_METRICS        the open-loop latency quantiles by rising q, then the maximum
 #   EQUIVALENCE_PCT        {metric: the smallest change in % a comparison judges, where the
-#                          metric has one of its own} (compare's threshold for it is at
-#                          least this; a description without the field has none)
-_TABLE_NAMES = ("METRICS", "METRIC_DIRECTIONS", "OPEN_LOOP_METRICS", "DETERMINISTIC_METRICS",
-                "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS",
-                "LATENCY_METRICS", "EQUIVALENCE_PCT")
+#                          metric has one of its own}
 _tables_cache = None
 
 
@@ -44,9 +38,7 @@ def _tables():
             kinds = facts.row_kinds()
             lat = facts.latency()
         except facts.FactsUnavailable as e:
-            print("%s: error: %s" % (os.path.basename(sys.argv[0] or "kbench"), e),
-                  file=sys.stderr)
-            sys.exit(2)
+            cli.die(str(e))
         _tables_cache = {
             "METRICS": {n: (m["direction"], m["meaning"]) for n, m in ms.items()},
             "METRIC_DIRECTIONS": {n: m["direction"] for n, m in ms.items()},
@@ -67,7 +59,7 @@ def _tables():
 
 
 def __getattr__(name):
-    if name in _TABLE_NAMES:
+    if name.isupper() and name in _tables():
         return _tables()[name]
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
@@ -561,8 +553,7 @@ def exact_filter(names):
 
 
 def _cli(argv):
-    from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench.results",
+    ap = cli.ArgumentParser(prog="kbench.results",
                         description="JSON chores for scripts/bench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
@@ -576,7 +567,7 @@ def _cli(argv):
         if args.cmd == "merge":
             merge_files(args.out, args.inputs, args.pairing)
     except BenchmarkJsonError as e:
-        die(e)
+        cli.die(e)
     return 0
 
 

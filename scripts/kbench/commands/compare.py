@@ -15,25 +15,12 @@ for maximum-rate searches; delivered_rate, p50_us and p99_us for open-loop rows
 direction is secondary: reported with its interval, never deciding, unless
 named with --metric (then the named metrics decide). See docs/comparing.md.
 
-Verdicts per benchmark and metric:
-  regression/improvement  Holm-adjusted p < alpha and Hodges-Lehmann shift >= threshold
-  unchanged               the (1 - 2 alpha) interval of the shift lies inside
-                          +-threshold (an equivalence test, not merely p >= alpha)
-  inconclusive            everything else (too few samples, a large shift that is
-                          not significant, an interval straddling the threshold)
-Thresholds: --threshold for every metric but two kinds. Latency (p*_us, avg_us,
-max_us, delivery_p*_us) has a threshold of its own, its `equivalence_pct` in
-kbench --describe=json, which the spread of identical runs sets: the larger of
-it and --threshold, as a factor either way (+T % up, -T/(1+T) down: 100 % is
-twice or half). A latency change smaller than it is never a regression.
-max_rate uses the search grid's step where that is smaller than --threshold.
-The table's Threshold column shows the one each row was judged against.
-Family-wise: the p-values of the primary rows are adjusted together (Holm), so
-alpha bounds the chance of any false regression over the whole comparison.
-Test: Yuen's trimmed t on log values, each row's variance moderated across the
-family (empirical Bayes); exact rank tests where logs are impossible or values
-do not vary. A verdict needs >= 5 samples per side at alpha 0.01 (8 pairs). The
-callgrind metric `instructions` is deterministic and decided by the threshold alone.
+Verdicts per benchmark and metric: regression/improvement (Holm-adjusted p < alpha
+and a shift of at least the threshold), unchanged (the (1 - 2 alpha) interval of the
+shift inside +-threshold), inconclusive (everything else). Latency has a threshold of
+its own (equivalence_pct in kbench --describe=json); max_rate uses the search grid's
+step where smaller; the table's Threshold column shows each row's. The test, the
+thresholds and the family-wise control: docs/comparing.md.
 
 Contexts: a different target, build_type, host_name, cpu_model or num_cpus
 makes the numbers incomparable; compare refuses (exit 2) unless --force.
@@ -64,15 +51,13 @@ class CompareError(Exception):
 
 
 def add_arguments(ap):
-    ap.usage = ("%(prog)s BASE NEW [options]\n       %(prog)s --base F [F ...] --new F [F ...] "
-                "[options]")
     ap.add_argument("sides", nargs="*", metavar="BASE NEW", help="the two sides (files or folders)")
     ap.add_argument("--base", nargs="+", metavar="F", help="base files or folders")
     ap.add_argument("--new", nargs="+", metavar="F", help="new files or folders")
     ap.add_argument("--alpha", type=float, default=0.01, help="significance level (default 0.01)")
     ap.add_argument("--threshold", type=float, default=5.0,
                     help="smallest shift in %% that counts (default 5); latency metrics use "
-                         "their own where it is larger (see below)")
+                         "their own where it is larger (see above)")
     ap.add_argument("--out", metavar="VERDICT.json", help="write the verdict as JSON")
     ap.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     ap.add_argument("--metric", action="append", metavar="NAME",
