@@ -145,7 +145,13 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not)."""
+    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not); a
+    scripts/bench result folder stands for its kbench.json."""
+    if os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "kbench.json")):
+            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench "
+                                     "result folder)" % path)
+        path = os.path.join(path, "kbench.json")
     try:
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()

@@ -3,10 +3,7 @@ repetitions, with throughput and the counters that matter for its family; the sp
 windowed rows across their per-second intervals; open-loop rows that missed their target
 rate; and each row's ratio to its reference row (send / bare_producev, kbench / direct)."""
 
-import glob
 import json
-import os
-import re
 import statistics
 import sys
 
@@ -29,10 +26,10 @@ def by_repetition(reps, key="items_per_second"):
     return {r.get("repetition_index", i): r[key] for i, r in enumerate(reps) if key in r}
 
 
-def ratio_lines(groups):
-    """Median ratio of a row's records/s to its reference's, with the range of the
-    per-repetition ratios (repetition i against repetition i)."""
-    lines = []
+def ratio_rows(groups):
+    """(label, median ratio of a row's records/s to its reference's, the range of the
+    per-repetition ratios (repetition i against repetition i), n, row)."""
+    rows = []
     try:
         refs = references()
     except facts.FactsUnavailable:
@@ -49,9 +46,9 @@ def ratio_lines(groups):
             if not pairs or not a or not b:
                 continue
             med = statistics.median(a.values()) / statistics.median(b.values())
-            lines.append(f"  {label:<20} {med:6.3f}  (per repetition {min(pairs):.3f}-"
-                         f"{max(pairs):.3f}, n={len(pairs)})  {name}")
-    return lines
+            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)),
+                         len(pairs), name))
+    return rows
 
 
 def interval_spread(series_list):
@@ -67,21 +64,6 @@ def interval_spread(series_list):
     if not rates:
         return None
     return (statistics.median(cvs) if cvs else 0.0), min(rates), max(rates)
-
-
-def sibling_intervals(path):
-    """Interval samples of a merged file (scripts/bench --processes), whose merge keeps the
-    benchmark entries only: from the per-process files beside it, in process order."""
-    merged = {}
-    files = glob.glob(os.path.join(os.path.dirname(os.path.abspath(path)), "processes", "p*.json"))
-    for f in sorted(files, key=lambda f: int(re.sub(r"\D", "", os.path.basename(f)) or 0)):
-        try:
-            with open(f) as fh:
-                for name, reps in json.load(fh).get("kbench_intervals", {}).items():
-                    merged.setdefault(name, []).extend(reps)
-        except (OSError, ValueError):
-            continue
-    return merged
 
 
 def main(path):
@@ -105,7 +87,7 @@ def main(path):
         if run.get("run_type") == "aggregate":
             continue
         groups.setdefault(run.get("run_name", run["name"]), []).append(run)
-    intervals = data.get("kbench_intervals") or sibling_intervals(path)
+    intervals = data.get("kbench_intervals") or {}
     ctx = data.get("context", {})
     print(f"kbench {ctx.get('kbench_version', '?')} @ {ctx.get('git_sha', '?')[:10]}"
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
@@ -150,10 +132,10 @@ def main(path):
                                  if delivered else "") + "; its latency is queueing)")
     if table:
         print(text.table(header, table, align=("left",) + ("right",) * 8))
-    lines = ratio_lines(groups)
-    if lines:
+    ratios = ratio_rows(groups)
+    if ratios:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
-        print("\n".join(lines))
+        print(text.table(("reference", "ratio", "per repetition", "n", "row"), ratios))
     if searches:
         print("\nmaximum sustainable rate (median; sent within 1 % of the target, delivered not short):")
         print("\n".join(searches))

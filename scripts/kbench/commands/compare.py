@@ -190,11 +190,6 @@ def exit_code(verdict, accept_inconclusive=False):
 def _side(label, paths):
     datas = []
     for p in paths:
-        if os.path.isdir(p):
-            if not os.path.isfile(os.path.join(p, "kbench.json")):
-                raise CompareError("%s is a folder without kbench.json (not a scripts/bench "
-                                   "result folder)" % p)
-            p = os.path.join(p, "kbench.json")
         try:
             datas.append(kr.load(p))
         except kr.BenchmarkJsonError as e:

@@ -123,19 +123,9 @@ def _id(db, cache, table, name):
 
 # ---------------------------------------------------------------- add
 
-def resolve_run(path):
-    """A scripts/bench result folder stands for its kbench.json."""
-    if os.path.isdir(path):
-        f = os.path.join(path, "kbench.json")
-        if not os.path.isfile(f):
-            raise HistoryError("%s is a folder without kbench.json (not a scripts/bench "
-                               "result folder)" % path)
-        return f
-    return path
-
-
 def check_run(path):
-    """Loads and checks one run; (data, digest) or HistoryError. Nothing is written."""
+    """Loads and checks one run (a file or a result folder); (data, digest) or HistoryError.
+    Nothing is written."""
     try:
         data = kr.load(path)
     except kr.BenchmarkJsonError as e:
@@ -607,7 +597,7 @@ def add_all(db, runs, repo, commit_time=None):
     """Adds RUNS in one transaction; (added, already present)."""
     ct = parse_time(commit_time) if commit_time else None
     # Check first, then open: a refused file leaves no new database behind either.
-    checked = [(p,) + check_run(resolve_run(p)) for p in runs]
+    checked = [(p,) + check_run(p) for p in runs]
     return add_runs(connect(db), checked, repo, ct, log=cli.info)
 
 
