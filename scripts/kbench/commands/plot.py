@@ -246,11 +246,11 @@ class Plotter:
             ax.barh(ys, vals, color=[colors.get(r["verdict"], "#777") for r, _ in chunk])
             for y, v, (r, c) in zip(ys, vals, chunk):
                 p = r.get("p_value")
-                mark = ("p=%.2g" % p) if p is not None else "no test"
+                mark = "p=" + text.number(p, digits=2) if p is not None else "no test"
                 if p is not None and p < alpha:
                     mark += " *"
-                text = ("%+.1f%%" % c if math.isfinite(c) else "from 0") + "  " + mark
-                ax.annotate(text, (v, y), va="center", fontsize=7,
+                label = (text.percent(c, 1) if math.isfinite(c) else "from 0") + "  " + mark
+                ax.annotate(label, (v, y), va="center", fontsize=7,
                             ha="left" if v >= 0 else "right",
                             xytext=(3 if v >= 0 else -3, 0), textcoords="offset points")
             ax.axvline(0, color="black", linewidth=0.8)
