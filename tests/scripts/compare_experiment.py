@@ -62,7 +62,7 @@ def side(rng, rows, samples, cv, shifted=None, shift=0.0, noise="normal", mixed=
             benches.append(e)
     context = dict(mj.CONTEXT)
     if rounds:
-        context[kc.PAIRING_KEY] = "synthetic rounds"
+        context[ks.PAIRING_KEY] = "synthetic rounds"
     return {"context": context, "benchmarks": benches}
 
 
