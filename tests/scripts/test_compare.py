@@ -728,6 +728,27 @@ class TestBadInput(CompareCase):
         self.expect_error([g, self.path("emptydir")], "without kbench.json")
 
 
+class TestInterface(CompareCase):
+    """judge, write and exit_code: what other commands call instead of scripts/compare."""
+
+    def test_judge_write_and_exit_code(self):
+        b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base(), {"cpu_time": 0.10})])
+        with contextlib.redirect_stderr(io.StringIO()):
+            verdict = compare_tool.judge([b], [n], metric="cpu_time")
+        self.assertEqual(compare_tool.exit_code(verdict), 1)
+        self.assertEqual(verdict["exit_code"], 1)
+        out, md = self.path("v.json"), self.path("v.md")
+        with contextlib.redirect_stdout(io.StringIO()) as console:
+            compare_tool.write(verdict, json_path=out, markdown_path=md)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["regressions"][0]["metric"], "cpu_time")
+        with open(md) as f:
+            self.assertIn("### kbench: REGRESSION", f.read())
+        self.assertIn("exit 1 (regression)", console.getvalue())
+        with self.assertRaisesRegex(compare_tool.CompareError, "no benchmark names in common"):
+            compare_tool.judge([b], [self.write("other.json", mj.make([(PRODUCE, produce_base())]))])
+
+
 class TestHelpers(unittest.TestCase):
     def test_min_two_sided_p(self):
         self.assertAlmostEqual(ks.min_two_sided_p(3, 3), 0.1)
