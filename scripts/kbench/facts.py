@@ -88,6 +88,16 @@ def metrics():
     return {m["name"]: m for m in describe()["metrics"]}
 
 
+def merge_rules():
+    """{metric: how the values of processes that ran a row at the same time combine}: "sum",
+    "mean", "max" or "histogram" (kbench.results.combine says what each does)."""
+    ms = describe()["metrics"]
+    if any("merge" not in m for m in ms):
+        raise FactsUnavailable("the kbench description has no merge rules (a kbench older than "
+                               "them): rebuild kbench, or set KBENCH_BIN to a newer one")
+    return {m["name"]: m["merge"] for m in ms}
+
+
 def row_kinds():
     return describe()["row_kinds"]
 

@@ -1,9 +1,6 @@
-"""Reading, validating and merging Google Benchmark JSON as kbench writes it.
-
-Shared by scripts/compare, scripts/plot and scripts/bench-commits. Pure stdlib so
-that it can be imported without scipy or matplotlib.
-
-Run as a program it merges runs for scripts/bench (`merge`); see `--help`.
+"""Reading, validating and merging Google Benchmark JSON as kbench writes it: the one merge
+of processes' results (merge_runs, merge_files; combine, by each metric's rule in kbench
+--describe=json). Pure stdlib, so that it can be imported without scipy or matplotlib.
 """
 
 import json
@@ -13,12 +10,10 @@ import re
 import statistics
 import sys
 
-from kbench import facts
+from kbench import cli, facts
 
-# What each metric means and which direction is better, the latency percentiles judged only
-# under a fixed offered load, the deterministic metrics, the counters that mark an untimed
-# row, and what decides each kind of row: all from kbench's own description (kbench
-# --describe=json, the tables of fixtures/counters.cc), read when first used:
+# The metric tables, from kbench's own description (kbench --describe=json, the tables of
+# fixtures/counters.cc), read when first used (module attributes: results.UNITS):
 #   METRICS                {metric: (direction, why)}: +1 higher is better, -1 lower is
 #                          better, 0 informational (shown, never judged)
 #   METRIC_DIRECTIONS      {metric: direction}
@@ -27,15 +22,11 @@ from kbench import facts
 #   UNITS                  {metric: unit} for display
 #   UNTIMED_ROW_COUNTERS   counters of rows whose time is not their measure
 #   PRIMARY_METRICS        ((kind, marker or None, primary metrics, why), ...) in the order
-#                          they are checked; docs/comparing.md lists them
+#                          they are checked
 #   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
 #   LATENCY_METRICS        the open-loop latency quantiles by rising q, then the maximum
 #   EQUIVALENCE_PCT        {metric: the smallest change in % a comparison judges, where the
-#                          metric has one of its own} (compare's threshold for it is at
-#                          least this; a description without the field has none)
-_TABLE_NAMES = ("METRICS", "METRIC_DIRECTIONS", "OPEN_LOOP_METRICS", "DETERMINISTIC_METRICS",
-                "UNITS", "UNTIMED_ROW_COUNTERS", "PRIMARY_METRICS", "PRIMARY_DIRECTIONS",
-                "LATENCY_METRICS", "EQUIVALENCE_PCT")
+#                          metric has one of its own}
 _tables_cache = None
 
 
@@ -47,9 +38,7 @@ def _tables():
             kinds = facts.row_kinds()
             lat = facts.latency()
         except facts.FactsUnavailable as e:
-            print("%s: error: %s" % (os.path.basename(sys.argv[0] or "kbench"), e),
-                  file=sys.stderr)
-            sys.exit(2)
+            cli.die(str(e))
         _tables_cache = {
             "METRICS": {n: (m["direction"], m["meaning"]) for n, m in ms.items()},
             "METRIC_DIRECTIONS": {n: m["direction"] for n, m in ms.items()},
@@ -70,7 +59,7 @@ def _tables():
 
 
 def __getattr__(name):
-    if name in _TABLE_NAMES:
+    if name.isupper() and name in _tables():
         return _tables()[name]
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
@@ -78,13 +67,12 @@ def __getattr__(name):
 # Which kbench process an entry came from, in files that merge several processes
 # (scripts/bench --processes, scripts/bench-commits): compare uses one value per process.
 PROCESS_KEY = "kbench_process"
+# The number of processes a file's rows combine, when they ran at the same time (merge_runs).
+CONCURRENT_KEY = "kbench_concurrent_processes"
 # Per-second interval samples of windowed rows, a top-level object next to "benchmarks".
 INTERVALS_KEY = "kbench_intervals"
 # The probes of each maximum-rate search (its latency curve), also top-level.
 RATE_CURVES_KEY = "kbench_rate_curves"
-# Counters of rows whose time is not their measure: a windowed row times a window of fixed
-# length, a maximum-rate search times its own search. Compare judges their counters.
-UNTIMED_ROW_COUNTERS = ("window_seconds", "max_rate")
 
 def row_kind(name, runs=()):
     """The PRIMARY_METRICS kind of row `name` given its repetitions' metrics."""
@@ -157,7 +145,13 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not)."""
+    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not); a
+    scripts/bench result folder stands for its kbench.json."""
+    if os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, "kbench.json")):
+            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench "
+                                     "result folder)" % path)
+        path = os.path.join(path, "kbench.json")
     try:
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
@@ -312,16 +306,22 @@ def processes(data):
     return list(per.items())
 
 
-def merge_runs(datas, sources=None):
-    """Merge several runs into one file of repetitions, remembering each process.
+def merge_runs(datas, sources=None, *, concurrent=False):
+    """Merge several runs into one file of repetitions.
 
-    Every iteration entry becomes one repetition (renumbered per name in input order) and
-    keeps its process in PROCESS_KEY, so compare can take one value per process. Aggregates
-    are dropped (they describe one process). The context is the first file's, with
-    `kbench_merged_runs` (processes) added.
+    Runs one after another (CONCURRENT false): every iteration entry becomes one repetition
+    (renumbered per name in input order) and keeps its process in PROCESS_KEY, so compare can
+    take one value per process. Aggregates are dropped (they describe one process). The
+    context is the first file's, with `kbench_merged_runs` (processes) added.
+
+    Processes that ran the same rows at the same time (CONCURRENT): repetition i of every
+    process becomes one entry, each metric combined by its rule (combine); every process
+    must have run every row, as many times, without an error.
     """
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
+    if concurrent:
+        return _merge_concurrent(datas, sources or ["run %d" % (i + 1) for i in range(len(datas))])
     per_name = {}
     next_pid = 0
     for data in datas:
@@ -339,6 +339,9 @@ def merge_runs(datas, sources=None):
             benches.append(e)
     ctx = dict(datas[0].get("context", {}))
     ctx["kbench_merged_runs"] = next_pid
+    for d in datas:  # a merge of concurrent runs' merges keeps the marker that says so
+        if CONCURRENT_KEY in d.get("context", {}):
+            ctx[CONCURRENT_KEY] = d["context"][CONCURRENT_KEY]
     if sources:
         ctx["kbench_merged_from"] = ",".join(os.path.basename(s) for s in sources)
     out = {"context": ctx, "benchmarks": benches}
@@ -347,6 +350,60 @@ def merge_runs(datas, sources=None):
         if merged:
             out[key] = merged
     return out
+
+
+def combine(values, weights=None):
+    """One value per metric from the metrics of processes that ran a row at the same time
+    (VALUES: a {metric: value} per process), each by its rule (facts.merge_rules): "sum"
+    adds up (counts, rates), "max" takes the worst process's (a wall time, a peak),
+    "histogram" (latency quantiles) the worst process's too, where the caller cannot
+    recompute it from the merged histogram, and "mean" (the rest, and metrics the table
+    does not know) the mean, weighted by WEIGHTS (each process's records/s) when given.
+    A metric is combined only where every process has it."""
+    rules = facts.merge_rules()
+    weights = list(weights) if weights is not None else [1.0] * len(values)
+    out = {}
+    for key in dict.fromkeys(k for v in values for k in v):
+        if not all(key in v for v in values):
+            continue
+        xs = [v[key] for v in values]
+        rule = rules.get(key, "mean")
+        if rule == "sum":
+            out[key] = float(sum(xs))
+        elif rule in ("max", "histogram"):
+            out[key] = float(max(xs))
+        else:
+            out[key] = sum(x * w for x, w in zip(xs, weights)) / (sum(weights) or 1.0)
+    return out
+
+
+def _merge_concurrent(datas, sources):
+    per_name = {}
+    for data, source in zip(datas, sources):
+        for name, g in group_runs(data).items():
+            if g["errors"]:
+                raise BenchmarkJsonError("%s failed in %s: %s" % (name, source, g["errors"][0]))
+            if not g["runs"]:
+                raise BenchmarkJsonError("%s in %s has no repetitions (aggregates only?)"
+                                         % (name, source))
+            per_name.setdefault(name, []).append(g["runs"])
+    benches = []
+    for name, procs in per_name.items():
+        if len(procs) != len(datas):
+            raise BenchmarkJsonError("%s ran in %d of %d processes" % (name, len(procs), len(datas)))
+        reps = len(procs[0])
+        if any(len(runs) != reps for runs in procs):
+            raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions"
+                                     % name)
+        for i in range(reps):
+            benches.append(dict({"name": name, "run_name": name, "run_type": "iteration",
+                                 "repetitions": reps, "repetition_index": i, "threads": 1,
+                                 "iterations": 1, "time_unit": "ns"},
+                                **combine([runs[i] for runs in procs])))
+    ctx = dict(datas[0].get("context", {}))
+    ctx[CONCURRENT_KEY] = len(datas)
+    ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
+    return {"context": ctx, "benchmarks": benches}
 
 
 def merge_files(out, inputs, pairing=None):
@@ -502,8 +559,7 @@ def exact_filter(names):
 
 
 def _cli(argv):
-    from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench.results",
+    ap = cli.ArgumentParser(prog="kbench.results",
                         description="JSON chores for scripts/bench.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
@@ -517,7 +573,7 @@ def _cli(argv):
         if args.cmd == "merge":
             merge_files(args.out, args.inputs, args.pairing)
     except BenchmarkJsonError as e:
-        die(e)
+        cli.die(e)
     return 0
 
 

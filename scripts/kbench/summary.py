@@ -3,21 +3,16 @@ repetitions, with throughput and the counters that matter for its family; the sp
 windowed rows across their per-second intervals; open-loop rows that missed their target
 rate; and each row's ratio to its reference row (send / bare_producev, kbench / direct)."""
 
-import glob
 import json
-import os
-import re
 import statistics
 import sys
 
-from kbench import facts
+from kbench import facts, text
 
 
-def human(value, unit=""):
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.2f}{suffix}{unit}"
-    return f"{value:.3g}{unit}"
+def human(value):
+    """A number with three significant digits and an SI prefix ("-" for None)."""
+    return text.number(value, missing="-")
 
 
 def references():
@@ -31,10 +26,10 @@ def by_repetition(reps, key="items_per_second"):
     return {r.get("repetition_index", i): r[key] for i, r in enumerate(reps) if key in r}
 
 
-def ratio_lines(groups):
-    """Median ratio of a row's records/s to its reference's, with the range of the
-    per-repetition ratios (repetition i against repetition i)."""
-    lines = []
+def ratio_rows(groups):
+    """(label, median ratio of a row's records/s to its reference's, the range of the
+    per-repetition ratios (repetition i against repetition i), n, row)."""
+    rows = []
     try:
         refs = references()
     except facts.FactsUnavailable:
@@ -51,9 +46,9 @@ def ratio_lines(groups):
             if not pairs or not a or not b:
                 continue
             med = statistics.median(a.values()) / statistics.median(b.values())
-            lines.append(f"  {label:<20} {med:6.3f}  (per repetition {min(pairs):.3f}-"
-                         f"{max(pairs):.3f}, n={len(pairs)})  {name}")
-    return lines
+            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)),
+                         len(pairs), name))
+    return rows
 
 
 def interval_spread(series_list):
@@ -69,21 +64,6 @@ def interval_spread(series_list):
     if not rates:
         return None
     return (statistics.median(cvs) if cvs else 0.0), min(rates), max(rates)
-
-
-def sibling_intervals(path):
-    """Interval samples of a merged file (scripts/bench --processes), whose merge keeps the
-    benchmark entries only: from the per-process files beside it, in process order."""
-    merged = {}
-    files = glob.glob(os.path.join(os.path.dirname(os.path.abspath(path)), "processes", "p*.json"))
-    for f in sorted(files, key=lambda f: int(re.sub(r"\D", "", os.path.basename(f)) or 0)):
-        try:
-            with open(f) as fh:
-                for name, reps in json.load(fh).get("kbench_intervals", {}).items():
-                    merged.setdefault(name, []).extend(reps)
-        except (OSError, ValueError):
-            continue
-    return merged
 
 
 def main(path):
@@ -107,21 +87,20 @@ def main(path):
         if run.get("run_type") == "aggregate":
             continue
         groups.setdefault(run.get("run_name", run["name"]), []).append(run)
-    intervals = data.get("kbench_intervals") or sibling_intervals(path)
+    intervals = data.get("kbench_intervals") or {}
     ctx = data.get("context", {})
     print(f"kbench {ctx.get('kbench_version', '?')} @ {ctx.get('git_sha', '?')[:10]}"
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
           f", librdkafka {ctx.get('librdkafka_version', '?')}"
           f"{', broker ' + ctx['broker_version'] if ctx.get('broker_version') else ''}")
-    width = max((len(n) for n in groups), default=10)
     # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
     # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
     # (median over repetitions) and the slowest-fastest interval. CPU us/MiB: what a MiB of
     # record values cost the client process and (on a cluster scripts/kafka started) the
     # brokers, on windowed rows with cost counters.
-    print(f"{'benchmark (median of repetitions)':<{width}}  {'reps':>4}  {'records/s':>10}  "
-          f"{'MB/s':>9}  {'ratio':>6}  {'p99_us':>9}  {'CPU us/MiB':>10}  {'broker':>8}  "
-          f"{'interval CV, min-max records/s':>30}")
+    header = ("benchmark (median of repetitions)", "reps", "records/s", "MB/s", "ratio",
+              "p99_us", "CPU us/MiB", "broker", "interval CV, min-max records/s")
+    table = []
     shortfalls, searches = [], []
     for name, reps in groups.items():
         def med(key, reps=reps):
@@ -129,15 +108,13 @@ def main(path):
             return statistics.median(values) if values else None
         items, bps, ratio = med("items_per_second"), med("bytes_per_second"), med("ratio")
         p99, queue = med("p99_us"), med("queue_p99_us")
-        p99_text = human(p99) if p99 is not None else "-" if queue is None else "q" + human(queue)
         spread = interval_spread(intervals.get(name, []))
-        spread_text = "-" if spread is None else \
-            f"{spread[0] * 100:5.1f} %  {human(spread[1])}-{human(spread[2])}"
-        cpu, broker = med("cpu_us_per_mb"), med("broker_cpu_us_per_mb")
-        print(f"{name:<{width}}  {len(reps):>4}  {human(items) if items else '-':>10}  "
-              f"{bps / 1048576 if bps else 0:>9.1f}  {format(ratio, '.3f') if ratio is not None else '-':>6}  "
-              f"{p99_text:>9}  {human(cpu) if cpu is not None else '-':>10}  "
-              f"{human(broker) if broker is not None else '-':>8}  {spread_text:>30}")
+        table.append((name, len(reps), human(items or None), "%.1f" % ((bps or 0) / 1048576),
+                      "-" if ratio is None else "%.3f" % ratio,
+                      human(p99) if p99 is not None or queue is None else "q" + human(queue),
+                      human(med("cpu_us_per_mb")), human(med("broker_cpu_us_per_mb")),
+                      "-" if spread is None else "%.1f %%  %s-%s" % (
+                          spread[0] * 100, human(spread[1]), human(spread[2]))))
         if med("max_rate") is not None:
             found = sorted(human(r["max_rate"]) for r in reps)
             searches.append(f"  {name}: {human(med('max_rate'))} records/s "
@@ -153,10 +130,12 @@ def main(path):
                               f"(median sent {human(achieved)}"
                               + (f", delivered {human(statistics.median(delivered))}"
                                  if delivered else "") + "; its latency is queueing)")
-    lines = ratio_lines(groups)
-    if lines:
+    if table:
+        print(text.table(header, table, align=("left",) + ("right",) * 8))
+    ratios = ratio_rows(groups)
+    if ratios:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
-        print("\n".join(lines))
+        print(text.table(("reference", "ratio", "per repetition", "n", "row"), ratios))
     if searches:
         print("\nmaximum sustainable rate (median; sent within 1 % of the target, delivered not short):")
         print("\n".join(searches))

@@ -1,7 +1,7 @@
 """Synthetic whole-profile experiment for scripts/compare's gate (docs/comparing.md).
 
 Each trial draws `rows` in-process benchmarks, `samples` kbench processes per side, each
-value base * noise, and compares the sides as scripts/compare does (kbench/compare.py,
+value base * noise, and compares the sides as scripts/compare does (kbench/stats.py and kbench/verdict.py,
 defaults: alpha 0.01, threshold 5 %). Noise, with coefficient of variation about cv:
   normal    1 + N(0, cv)
   t3        exp(cv * T3 / sqrt(3)): heavy tails, Student's t with 3 degrees of freedom
@@ -22,7 +22,8 @@ import random
 import sys
 
 import make_json as mj
-from kbench import compare as kc
+from kbench import stats as ks
+from kbench import verdict as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,7 +62,7 @@ def side(rng, rows, samples, cv, shifted=None, shift=0.0, noise="normal", mixed=
             benches.append(e)
     context = dict(mj.CONTEXT)
     if rounds:
-        context[kc.PAIRING_KEY] = "synthetic rounds"
+        context[ks.PAIRING_KEY] = "synthetic rounds"
     return {"context": context, "benchmarks": benches}
 
 
@@ -69,9 +70,9 @@ def one(rng, rows, samples, cv, shifted=None, shift=0.0, noise="normal", mixed=F
         drift=None):
     rounds = ([max(0.05, 1.0 + rng.gauss(0.0, drift)) for _ in range(samples)]
               if drift is not None else None)
-    base = kc.Side("base", [side(rng, rows, samples, cv, noise=noise, mixed=mixed,
+    base = ks.Side("base", [side(rng, rows, samples, cv, noise=noise, mixed=mixed,
                                  rounds=rounds)])
-    new = kc.Side("new", [side(rng, rows, samples, cv, shifted, shift, noise, mixed, rounds)])
+    new = ks.Side("new", [side(rng, rows, samples, cv, shifted, shift, noise, mixed, rounds)])
     result = kc.compare_sides(base, new)
     return result, kc.exit_code(result)
 

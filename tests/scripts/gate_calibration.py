@@ -2,7 +2,7 @@
 
 Many synthetic comparisons at once (numpy arrays of trials x rows x processes), each
 judged as compare_sides judges unpaired process samples: the test's parts come from
-kbench/compare.py itself (yuen_parts, family_prior, moderated_p, hl_interval_rank),
+kbench/stats.py and kbench/verdict.py itself (yuen_parts, family_prior, moderated_p, hl_interval_rank),
 and the steps around them are re-implemented here for arrays: Holm's adjustment over the
 family, then a regression or improvement where the adjusted p < alpha, the
 Hodges-Lehmann shift is at least T and its distribution-free interval excludes 0.
@@ -25,7 +25,8 @@ import sys
 import time
 
 import numpy as np
-from kbench import compare as kc
+from kbench import stats as ks
+from kbench import verdict as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,15 +78,15 @@ def gate(base, new, alpha=0.01, threshold=5.0):
     """(verdicts, p, adjusted p): verdicts trials x rows, +1 regression (slower), -1
     improvement, 0 neither, for lower-is-better values."""
     lb, ln = np.log(base), np.log(new)
-    diff, s2, d, scale = kc.yuen_parts(lb, ln)
-    if s2.shape[-1] >= kc.MIN_MODERATED_ROWS:
-        d0, s0sq, total = kc.family_prior(s2, d)
-        p, _ = kc.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
+    diff, s2, d, scale = ks.yuen_parts(lb, ln)
+    if s2.shape[-1] >= ks.MIN_MODERATED_ROWS:
+        d0, s0sq, total = ks.family_prior(s2, d)
+        p, _ = ks.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
     else:
-        p, _ = kc.moderated_p(diff, s2, d, scale)
+        p, _ = ks.moderated_p(diff, s2, d, scale)
     p_adj = holm(p)
     verdicts = np.zeros(p.shape, dtype=int)
-    k = kc.hl_interval_rank(base.shape[-1], new.shape[-1], alpha)
+    k = ks.hl_interval_rank(base.shape[-1], new.shape[-1], alpha)
     for t, r in np.argwhere(p_adj < alpha):
         diffs = np.sort((ln[t, r][:, None] - lb[t, r][None, :]).ravel())
         est = math.expm1(float(np.median(diffs))) * 100.0
@@ -126,7 +127,7 @@ def side_doc(values, label):
             e = mj.entry(name_of(i), i, procs, proc, {"cpu_time": 1e5 * float(values[i, proc])})
             e["kbench_process"] = proc
             benches.append(e)
-    return kc.Side(label, [{"context": dict(mj.CONTEXT), "benchmarks": benches}])
+    return ks.Side(label, [{"context": dict(mj.CONTEXT), "benchmarks": benches}])
 
 
 def name_of(i):

@@ -90,6 +90,17 @@ class TestAdd(Tmp):
         self.assertEqual([count(self.db, t) for t in ("runs", "samples", "points", "extras")],
                          before)
 
+    def test_add_as_a_function(self):
+        from kbench.commands import history as history_command
+        run_dir = os.path.join(self.tmp, "run")
+        os.makedirs(run_dir)
+        shutil.copy(self.runs(1)[0], os.path.join(run_dir, "kbench.json"))
+        history_command.add(self.db, run_dir)
+        history_command.add(self.db, run_dir)  # twice is a no-op
+        self.assertEqual(count(self.db, "runs"), 1)
+        with self.assertRaisesRegex(history_command.HistoryError, "without kbench.json"):
+            history_command.add(self.db, self.tmp)
+
     def test_malformed_or_foreign_json_is_refused_and_nothing_changes(self):
         files = self.runs(2)
         bad = os.path.join(self.tmp, "bad.json")
@@ -132,7 +143,7 @@ class TestAdd(Tmp):
                                             [(CODEC % 1, 3000.0, {})],
                                             context={"target": "live"})]
         self.ok(history(self.db, "add", "--repo", self.tmp, *(a + b)))
-        lines = self.ok(history(self.db, "series")).stdout.splitlines()
+        lines = self.ok(history(self.db, "series")).stdout.splitlines()[2:]  # under the header
         self.assertEqual(len(lines), 2, lines)
         self.assertTrue(any(" mock " in x for x in lines) and any(" live " in x for x in lines))
 

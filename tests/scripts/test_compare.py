@@ -6,15 +6,16 @@ import json
 import math
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
 import make_json as mj
-from kbench import compare as kc
-from kbench import facts
+from kbench import __main__ as kbench_main
+from kbench import facts, text
 from kbench import results as kr
+from kbench import stats as ks
+from kbench import verdict as kc
 from kbench.commands import compare as compare_tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,10 +75,9 @@ def run_in_process(args):
     process each would spend its time importing scipy. TestBadInput and the Markdown tests
     run the real command."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    with mock.patch.object(sys, "argv", ["compare"] + args), \
-            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
-            returncode = compare_tool.main() or 0
+            returncode = kbench_main.run("compare", args) or 0
         except SystemExit as e:
             returncode = e.code if isinstance(e.code, int) else 1
     return subprocess.CompletedProcess(["compare"] + args, returncode, stdout.getvalue(),
@@ -139,7 +139,7 @@ class TestVerdicts(CompareCase):
         self.assertLess(r["ci_low_pct"], r["change_pct"])
         self.assertGreater(r["ci_high_pct"], r["change_pct"])
         self.assertAlmostEqual(r["ci_level"], 0.98)
-        self.assertRegex(proc.stdout, r"\+\d+\.\d\d% \[\+\d+\.\d, \+\d+\.\d\]")
+        self.assertRegex(proc.stdout, r"\+\d+\.\d\d% \[\+\d+\.\d%, \+\d+\.\d%\]")
 
     def test_identical_distributions_is_unchanged_exit_0(self):
         spec = [(CODEC, codec_base()), (PRODUCE, produce_base())]
@@ -507,11 +507,7 @@ class TestProcesses(CompareCase):
         # A scripts/bench result folder stands for its kbench.json.
         for side, files in (("B", bases), ("N", news)):
             os.makedirs(self.path(side))
-            merged = subprocess.run(
-                [os.path.join(ROOT, "scripts", "lib", "python"), "-m", "kbench.results", "merge",
-                 self.path(side + "/kbench.json")] + files,
-                capture_output=True, text=True)
-            self.assertEqual(merged.returncode, 0, merged.stderr)
+            kr.merge_files(self.path(side + "/kbench.json"), files)
         proc, v = self.run_compare(self.path("B"), self.path("N"), "--metric", "cpu_time")
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(v["regressions"][0]["samples"], "process")
@@ -544,6 +540,31 @@ class TestProcesses(CompareCase):
         got = [(r["kbench_process"], r["target_rate"])
                for r in merged["kbench_rate_curves"][PRODUCE]]
         self.assertEqual(got, [(0, [1e5, 2e5]), (1, [3e5])])
+
+    def test_concurrent_processes_combine_by_each_metric_s_described_rule(self):
+        rules = {"items_per_second": "sum", "real_time": "max", "p99_us": "histogram",
+                 "avg_batch_bytes": "mean"}
+        base = dict(produce_base(), avg_batch_bytes=100.0)
+        one = mj.make([(PRODUCE, base)], reps=2, noise=0, with_aggregates=False)
+        two = mj.make([(PRODUCE, dict(base, items_per_second=100e3, real_time=3e6,
+                                      p99_us=9000.0, avg_batch_bytes=300.0))],
+                      reps=2, noise=0, with_aggregates=False)
+        with mock.patch.object(facts, "merge_rules", return_value=rules):
+            merged = kr.merge_runs([one, two], ["one.json", "two.json"], concurrent=True)
+        self.assertEqual(merged["context"]["kbench_concurrent_processes"], 2)
+        self.assertEqual(len(merged["benchmarks"]), 2)  # one entry per repetition
+        row = merged["benchmarks"][0]
+        self.assertAlmostEqual(row["items_per_second"], 600e3)
+        self.assertEqual((row["real_time"], row["p99_us"], row["avg_batch_bytes"]),
+                         (3e6, 9000.0, 200.0))
+        short = mj.make([(PRODUCE, base)], reps=1, with_aggregates=False)
+        with mock.patch.object(facts, "merge_rules", return_value=rules), \
+                self.assertRaisesRegex(kr.BenchmarkJsonError, "different numbers of repetitions"):
+            kr.merge_runs([one, short], ["one.json", "short.json"], concurrent=True)
+
+    def test_untimed_rows_are_those_the_description_marks(self):
+        self.assertEqual(set(kr.UNTIMED_ROW_COUNTERS),
+                         {m for m, row in facts.metrics().items() if row["marks_untimed_row"]})
 
     def test_one_process_a_side_uses_repetitions_and_says_so(self):
         b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base())])
@@ -707,12 +728,33 @@ class TestBadInput(CompareCase):
         self.expect_error([g, self.path("emptydir")], "without kbench.json")
 
 
+class TestInterface(CompareCase):
+    """judge, write and exit_code: what other commands call instead of scripts/compare."""
+
+    def test_judge_write_and_exit_code(self):
+        b, n = self.pair([(CODEC, codec_base())], [(CODEC, codec_base(), {"cpu_time": 0.10})])
+        with contextlib.redirect_stderr(io.StringIO()):
+            verdict = compare_tool.judge([b], [n], metric="cpu_time")
+        self.assertEqual(compare_tool.exit_code(verdict), 1)
+        self.assertEqual(verdict["exit_code"], 1)
+        out, md = self.path("v.json"), self.path("v.md")
+        with contextlib.redirect_stdout(io.StringIO()) as console:
+            compare_tool.write(verdict, json_path=out, markdown_path=md)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["regressions"][0]["metric"], "cpu_time")
+        with open(md) as f:
+            self.assertIn("### kbench: REGRESSION", f.read())
+        self.assertIn("exit 1 (regression)", console.getvalue())
+        with self.assertRaisesRegex(compare_tool.CompareError, "no benchmark names in common"):
+            compare_tool.judge([b], [self.write("other.json", mj.make([(PRODUCE, produce_base())]))])
+
+
 class TestHelpers(unittest.TestCase):
     def test_min_two_sided_p(self):
-        self.assertAlmostEqual(kc.min_two_sided_p(3, 3), 0.1)
-        self.assertAlmostEqual(kc.min_two_sided_p(5, 5), 2 / 252)
-        self.assertEqual(kc.min_samples(0.01), 5)
-        self.assertEqual(kc.min_samples(0.05), 4)
+        self.assertAlmostEqual(ks.min_two_sided_p(3, 3), 0.1)
+        self.assertAlmostEqual(ks.min_two_sided_p(5, 5), 2 / 252)
+        self.assertEqual(ks.min_samples(0.01), 5)
+        self.assertEqual(ks.min_samples(0.05), 4)
 
     def test_permutation_p_matches_scipy_with_ties(self):
         import random
@@ -728,14 +770,14 @@ class TestHelpers(unittest.TestCase):
             ref = permutation_test(
                 (r[:n1], r[n1:]), lambda x, y, axis: np.mean(y, axis=axis) - np.mean(x, axis=axis),
                 vectorized=True, n_resamples=np.inf).pvalue
-            self.assertAlmostEqual(kc.permutation_p(b, n), ref, places=9, msg=(b, n))
+            self.assertAlmostEqual(ks.permutation_p(b, n), ref, places=9, msg=(b, n))
 
     def test_u_distribution_and_interval_rank(self):
-        self.assertEqual(kc.u_null_counts(3, 3), [1, 1, 2, 3, 3, 3, 3, 2, 1, 1])
-        self.assertEqual(sum(kc.u_null_counts(5, 5)), 252)
+        self.assertEqual(ks.u_null_counts(3, 3), [1, 1, 2, 3, 3, 3, 3, 2, 1, 1])
+        self.assertEqual(sum(ks.u_null_counts(5, 5)), 252)
         # 5 vs 5 at alpha 0.01: P(U <= 1) = 2/252 <= 0.01 < P(U <= 2) = 4/252.
-        self.assertEqual(kc.hl_interval_rank(5, 5, 0.01), 2)
-        self.assertIsNone(kc.hl_interval_rank(2, 2, 0.01))
+        self.assertEqual(ks.hl_interval_rank(5, 5, 0.01), 2)
+        self.assertIsNone(ks.hl_interval_rank(2, 2, 0.01))
 
     def test_signed_rank_p_is_the_exact_sign_flip_distribution(self):
         import itertools
@@ -755,17 +797,17 @@ class TestHelpers(unittest.TestCase):
             lo = sum(t <= t_obs + 1e-9 for t in ts) / len(ts)
             hi = sum(t >= t_obs - 1e-9 for t in ts) / len(ts)
             ref = 1.0 if all(x == 0 for x in d) else min(1.0, 2 * min(lo, hi))
-            self.assertAlmostEqual(kc.signed_rank_p(d), ref, places=9, msg=d)
+            self.assertAlmostEqual(ks.signed_rank_p(d), ref, places=9, msg=d)
         # Without ties or zeros it is scipy's exact Wilcoxon test.
         d = [0.3, -0.1, 0.5, 0.7, 0.2, 0.9, -0.4, 1.1]
-        self.assertAlmostEqual(kc.signed_rank_p(d), wilcoxon(d, method="exact").pvalue)
-        self.assertEqual(kc.min_pairs(0.01), 8)
+        self.assertAlmostEqual(ks.signed_rank_p(d), wilcoxon(d, method="exact").pvalue)
+        self.assertEqual(ks.min_pairs(0.01), 8)
 
     def test_walsh_interval_covers_as_stated(self):
         # 10 pairs at alpha 0.05: P(T+ <= k - 1) <= 0.05 < P(T+ <= k), from the 1024 sign
         # vectors of ranks 1..10.
         import itertools
-        k = kc.walsh_interval_rank(10, 0.05)
+        k = ks.walsh_interval_rank(10, 0.05)
         counts = {}
         for signs in itertools.product((0, 1), repeat=10):
             t = sum(r for r, s in zip(range(1, 11), signs) if s)
@@ -773,12 +815,13 @@ class TestHelpers(unittest.TestCase):
         below = sum(c for t, c in counts.items() if t <= k - 1) / 1024
         self.assertLessEqual(below, 0.05)
         self.assertGreater(below + counts[k] / 1024, 0.05)
-        self.assertIsNone(kc.walsh_interval_rank(3, 0.01))
+        self.assertIsNone(ks.walsh_interval_rank(3, 0.01))
 
     def test_table_is_aligned(self):
         r = kc.compare_metric("A/x", "cpu_time", [1.0, 2, 3], [1.0, 2, 3], 0.2, 5)
         r2 = kc.compare_metric("Longer/name/k:v", "cpu_time", [5.0] * 5, [9.0] * 5, 0.01, 5)
-        lines = kc.format_table([r, r2]).splitlines()
+        lines = text.table(compare_tool.HEADER, [compare_tool._cells(dict(x, primary=True))
+                                                 for x in (r, r2)]).splitlines()
         self.assertEqual(len(lines), 4)
         col = lines[0].index("Metric")
         self.assertTrue(all(line[col - 2:col] == "  " for line in lines))
@@ -909,18 +952,18 @@ class TestFamilyWise(CompareCase):
             docs.append(mj.make([(nm, codec_base(), {"cpu_time": shift if i == 0 else 0.0})
                                  for i, nm in enumerate(self.NAMES)],
                                 reps=1, seed=seed, noise=0.04, processes=6))
-        base, new = kc.Side("b", [docs[0]]), kc.Side("n", [docs[1]])
+        base, new = ks.Side("b", [docs[0]]), ks.Side("n", [docs[1]])
         moderated = kc.compare_sides(base, new)
         row = [r for r in moderated["rows"] if r["primary"] and r["name"] == self.NAMES[0]][0]
         self.assertEqual(row["test"], "moderated trimmed t")
         self.assertGreater(row["df"], 10)
         self.assertEqual(rows(moderated, "regressions"), [(self.NAMES[0], "cpu_time")])
-        saved = kc.MIN_MODERATED_ROWS
-        kc.MIN_MODERATED_ROWS = 1000  # every row alone
+        saved = ks.MIN_MODERATED_ROWS
+        ks.MIN_MODERATED_ROWS = 1000  # every row alone
         try:
             alone = kc.compare_sides(base, new)
         finally:
-            kc.MIN_MODERATED_ROWS = saved
+            ks.MIN_MODERATED_ROWS = saved
         row_alone = [r for r in alone["rows"] if r["primary"] and r["name"] == self.NAMES[0]][0]
         self.assertEqual(row_alone["test"], "trimmed t")
         self.assertLessEqual(row_alone["df"], 10)  # Welch: at most 5 + 5 kept values - 2
@@ -977,7 +1020,7 @@ class TestLatencyVerdicts(CompareCase):
         md = subprocess.run([COMPARE, b, n, "--format", "markdown"], capture_output=True,
                             text=True, timeout=60).stdout
         folded = md.split("<details>")[0]
-        self.assertRegex(folded, r"\| ratio \| secondary \|.*\*\*REGRESSION\*\*")
+        self.assertRegex(folded, r"\| ratio\s*\| secondary\s*\|.*\*\*REGRESSION\*\*")
         self.assertIn("1 regression", md)
 
     def test_secondary_rows_are_adjusted_over_their_own_family(self):

@@ -1,4 +1,4 @@
-"""Tests of the statistics that decide scripts/compare's verdicts (kbench/compare.py):
+"""Tests of the statistics that decide scripts/compare's verdicts (kbench/stats.py and kbench/verdict.py):
 the variance prior against limma's reference values, the trimmed parts against scipy, the
 Welch-type Yuen test, the moderated null's uniformity and level, processes against
 repetitions, and a short run of the calibration script (tests/scripts/gate_calibration.py)."""
@@ -9,7 +9,8 @@ import random
 import unittest
 
 import make_json as mj
-from kbench import compare as kc
+from kbench import stats as ks
+from kbench import verdict as kc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,7 +36,7 @@ LIMMA_FITFDIST = [
 class TestPrior(unittest.TestCase):
     def test_squeeze_variances_equals_limma_fitfdist(self):
         for x, df1, scale, df2 in LIMMA_FITFDIST:
-            d0, s0sq = kc.squeeze_variances(x, df1)
+            d0, s0sq = ks.squeeze_variances(x, df1)
             self.assertAlmostEqual(s0sq / scale, 1.0, places=10, msg=x)
             if math.isinf(df2):
                 self.assertTrue(math.isinf(d0), x)
@@ -45,18 +46,18 @@ class TestPrior(unittest.TestCase):
     def test_squeeze_variances_takes_many_families_at_once(self):
         import numpy as np
         x = np.array([LIMMA_FITFDIST[0][0], LIMMA_FITFDIST[3][0]])
-        d0, s0sq = kc.squeeze_variances(x, 7)
+        d0, s0sq = ks.squeeze_variances(x, 7)
         for i in range(2):
-            self.assertAlmostEqual(d0[i], kc.squeeze_variances(list(x[i]), 7)[0])
-            self.assertAlmostEqual(s0sq[i], kc.squeeze_variances(list(x[i]), 7)[1])
+            self.assertAlmostEqual(d0[i], ks.squeeze_variances(list(x[i]), 7)[0])
+            self.assertAlmostEqual(s0sq[i], ks.squeeze_variances(list(x[i]), 7)[1])
 
     def test_a_small_family_takes_the_lower_bound_of_the_prior_df(self):
         x, df1, _, df2 = LIMMA_FITFDIST[1]
-        d0, _ = kc.squeeze_variances(x, df1, coverage=kc.PRIOR_DF_COVERAGE)
+        d0, _ = ks.squeeze_variances(x, df1, coverage=ks.PRIOR_DF_COVERAGE)
         self.assertLess(d0, df2 / 2)  # five rows: far below the moment estimate
         many = [v * f for v in x for f in (0.9, 1.0, 1.1, 0.95, 1.05) * 4]
-        d0_many, _ = kc.squeeze_variances(many, 12, coverage=kc.PRIOR_DF_COVERAGE)
-        d0_est, _ = kc.squeeze_variances(many, 12)
+        d0_many, _ = ks.squeeze_variances(many, 12, coverage=ks.PRIOR_DF_COVERAGE)
+        d0_est, _ = ks.squeeze_variances(many, 12)
         self.assertGreater(d0_many, 0.8 * d0_est)  # a hundred rows: near the estimate
 
     def test_one_noisy_row_among_quiet_ones_keeps_its_own_variance(self):
@@ -71,7 +72,7 @@ class TestPrior(unittest.TestCase):
                 cv = 0.20 if i == 0 else 0.02
                 b = [math.log(1 + rng.gauss(0, cv)) for _ in range(10)]
                 n = [math.log(1 + rng.gauss(0, cv)) for _ in range(10)]
-                rows.append({"_stat": kc.location_stat(b, n)})
+                rows.append({"_stat": ks.location_stat(b, n)})
             kc.moderate_family(rows)
             small += rows[0]["p_value"] < 0.01
             self.assertLess(rows[0]["prior_df"] or 0.0, 1.0)  # it stands alone
@@ -83,9 +84,9 @@ class TestPrior(unittest.TestCase):
         import numpy as np
         rng = np.random.default_rng(11)
         b, n = gc.draw(rng, 4000, "noisy-100")
-        diff, s2, d, scale = kc.yuen_parts(np.log(b), np.log(n))
-        d0, s0sq, total = kc.family_prior(s2, d)
-        p, _ = kc.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
+        diff, s2, d, scale = ks.yuen_parts(np.log(b), np.log(n))
+        d0, s0sq, total = ks.family_prior(s2, d)
+        p, _ = ks.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
         self.assertLessEqual((p[:, 0] < 1e-3).sum(), 12)  # nominal 4
         self.assertLessEqual((p[:, 0] < 1e-2).sum(), 60)  # nominal 40
 
@@ -99,7 +100,7 @@ class TestTrimmedParts(unittest.TestCase):
         for n in (5, 8, 10, 11, 20, 23, 40):
             x = [rng.lognormvariate(0, 0.3) for _ in range(n)]
             x[0] = x[1]  # a tie
-            tm, wv, h = kc.trimmed_parts(x)
+            tm, wv, h = ks.trimmed_parts(x)
             g = int(0.1 * n)
             self.assertEqual(h, n - 2 * g)
             self.assertAlmostEqual(tm, trim_mean(x, 0.1), places=12)
@@ -107,11 +108,11 @@ class TestTrimmedParts(unittest.TestCase):
             self.assertAlmostEqual(wv, float(np.var(w, ddof=1)), places=12)
 
     def test_hand_values(self):
-        tm, wv, h = kc.trimmed_parts([7, 1, 2, 10, 3, 4, 5, 6, 8, 9])
+        tm, wv, h = ks.trimmed_parts([7, 1, 2, 10, 3, 4, 5, 6, 8, 9])
         # kept 2..9 (mean 5.5); winsorized 2, 2, 3, ..., 9, 9: squares sum to 66.5.
         self.assertEqual((tm, h), (5.5, 8))
         self.assertAlmostEqual(wv, 66.5 / 9)
-        tm, wv, h = kc.trimmed_parts([3.0, 1.0, 2.0, 4.0, 5.0])  # five: nothing trimmed
+        tm, wv, h = ks.trimmed_parts([3.0, 1.0, 2.0, 4.0, 5.0])  # five: nothing trimmed
         self.assertEqual((tm, wv, h), (3.0, 2.5, 5))
 
 
@@ -122,8 +123,8 @@ class TestYuenWelch(unittest.TestCase):
         for nb, nn, sb, sn in ((10, 10, 1, 1), (10, 5, 1, 2), (20, 10, 2, 1), (6, 12, 1, 3)):
             b = [rng.gauss(0, sb) for _ in range(nb)]
             n = [rng.gauss(0.5, sn) for _ in range(nn)]
-            stat = kc.location_stat(b, n)
-            p, df = kc.location_p(stat)
+            stat = ks.location_stat(b, n)
+            p, df = ks.location_p(stat)
             ref = ttest_ind(n, b, equal_var=False, trim=0.1)
             self.assertAlmostEqual(stat["diff"] / math.sqrt(stat["s2"] * stat["scale"]),
                                    ref.statistic, places=10)
@@ -137,7 +138,7 @@ class TestYuenWelch(unittest.TestCase):
         for _ in range(trials):
             b = [rng.gauss(0, 1) for _ in range(10)]
             n = [rng.gauss(0, 2) for _ in range(5)]
-            hits += kc.location_p(kc.location_stat(b, n))[0] < 0.01
+            hits += ks.location_p(ks.location_stat(b, n))[0] < 0.01
         self.assertLess(hits / trials, 0.02)
 
 
@@ -148,10 +149,10 @@ class TestModeratedNull(unittest.TestCase):
         rng = np.random.default_rng(5)
         b = 1 + 0.05 * rng.standard_normal((200, 100, 10))
         n = 1 + 0.05 * rng.standard_normal((200, 100, 10))
-        diff, s2, d, scale = kc.yuen_parts(np.log(b), np.log(n))
-        d0, s0sq, total = kc.family_prior(s2, d)
+        diff, s2, d, scale = ks.yuen_parts(np.log(b), np.log(n))
+        d0, s0sq, total = ks.family_prior(s2, d)
         self.assertGreater(np.median(d0), 100)  # alike rows: strongly moderated
-        p = kc.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])[0].ravel()
+        p = ks.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])[0].ravel()
         self.assertLess(kstest(p, "uniform").statistic, 0.015)
         for level, low, high in ((0.1, 0.85, 1.15), (0.01, 0.6, 1.3), (0.001, 0.2, 2.0)):
             self.assertTrue(low <= (p < level).mean() / level <= high, (level, (p < level).mean()))
@@ -163,9 +164,9 @@ class TestModeratedNull(unittest.TestCase):
         import numpy as np
         rng = np.random.default_rng(3)
         b, n = gc.draw(rng, 10000, "graded-5")
-        diff, s2, d, scale = kc.yuen_parts(np.log(b), np.log(n))
-        d0, s0sq, total = kc.family_prior(s2, d)
-        p, _ = kc.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
+        diff, s2, d, scale = ks.yuen_parts(np.log(b), np.log(n))
+        d0, s0sq, total = ks.family_prior(s2, d)
+        p, _ = ks.moderated_p(diff, s2, d, scale, d0, s0sq[:, None], total[:, None])
         self.assertLess((p[:, 4] < 0.002).mean(), 2.2 * 0.002)
         self.assertLess((p < 0.002).any(axis=-1).mean(), 0.0125)
 
@@ -199,7 +200,7 @@ class TestLikeWithLike(unittest.TestCase):
             if new_processes > 1:
                 e["kbench_process"] = i % new_processes
             ndoc["benchmarks"].append(e)
-        return kc.Side("base", [bdoc]), kc.Side("new", [ndoc])
+        return ks.Side("base", [bdoc]), ks.Side("new", [ndoc])
 
     def test_processes_are_never_judged_against_repetitions_of_one_process(self):
         # Ten process medians (5 % apart) against ten repetitions of one process (0.5 %
@@ -217,7 +218,7 @@ class TestLikeWithLike(unittest.TestCase):
         import make_json
         b = make_json.make([(CODEC, {"cpu_time": 1e5})], reps=10, seed=1, noise=0.01)
         n = make_json.make([(CODEC, {"cpu_time": 1e5})], reps=10, seed=2, noise=0.01)
-        result = kc.compare_sides(kc.Side("b", [b]), kc.Side("n", [n]), metrics=["cpu_time"])
+        result = kc.compare_sides(ks.Side("b", [b]), ks.Side("n", [n]), metrics=["cpu_time"])
         self.assertEqual(result["rows"][0]["samples"], "repetition")
         self.assertEqual(result["rows"][0]["n_base"], 10)
 

@@ -5,14 +5,11 @@ import contextlib
 import io
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
-from unittest import mock
 
 import make_json as mj
-from kbench.commands import compare as compare_tool
-from kbench.commands import plot as plot_tool
+from kbench import __main__ as kbench_main
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -22,15 +19,14 @@ PLOT = os.path.join(ROOT, "scripts", "plot")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def in_process(main, prog, args):
+def in_process(prog, args):
     """scripts/PROG ARGS run in this process (as test_compare runs compare): the charts are
     the same files, without a process each importing matplotlib (and scipy for compare).
     test_bad_input runs the real command: its messages and exit statuses."""
     stdout, stderr = io.StringIO(), io.StringIO()
-    with mock.patch.object(sys, "argv", [prog] + list(args)), \
-            contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:
-            returncode = main() or 0
+            returncode = kbench_main.run(prog, list(args)) or 0
         except SystemExit as e:
             returncode = e.code if isinstance(e.code, int) else 1
     return subprocess.CompletedProcess([prog] + list(args), returncode, stdout.getvalue(),
@@ -44,7 +40,7 @@ class TestPlot(unittest.TestCase):
         self.dir = self.tmp.name
 
     def run_plot(self, *args):
-        return in_process(plot_tool.main, "plot", args)
+        return in_process("plot", args)
 
     def run_plot_process(self, *args):
         return subprocess.run([PLOT] + list(args), capture_output=True, text=True, timeout=60)
@@ -70,7 +66,7 @@ class TestPlot(unittest.TestCase):
         shifted = [(s[0], s[1], {"cpu_time": 0.2}) if i == 0 else s for i, s in enumerate(specs)]
         mj.write(new, mj.make(shifted, reps=5, seed=2))
         verdict = os.path.join(self.dir, "verdict.json")
-        in_process(compare_tool.main, "compare", [base, new, "--out", verdict])
+        in_process("compare", [base, new, "--out", verdict])
         out = os.path.join(self.dir, "charts")
         proc = self.run_plot(base, "--verdict", verdict, "--out", out)
         paths = self.assert_pngs(proc, ["produce-throughput", "latency", "codecs", "ab-change"])

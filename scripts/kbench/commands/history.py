@@ -1,5 +1,8 @@
 """kbench's results history: a database of runs, change points over commits, a static
-dashboard. Run through scripts/history (see its --help).
+dashboard. Runs are keyed by commit, commit time, benchmark name and the context that makes
+runs comparable (host, CPU model and count, target, build type, librdkafka and broker
+versions): each such context is a series of its own, never mixed with another. Runs of a
+dirty tree are kept but left out of changes and report unless --include-dirty.
 
 Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (no 30 MB
 wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
@@ -14,30 +17,27 @@ sample unit), their min, max and values, computed at add time.
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench.compare.compare_metric) on up to WINDOW runs either side, and kept only as a
+test (kbench.verdict.compare_metric) on up to WINDOW runs either side, and kept only as a
 regression or improvement. The newest commit gets its own check (E-Divisive cannot split
 off a last, single point): its run against a t prediction interval from the runs since the
 last change point, corrected over all series by Benjamini-Hochberg.
 """
 
+import argparse
 import hashlib
-import html
-import itertools
 import json
 import math
 import os
 import re
 import sqlite3
 import statistics
-import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 
 import kbench
-from kbench import compare as kc
+from kbench import cli, dashboard, git, text, verdict
 from kbench import results as kr
-from kbench.commands.plot import fmt_rate
+from kbench.dashboard import change_text, day, short
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.
@@ -123,19 +123,9 @@ def _id(db, cache, table, name):
 
 # ---------------------------------------------------------------- add
 
-def resolve_run(path):
-    """A scripts/bench result folder stands for its kbench.json."""
-    if os.path.isdir(path):
-        f = os.path.join(path, "kbench.json")
-        if not os.path.isfile(f):
-            raise HistoryError("%s is a folder without kbench.json (not a scripts/bench "
-                               "result folder)" % path)
-        return f
-    return path
-
-
 def check_run(path):
-    """Loads and checks one run; (data, digest) or HistoryError. Nothing is written."""
+    """Loads and checks one run (a file or a result folder); (data, digest) or HistoryError.
+    Nothing is written."""
     try:
         data = kr.load(path)
     except kr.BenchmarkJsonError as e:
@@ -188,14 +178,7 @@ def commit_info(repo, sha, ctx, commit_time=None):
 
 def _git_show(repo, fmt, rev):
     """git show -s --format=FMT REV in repo: its output, None when git cannot say."""
-    if not repo:
-        return None
-    try:
-        out = subprocess.run(["git", "-C", repo, "show", "-s", "--format=" + fmt, rev],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+    return (git.try_run(repo, "show", "-s", "--format=" + fmt, rev) or None) if repo else None
 
 
 def parse_time(text):
@@ -211,7 +194,7 @@ def parse_time(text):
     return int(t.timestamp())
 
 
-def add_runs(db, checked, repo=None, commit_time=None, log=print):
+def add_runs(db, checked, repo=None, commit_time=None, log=cli.info):
     """Adds checked runs ([(path, data, digest)]) in one transaction: every file was checked before
     anything is written, so a bad file leaves the database untouched. Returns (added,
     already present)."""
@@ -222,7 +205,7 @@ def add_runs(db, checked, repo=None, commit_time=None, log=print):
         bcache, mcache = {}, {}
         for p, data, digest in checked:
             if db.execute("SELECT 1 FROM runs WHERE digest = ?", (digest,)).fetchone():
-                log("history: %s is already in the history" % p)
+                log("%s is already in the history" % p)
                 present += 1
                 continue
             _add_one(db, p, data, digest, repo, commit_time, bcache, mcache)
@@ -289,7 +272,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     for name, proc_runs in per_bench.items():
         bid = bcache[name]
         all_runs = [r for runs in proc_runs for r in runs]
-        for metric, direction in kc.judged_metrics(name, all_runs):
+        for metric, direction in verdict.judged_metrics(name, all_runs):
             per_proc = [statistics.median(v) for v in
                         ([r[metric] for r in runs if metric in r] for runs in proc_runs) if v]
             if not per_proc:
@@ -376,7 +359,7 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             # A step inside one commit's runs is not a change between commits.
             if runs[cp]["commit"] == runs[cp - 1]["commit"]:
                 continue
-            row = kc.compare_metric(name, metric, before, after, alpha, threshold, "run",
+            row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run",
                                     direction=direction)
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
@@ -498,287 +481,34 @@ def group_changes(changes):
     return out
 
 
-def fmt_change(m):
-    s = kc.fmt_change(m["change_pct"]) + kc.fmt_interval(m["ci_low_pct"], m["ci_high_pct"])
-    if m["p_value"] is not None:
-        s += " p=%s" % kc.fmt_p(m["p_value"])
-    return s
-
-
-def short(sha):
-    return sha[:12]
-
-
-def day(t, fmt="%Y-%m-%d"):
-    return datetime.fromtimestamp(t, timezone.utc).strftime(fmt)
-
-
-# ---------------------------------------------------------------- the dashboard
-
-CSS = """
-body{font:14px system-ui,sans-serif;margin:0 2em 2em;color:#222;background:#fafafa}
-h1{font-size:1.4em}h2{font-size:1.1em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.5em 0}td,th{padding:3px 8px;border-bottom:1px solid #ddd;
-text-align:left;vertical-align:top}th{background:#eee}
-.reg{color:#b00020;font-weight:600}.imp{color:#08780b;font-weight:600}
-.chart{display:inline-block;margin:8px 12px 8px 0;background:#fff;border:1px solid #ddd;
-padding:6px;width:640px;vertical-align:top}
-.chart h3{font-size:12px;font-weight:500;margin:0 0 4px;word-break:break-all}
-.chart svg{display:block}.band{fill:#9ec5f8;fill-opacity:.55;stroke:none}
-.med{fill:none;stroke:#1f5fbf;stroke-width:1.6}.cp line{stroke-width:1.5;stroke-dasharray:4 3}
-.cp.regression line{stroke:#d00}.cp.improvement line{stroke:#090}.cp text{font-size:10px}
-.axis{font-size:10px;fill:#666}.grid{stroke:#eee}
-#tip{position:fixed;pointer-events:none;background:#222;color:#fff;font-size:12px;padding:4px 7px;
-border-radius:3px;display:none;white-space:pre;z-index:9}
-#filter{font-size:14px;padding:4px;width:40em}.dot{fill:#1f5fbf}
-"""
-
-JS = """
-(function(){
-var tip=document.getElementById('tip');
-var all=JSON.parse(document.getElementById('kbench-data').textContent);
-var data=all.charts||[],commits=all.commits||[];
-function fmt(v){var a=Math.abs(v);if(a>=1e9)return(v/1e9).toPrecision(4)+'G';
-if(a>=1e6)return(v/1e6).toPrecision(4)+'M';if(a>=1e3)return(v/1e3).toPrecision(4)+'k';
-return v.toPrecision(4);}
-document.querySelectorAll('.chart svg').forEach(function(svg){
- var d=data[svg.dataset.i];var dot=svg.querySelector('.dot');
- svg.addEventListener('mousemove',function(e){
-  var r=svg.getBoundingClientRect();var x=e.clientX-r.left;
-  var i=Math.round((x-d.x0)/d.dx);if(i<0)i=0;if(i>=d.p.length)i=d.p.length-1;
-  var p=d.p[i],c=commits[p[0]];dot.setAttribute('cx',d.x0+i*d.dx);dot.setAttribute('cy',p[4]);
-  dot.style.display='';
-  tip.textContent=c[0]+'  '+c[1]+'\\n'+d.m+': '+fmt(p[1])+' '+d.u+'  (min '+fmt(p[2])+
-   ', max '+fmt(p[3])+'; '+p[5]+' process(es))\\n'+c[2];
-  tip.style.left=(e.clientX+14)+'px';tip.style.top=(e.clientY+10)+'px';tip.style.display='block';});
- svg.addEventListener('mouseleave',function(){tip.style.display='none';dot.style.display='none';});
-});
-var f=document.getElementById('filter');
-if(f)f.addEventListener('input',function(){var re;try{re=new RegExp(f.value,'i');}
- catch(err){return;}document.querySelectorAll('.chart').forEach(function(c){
- c.style.display=re.test(c.dataset.name)?'':'none';});});
-document.body.dataset.ready='1';
-// Milliseconds from navigation to the load event (after layout): the dashboard's test
-// and its evidence read this from the DOM.
-window.addEventListener('load',function(){setTimeout(function(){
- document.body.dataset.loadMs=Math.round(performance.now());},0);});
-})();
-"""
-
-W, H, PAD_L, PAD_R, PAD_T, PAD_B = 628, 150, 52, 8, 18, 18
-
-
-def _g(v):
-    """A number for the hover data: 5 significant digits are plenty and keep pages small."""
-    return float("%.5g" % v)
-
-
-def chart_svg(i, runs, changes, commit_index):
-    """One series as SVG: the min-max band of each run, the median line, change points
-    as dashed lines labelled with their commit. Returns (svg, hover data); the hover data
-    refers to commits by their index in commit_index (one table per page)."""
-    n = len(runs)
-    lo = min(r["lo"] for r in runs)
-    hi = max(r["hi"] for r in runs)
-    if hi == lo:
-        hi, lo = hi * 1.01 + 1e-12, lo * 0.99 - 1e-12
-    span = hi - lo
-    lo, hi = lo - 0.05 * span, hi + 0.05 * span
-    plot_w = W - PAD_L - PAD_R
-    dx = plot_w / max(n - 1, 1)
-
-    def x(k):
-        return PAD_L + k * dx
-
-    def y(v):
-        return PAD_T + (H - PAD_T - PAD_B) * (hi - v) / (hi - lo)
-    top = " ".join("%.0f,%.0f" % (x(k), y(r["hi"])) for k, r in enumerate(runs))
-    bottom = " ".join("%.0f,%.0f" % (x(k), y(r["lo"])) for k, r in reversed(list(enumerate(runs))))
-    med = " ".join("%.1f,%.1f" % (x(k), y(r["median"])) for k, r in enumerate(runs))
-    parts = ['<svg width="%d" height="%d" data-i="%d" role="img">' % (W, H, i)]
-    for v in (lo + 0.05 * (hi - lo) / 1.1, (lo + hi) / 2, hi - 0.05 * (hi - lo) / 1.1):
-        parts.append('<line class="grid" x1="%d" x2="%d" y1="%.1f" y2="%.1f"/>'
-                     '<text class="axis" x="2" y="%.1f">%s</text>'
-                     % (PAD_L, W - PAD_R, y(v), y(v), y(v) + 3, fmt_rate(v)))
-    if n > 1:
-        parts.append('<polygon class="band" points="%s %s"/>' % (top, bottom))
-        parts.append('<polyline class="med" points="%s"/>' % med)
-    else:
-        parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f5fbf"/>'
-                     % (x(0), y(runs[0]["median"])))
-    for ch in changes:
-        cx = x(ch["index"] - 0.5) if n > 1 else x(0)
-        parts.append('<g class="cp %s" data-commit="%s"><line x1="%.1f" x2="%.1f" y1="%d" '
-                     'y2="%d"/><text x="%.1f" y="11">%s %s</text><title>%s..%s %s</title></g>'
-                     % (ch["verdict"], ch["after_commit"], cx, cx, PAD_T, H - PAD_B,
-                        min(cx + 3, W - 140), short(ch["after_commit"])[:8],
-                        kc.fmt_change(ch["change_pct"]), short(ch["before_commit"]),
-                        short(ch["after_commit"]), html.escape(fmt_change(ch))))
-    parts.append('<text class="axis" x="%d" y="%d">%s</text>' % (
-        PAD_L, H - 4, html.escape(short(runs[0]["commit"]))))
-    parts.append('<text class="axis" x="%d" y="%d" text-anchor="end">%s</text>' % (
-        W - PAD_R, H - 4, html.escape(short(runs[-1]["commit"]))))
-    parts.append('<circle class="dot" r="4" cx="0" cy="0" style="display:none"/></svg>')
-    hover = []
-    for r in runs:
-        if r["commit"] not in commit_index:
-            commit_index[r["commit"]] = (len(commit_index), [
-                short(r["commit"]), day(r["time"], "%Y-%m-%d %H:%M"), (r["subject"] or "")[:70]])
-        hover.append([commit_index[r["commit"]][0], _g(r["median"]), _g(r["lo"]), _g(r["hi"]),
-                      round(y(r["median"])), len(r["processes"])])
-    return "".join(parts), hover
-
-
-def primary_metric(metrics):
-    """The metric a benchmark's chart shows: its time, else its throughput."""
-    for m in ("cpu_time", "real_time", "instructions", "items_per_second", "max_rate"):
-        if m in metrics:
-            return m
-    return sorted(metrics)[0]
-
-
-def _write_page(path, title, body, data=None):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
-                "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
-                "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
-                "<script>%s</script></body></html>"
-                % (html.escape(title), CSS, body,
-                   json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
-
-
-def family_slug(family):
-    return "family-" + re.sub(r"[^A-Za-z0-9_-]", "_", family) + ".html"
-
-
-def write_report(db, out_dir, series, changes, labels):
-    os.makedirs(out_dir, exist_ok=True)
-    by_key = {}
-    for key, ch in changes:
-        by_key.setdefault(key, []).append(ch)
-    # Benchmarks per (family, series), the metrics each has.
-    fams = {}
-    for (sid, name, metric) in series:
-        fams.setdefault(name.split("/")[0], {}).setdefault((sid, name), []).append(metric)
-    pages = []
-    for family in sorted(fams):
-        data = []
-        commit_index = {}
-        body = ['<p><a href="index.html">&larr; all families</a></p><h1>%s</h1>'
-                '<p><input id="filter" placeholder="filter benchmarks (regular expression)">'
-                '</p><p>Each chart: one benchmark over commits (oldest left), the median of '
-                'each run (line) and the spread of its processes (band); dashed lines mark '
-                'change points (red regression, green improvement). Hover for the numbers.'
-                '</p>' % html.escape(family)]
-        for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
-            body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
-            for (_, name), metrics in charts:
-                metric = primary_metric(metrics)
-                key = (sid, name, metric)
-                runs = series[key]["runs"]
-                # Change points of every metric of the benchmark go on its chart.
-                chs = [dict(c, metric=m) for m in metrics for c in by_key.get((sid, name, m), [])]
-                svg, hover = chart_svg(len(data), runs, chs, commit_index)
-                data.append({"p": hover, "x0": PAD_L, "dx": (W - PAD_L - PAD_R) / max(
-                    len(runs) - 1, 1), "m": metric, "u": kc._unit(metric)})
-                notes = "".join(
-                    '<div class="%s">%s %s..%s %s</div>' % (
-                        "reg" if c["verdict"] == "regression" else "imp",
-                        html.escape(c["metric"]), short(c["before_commit"]),
-                        short(c["after_commit"]), html.escape(fmt_change(c))) for c in chs)
-                body.append('<div class="chart" data-name="%s"><h3>%s <small>(%s, %d runs)'
-                            '</small></h3>%s%s</div>' % (
-                                html.escape(name, quote=True), html.escape(name),
-                                html.escape(metric), len(runs), svg, notes))
-        path = os.path.join(out_dir, family_slug(family))
-        _write_page(path, "kbench: " + family, "".join(body), {
-            "charts": data, "commits": [c for _, c in sorted(commit_index.values())]})
-        pages.append((family, sum(1 for _ in fams[family]), path))
-    groups = group_changes(changes)
-    runs_n, commits_n = db.execute(
-        "SELECT COUNT(*), COUNT(DISTINCT commit_sha) FROM runs").fetchone()
-    body = ["<h1>kbench history</h1><p>%d runs of %d commits, %d series of points. "
-            "Generated %s.</p><h2>Families</h2><ul>" % (
-                runs_n, commits_n, len(series),
-                datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
-    for family, n, path in pages:
-        body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>'
-                    % (os.path.basename(path), html.escape(family), n))
-    body.append("</ul><h2>Latest regressions and improvements</h2>")
-    if not groups:
-        body.append("<p>No change points.</p>")
-    else:
-        body.append("<table><tr><th>commits</th><th>series</th><th>benchmarks that moved "
-                    "(metric, change [interval], p)</th></tr>")
-        for g in groups[:100]:
-            rows = "".join(
-                '<div class="%s">%s %s: %s%s</div>' % (
-                    "reg" if m["verdict"] == "regression" else "imp",
-                    '<a href="%s">%s</a>' % (family_slug(m["benchmark"].split("/")[0]),
-                                             html.escape(m["benchmark"])),
-                    html.escape(m["metric"]), html.escape(fmt_change(m)),
-                    " (newest commit)" if m["how"] == "newest" else "")
-                for m in g["members"])
-            body.append('<tr><td data-commit="%s">%s..%s<br>%s<br><small>%s</small></td>'
-                        '<td>%s</td><td>%s</td></tr>' % (
-                            g["after_commit"], short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
-                            html.escape((g["subject"] or "")[:80]),
-                            html.escape(labels.get(g["series"], "")), rows))
-        body.append("</table>")
-    _write_page(os.path.join(out_dir, "index.html"), "kbench history", "".join(body))
-    write_changes(os.path.join(out_dir, "changes.json"), groups, labels)
-    return pages
-
-
 def write_changes(path, groups, labels):
     """changes.json: the groups with their series' labels; no NaN or infinity (not JSON)."""
     out = [dict(g, series_label=labels.get(g["series"], ""),
                 members=[{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
                           for k, v in m.items()} for m in g["members"]]) for g in groups]
     with open(path, "w", encoding="utf-8") as f:
-        f.write(kc.dumps(out) + "\n")
+        f.write(verdict.dumps(out) + "\n")
 
 
 # ---------------------------------------------------------------- command line
 
-EPILOG = """\
-Database: results/history.sqlite (--db, or KBENCH_HISTORY_DB). Runs are keyed by commit,
-commit time, benchmark name and the context that makes runs comparable (host, CPU model
-and count, target, build type, librdkafka and broker versions): each such context is a
-series of its own, never mixed with another. Runs of a dirty tree are kept but left out
-of changes and report unless --include-dirty.
-
-add RUN...         a scripts/bench result folder or a kbench JSON file each; adding a run
-                   twice is a no-op; a malformed or foreign JSON is refused (exit 2) and
-                   nothing is written; all files go in one transaction.
-changes            E-Divisive change points per series (benchmark x metric), each judged
-                   by scripts/compare's test on the runs either side; prints the commit
-                   range, the step in %% with its interval and p, and what moved together.
-                   Exit 1 when the newest commit of a series starts a regression, 3 when
-                   no series has enough runs to be judged, 0 otherwise.
-report --out DIR   a static HTML site (index.html and one page per family; no server).
-series             the series (contexts) and how many runs each holds.
-"""
-
-
-def main(argv=None):
-    import argparse
-
-    from kbench.cli import ArgumentParser, check_out_dir, check_out_file, die, dry_run_exit
+def add_arguments(ap):
     root = kbench.ROOT
-    default_db = os.environ.get("KBENCH_HISTORY_DB") or os.path.join(root, "results",
-                                                                     "history.sqlite")
-    ap = ArgumentParser(prog="history", description="kbench's results history.",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", default=default_db, help="database file (default %(default)s)")
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{add,changes,report,series}")
-    a = sub.add_parser("add", help="store runs")
+    ap.add_argument("--db", default=os.environ.get("KBENCH_HISTORY_DB")
+                    or os.path.join(root, "results", "history.sqlite"),
+                    help="database file (default %(default)s; or KBENCH_HISTORY_DB)")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{add,changes,report,series}",
+                            parser_class=cli.ArgumentParser)
+    a = sub.add_parser("add", help="store runs", description=(
+        "Store runs: a scripts/bench result folder or a kbench JSON file each. Adding a run "
+        "twice is a no-op; a malformed or foreign JSON is refused (exit 2) and nothing is "
+        "written; all files go in one transaction."))
     a.add_argument("runs", nargs="+", metavar="RUN")
     a.add_argument("--repo", default=root, help="git repository for commit times and "
                    "subjects (default: this one)")
     a.add_argument("--commit-time", metavar="T", help="commit time (Unix seconds or ISO) "
                    "instead of the repository's, for runs of commits it does not hold")
-    sel = ArgumentParser(add_help=False)
+    sel = cli.ArgumentParser(add_help=False)
     sel.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     sel.add_argument("--since", metavar="DATE|COMMIT",
                      help="only runs of commits from this time (or commit) on")
@@ -790,82 +520,100 @@ def main(argv=None):
     sel.add_argument("--threshold", type=float, default=2.0,
                      help="smallest step in %% that is reported (default 2)")
     sel.add_argument("--repo", default=root, help=argparse.SUPPRESS)
-    c = sub.add_parser("changes", parents=[sel], help="change points per series")
+    c = sub.add_parser("changes", parents=[sel], help="change points per series", description=(
+        "E-Divisive change points per series (benchmark x metric), each judged by "
+        "scripts/compare's test on the runs either side: the commit range, the step in % "
+        "with its interval and p, and what moved together. Exit 1 when the newest commit "
+        "of a series starts a regression, 3 when no series has enough runs to be judged."))
     c.add_argument("--json", metavar="OUT", help="also write the changes as JSON")
-    r = sub.add_parser("report", parents=[sel], help="write the HTML dashboard")
+    r = sub.add_parser("report", parents=[sel], help="write the HTML dashboard", description=(
+        "A static HTML site: index.html and one page per family; no server."))
     r.add_argument("--out", required=True, metavar="DIR")
-    sub.add_parser("series", help="list the series")
-    args = ap.parse_args(argv)
+    sub.add_parser("series", help="list the series (contexts) and the runs each holds")
+
+
+def main(args):
     # What a command writes is checked before it reads or computes anything.
     if args.cmd == "add":
-        check_out_file(args.db, "--db")
+        cli.check_out_file(args.db, "--db")
     if getattr(args, "json", None):
-        check_out_file(args.json, "--json")
+        cli.check_out_file(args.json, "--json")
     if args.cmd == "report":
-        check_out_dir(args.out, "--out")
-    dry_run_exit()
-
+        cli.check_out_dir(args.out, "--out")
+    cli.dry_run_exit()
     try:
         if args.cmd == "add":
-            ct = parse_time(args.commit_time) if args.commit_time else None
             t0 = time.monotonic()
-            # Check first, then open: a refused file leaves no new database behind either.
-            checked = [(p,) + check_run(resolve_run(p)) for p in args.runs]
-            db = connect(args.db)
-            added, present = add_runs(db, checked, args.repo, ct,
-                                      log=lambda m: print(m, file=sys.stderr))
-            print("history: added %d run(s), %d already present, in %.2f s (%s)"
-                  % (added, present, time.monotonic() - t0, args.db), file=sys.stderr)
+            added, present = add_all(args.db, args.runs, args.repo, args.commit_time)
+            cli.info("added %d run(s), %d already present, in %.2f s (%s)"
+                     % (added, present, time.monotonic() - t0, args.db))
             return 0
         db = connect(args.db, create=False)
         if args.cmd == "series":
-            for sid, label, n, commits in db.execute(
-                    "SELECT s.id, s.label, COUNT(r.id), COUNT(DISTINCT r.commit_sha) FROM "
-                    "series s LEFT JOIN runs r ON r.series_id = s.id GROUP BY s.id"):
-                print("%d\t%d runs\t%d commits\t%s" % (sid, n, commits, label))
+            print(text.table(("series", "runs", "commits", "context"), db.execute(
+                "SELECT s.id, COUNT(r.id), COUNT(DISTINCT r.commit_sha), s.label FROM "
+                "series s LEFT JOIN runs r ON r.series_id = s.id GROUP BY s.id")))
             return 0
         if not 0 < args.alpha < 0.5:
-            die("--alpha must be between 0 and 0.5")
+            cli.die("--alpha must be between 0 and 0.5")
         if not args.threshold >= 0:
-            die("--threshold must be a non-negative number of percent")
+            cli.die("--threshold must be a non-negative number of percent")
         try:
-            flt = kc.compile_filter(args.filter) if args.filter else None
+            flt = verdict.compile_filter(args.filter) if args.filter else None
         except ValueError as e:
-            die(str(e))
+            cli.die(str(e))
         since = resolve_since(db, args.since, args.repo)
         series = load_series(db, flt, since, set(args.metric) if args.metric else None,
                              args.include_dirty)
         if not series:
-            die("no runs in %s match%s" % (args.db, " --filter/--since/--metric"
-                                            if (flt or since or args.metric) else ""), 3)
+            cli.die("no runs in %s match%s" % (args.db, " --filter/--since/--metric"
+                                                if (flt or since or args.metric) else ""), 3)
         changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold,
                                       cp_pvalue=args.alpha)
         labels = dict(db.execute("SELECT id, label FROM series"))
         if args.cmd == "report":
             t0 = time.monotonic()
-            pages = write_report(db, args.out, series, changes, labels)
-            print("history: report of %d series in %d page(s) written to %s in %.1f s"
-                  % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
-                     time.monotonic() - t0), file=sys.stderr)
+            groups = group_changes(changes)
+            totals = db.execute("SELECT COUNT(*), COUNT(DISTINCT commit_sha) FROM runs").fetchone()
+            pages = dashboard.write_report(args.out, series, changes, groups, labels, totals)
+            write_changes(os.path.join(args.out, "changes.json"), groups, labels)
+            cli.info("report of %d series in %d page(s) written to %s in %.1f s"
+                     % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
+                        time.monotonic() - t0))
             return 0
         return print_changes(series, changes, newest, labels, args)
     except HistoryError as e:
-        die(str(e))
+        cli.die(str(e))
+
+
+def add(db, run_dir, *, repo=None, commit_time=None):
+    """Adds the run RUN_DIR (a scripts/bench result folder or a kbench JSON file) to the
+    history database DB; a run already there is left as it is. Raises HistoryError (the
+    run is not kbench's, the database is unusable)."""
+    add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
+
+
+def add_all(db, runs, repo, commit_time=None):
+    """Adds RUNS in one transaction; (added, already present)."""
+    ct = parse_time(commit_time) if commit_time else None
+    # Check first, then open: a refused file leaves no new database behind either.
+    checked = [(p,) + check_run(p) for p in runs]
+    return add_runs(connect(db), checked, repo, ct, log=cli.info)
 
 
 def print_changes(series, changes, newest, labels, args):
     groups = group_changes(changes)
     judged = sum(1 for s in series.values() if judgeable(s["runs"]))
     for g in groups:
-        print("%s..%s  %s  %s" % (short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
-                                  (g["subject"] or "")[:70]))
-        print("  series: %s" % labels.get(g["series"], g["series"]))
-        for m in g["members"]:
-            print("  %-11s %-26s %-16s %s%s" % (
-                m["verdict"].upper() if m["verdict"] == "regression" else m["verdict"],
-                fmt_change(m), m["metric"], m["benchmark"],
+        print("%s..%s  %s  %s\n  series: %s" % (
+            short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
+            (g["subject"] or "")[:70], labels.get(g["series"], g["series"])))
+        table = text.table(("verdict", "change [interval] p", "metric", "benchmark"), [(
+            m["verdict"].upper() if m["verdict"] == "regression" else m["verdict"],
+            change_text(m), m["metric"], m["benchmark"] + (
                 "  (newest commit, %d runs before)" % m["n_before"] if m["how"] == "newest"
-                else ""))
+                else "")) for m in g["members"]])
+        print("\n".join("  " + line for line in table.splitlines()))
     newest_regressions = [(k, ch) for k, ch in changes if ch["verdict"] == "regression"
                           and ch["after_commit"] == newest.get(k)]
     print("history: %d change(s) in %d group(s) over %d series (%d with enough runs to "
@@ -877,8 +625,8 @@ def print_changes(series, changes, newest, labels, args):
     if newest_regressions:
         return 1
     if judged == 0:
-        print("history: no series has enough runs to be judged (E-Divisive needs %d, the "
-              "newest commit 3 before it)" % MIN_POINTS, file=sys.stderr)
+        cli.info("no series has enough runs to be judged (E-Divisive needs %d, the newest "
+                 "commit 3 before it)" % MIN_POINTS)
         return 3
     return 0
 
@@ -888,6 +636,3 @@ def judgeable(runs):
     newest = runs[-1]["commit"] if runs else None
     return len(runs) >= MIN_POINTS or sum(1 for r in runs if r["commit"] != newest) >= 3
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -9,14 +9,12 @@ Each chart is drawn only when its data exists:
   ab-change           % change per benchmark/metric of a compare verdict (--verdict)
 """
 
-import argparse
 import math
 import os
 import re
-import sys
 
+from kbench import cli, text
 from kbench import results as kr
-from kbench.cli import ArgumentParser, check_out_dir, die, dry_run_exit, read_json, usage_error
 
 MAX_SERIES = 8      # lines per latency chart before splitting into more files
 MAX_PANELS = 12     # subplots per throughput figure
@@ -50,13 +48,6 @@ def short_labels(names):
         parts += ["%s:%s" % kv for kv in params.items() if kv not in common]
         labels.append("/".join(parts) or n)
     return labels
-
-
-def fmt_rate(v):
-    for scale, p in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= scale:
-            return "%.3g%s" % (v / scale, p)
-    return "%.3g" % v
 
 
 class Plotter:
@@ -104,7 +95,7 @@ class Plotter:
                     ys = [cells[(t, p)] for t in threads if (t, p) in cells]
                     ax.bar(xs, ys, width, label="%s producer%s" % (p, "" if p == "1" else "s"))
                     for x, y in zip(xs, ys):
-                        ax.annotate(fmt_rate(y), (x, y), ha="center", va="bottom", fontsize=7,
+                        ax.annotate(text.number(y), (x, y), ha="center", va="bottom", fontsize=7,
                                     xytext=(0, 2), textcoords="offset points")
                 ax.set_xticks(range(len(threads)), threads)
                 ax.set(xlabel="application threads", ylabel="records/s")
@@ -168,7 +159,7 @@ class Plotter:
             best = found.get(name, {}).get("max_rate")
             if best:
                 ax.axvline(best, linestyle="--", color="gray")
-                ax.annotate("max_rate %s/s" % fmt_rate(best), (best, 1), xycoords=("data", "axes fraction"),
+                ax.annotate("max_rate %s/s" % text.number(best), (best, 1), xycoords=("data", "axes fraction"),
                             xytext=(3, -12), textcoords="offset points", fontsize=8)
             ax.set(yscale="log", xlabel="offered rate (records/s)",
                    ylabel="latency from intended send time (ms, log scale)")
@@ -255,11 +246,11 @@ class Plotter:
             ax.barh(ys, vals, color=[colors.get(r["verdict"], "#777") for r, _ in chunk])
             for y, v, (r, c) in zip(ys, vals, chunk):
                 p = r.get("p_value")
-                mark = ("p=%.2g" % p) if p is not None else "no test"
+                mark = "p=" + text.number(p, digits=2) if p is not None else "no test"
                 if p is not None and p < alpha:
                     mark += " *"
-                text = ("%+.1f%%" % c if math.isfinite(c) else "from 0") + "  " + mark
-                ax.annotate(text, (v, y), va="center", fontsize=7,
+                label = (text.percent(c, 1) if math.isfinite(c) else "from 0") + "  " + mark
+                ax.annotate(label, (v, y), va="center", fontsize=7,
                             ha="left" if v >= 0 else "right",
                             xytext=(3 if v >= 0 else -3, 0), textcoords="offset points")
             ax.axvline(0, color="black", linewidth=0.8)
@@ -275,7 +266,7 @@ class Plotter:
 
     def _rate_formatter(self):
         from matplotlib.ticker import FuncFormatter
-        return FuncFormatter(lambda v, _: fmt_rate(v))
+        return FuncFormatter(lambda v, _: text.number(v))
 
 
 def _num(s):
@@ -294,39 +285,39 @@ def _slug(path):
     return re.sub(r"[^A-Za-z0-9._-]+", "_", stem)
 
 
-def main():
-    ap = ArgumentParser(prog="plot", description=__doc__,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_arguments(ap):
     ap.add_argument("results", nargs="*", metavar="RESULT.json",
                     help="kbench JSON results (Google Benchmark format)")
     ap.add_argument("--verdict", metavar="VERDICT.json",
                     help="a scripts/compare --out file: draws the A/B chart")
     ap.add_argument("--out", metavar="DIR",
                     help="output directory (default: plots/ beside the first input)")
-    args = ap.parse_args()
+
+
+def main(args):
     if not args.results and not args.verdict:
-        usage_error(ap, "give at least one RESULT.json or --verdict VERDICT.json")
+        cli.die("give at least one RESULT.json or --verdict VERDICT.json")
     first = args.results[0] if args.results else args.verdict
     out_dir = args.out or os.path.join(os.path.dirname(os.path.abspath(first)), "plots")
-    check_out_dir(out_dir, "--out")
-    dry_run_exit()
+    cli.check_out_dir(out_dir, "--out")
+    cli.dry_run_exit()
 
     docs = []
     for path in args.results:
         try:
             docs.append((path, kr.load(path)))
         except kr.BenchmarkJsonError as e:
-            die(str(e))
+            cli.die(str(e))
     verdict = None
     if args.verdict:
-        verdict = read_json(args.verdict, what="verdict ")
+        verdict = cli.read_json(args.verdict, what="verdict ")
         if not isinstance(verdict, dict) or "regressions" not in verdict:
-            die("%s is not a scripts/compare verdict (no \"regressions\")" % args.verdict)
+            cli.die("%s is not a scripts/compare verdict (no \"regressions\")" % args.verdict)
 
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as e:
-        die("cannot create %s: %s" % (out_dir, e.strerror or e))
+        cli.die("cannot create %s: %s" % (out_dir, e.strerror or e))
 
     p = Plotter(out_dir)
     for path, doc in docs:
@@ -340,13 +331,9 @@ def main():
     if verdict is not None:
         p.ab(verdict, "")
     if not p.written:
-        print("plot: nothing to draw: no Produce threads/producers, latency, Codec "
-              "or verdict data in the input", file=sys.stderr)
+        cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict "
+                 "data in the input")
         return 0
     for path in p.written:
         print(path)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
