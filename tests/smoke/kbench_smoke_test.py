@@ -1,7 +1,8 @@
 """Smoke test of the kbench binary: the first benchmark of every variant of every family
 (kbench's own rows such as Produce/send and Codec/compress, and the reference rows such as
 bare_producev, memcpy and direct_*) runs with a tiny min time, and the JSON carries the run
-context and the counters DESIGN.md promises."""
+context (every key described by kbench --describe=json) and the counters docs/counters.md
+lists."""
 
 import json
 import os
@@ -21,6 +22,14 @@ CONTEXT_KEYS = [
     "kernel",
 ]
 CODEC_ROW = "Codec/compress/codec:zstd/level:3/payload:az/record_bytes:1000/batch_bytes:65536"
+
+
+def undescribed(context):
+    """The keys of a run's context that kbench --describe=json does not describe."""
+    out = subprocess.run([BIN, "--describe=json"], capture_output=True, text=True, check=True)
+    keys = [k["key"] for k in json.loads(out.stdout)["context"]["keys"]]
+    return [c for c in context if not any(c == k or (k.endswith(".") and c.startswith(k))
+                                          for k in keys)]
 
 
 def run_kbench(*args, env=None):
@@ -119,6 +128,7 @@ class SmokeTest(unittest.TestCase):
         ctx = data["context"]
         for key in CONTEXT_KEYS:
             self.assertIn(key, ctx)
+        self.assertEqual(undescribed(ctx), [])
         self.assertEqual(ctx["target"], "none")
         self.assertEqual(ctx["build_type"], "Release")
         runs = {b["name"]: b for b in data["benchmarks"]}
@@ -295,6 +305,7 @@ class SmokeTest(unittest.TestCase):
         ctx = data["context"]
         self.assertEqual(ctx.get("client.linger.ms"), "7")
         self.assertEqual(ctx.get("client.sasl.password"), "***")
+        self.assertEqual(undescribed(ctx), [])
         self.assertNotIn("hunter2", json.dumps(data))
         self.assertNotIn("hunter2", proc.stdout + proc.stderr)
 

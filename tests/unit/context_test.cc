@@ -1,5 +1,7 @@
 #include "harness/context.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -96,15 +98,46 @@ TEST(Context, LoadedLibrariesNameTheFilesThatRan) {
   std::map<std::string, std::string> ctx;
   for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
   const std::string& libs = ctx["loaded_libraries"];
-  for (const char* soname :
-       {"librdkafka.so.1=/", "libzstd.so.1=/", "liblz4.so.1=/", "libz.so.1=/"}) {
-    EXPECT_NE(libs.find(soname), std::string::npos) << soname << " in " << libs;
+  for (const SharedLibrary& lib : SharedLibraries()) {
+    const std::string entry = std::string(lib.soname) + "=/";
+    EXPECT_NE(libs.find(entry), std::string::npos) << entry << " in " << libs;
   }
   // Resolved to the real file (libzstd.so.1.5.4), not the SONAME link.
   const size_t at = libs.find("libzstd.so.1=");
   ASSERT_NE(at, std::string::npos);
   const std::string path = libs.substr(at, libs.find(',', at) - at);
   EXPECT_NE(path.find("/libzstd.so.1."), std::string::npos) << path;
+}
+
+// The version function each library row names is the one the library exports, and it
+// reports the version the context records (the scripts ask a library by that name).
+TEST(Context, LibraryVersionFunctionsAreTheLibrariesOwn) {
+  std::map<std::string, std::string> ctx;
+  for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
+  for (const SharedLibrary& lib : SharedLibraries()) {
+    ASSERT_FALSE(lib.version_key.empty()) << lib.name;
+    EXPECT_TRUE(ctx.count(std::string(lib.version_key))) << lib.version_key;
+    if (lib.version_function.empty()) continue;
+    using VersionFn = const char* (*)();
+    auto fn = reinterpret_cast<VersionFn>(dlsym(RTLD_DEFAULT, std::string(lib.version_function).c_str()));
+    ASSERT_NE(fn, nullptr) << lib.version_function;
+    EXPECT_EQ(ctx[std::string(lib.version_key)], fn()) << lib.name;
+  }
+}
+
+// Every key the run context writes is described (ContextKeys(), kbench --describe=json).
+TEST(Context, EveryKeyWrittenIsDescribed) {
+  auto described = [](const std::string& key) {
+    for (const ContextKey& k : ContextKeys()) {
+      if (k.key == key || (k.key.ends_with('.') && key.starts_with(k.key))) return true;
+    }
+    return false;
+  };
+  ContextEntries written = CollectBuildAndMachineContext("tree:/src@0123");
+  for (const auto& entry : SecurityContext({})) written.push_back(entry);
+  for (const auto& [key, value] : written) EXPECT_TRUE(described(key)) << key;
+  EXPECT_TRUE(described("client.acks"));
+  EXPECT_FALSE(described("no_such_key"));
 }
 
 }  // namespace
