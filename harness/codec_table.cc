@@ -76,9 +76,8 @@ std::span<const CodecInfo> CodecTable() {
        codecs::MakeGzip,
        codecs::MakeGzipDirect,
        6},
-      {"snappy", 2, 0, "snappy", kNoLevels, "", kNoLevels, kNoLevel, "snappy", "libsnappy.so.1",
-       "", "snappy_version", codecs::SnappyVersion, codecs::MakeSnappy, codecs::MakeSnappyDirect,
-       0},
+      {"snappy", 2, 0, "snappy", kNoLevels, "", kNoLevels, kNoLevel, "snappy", "libsnappy.so.1", "",
+       "snappy_version", codecs::SnappyVersion, codecs::MakeSnappy, codecs::MakeSnappyDirect, 0},
       // The Java client's framing; librdkafka always writes raw snappy.
       {"snappy_xerial", 2, 0, "", kNoLevels, "", kNoLevels, kNoLevel, "snappy", "libsnappy.so.1",
        "", "", nullptr, codecs::MakeSnappyXerial, nullptr, 0},

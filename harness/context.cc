@@ -74,7 +74,7 @@ std::string LoadedLibraries() {
 }
 
 constexpr std::string_view kBenchmark = "Google Benchmark", kKbench = "kbench",
-                           kScripts = "scripts";
+                           kScripts = "scripts", kEveryRun = "";
 
 }  // namespace
 
@@ -131,26 +131,29 @@ const std::vector<ContextKey>& ContextKeys() {
   using C = ContextComparison;
   static const std::vector<ContextKey> keys = [] {
     std::vector<ContextKey> out = {
-        {"date", kBenchmark, C::kIgnored, false, "when the run started"},
-        {"host_name", kBenchmark, C::kCritical, true, "the machine"},
-        {"executable", kBenchmark, C::kIgnored, false, "the kbench binary that ran"},
-        {"num_cpus", kBenchmark, C::kCritical, true, "CPUs of the machine"},
-        {"mhz_per_cpu", kBenchmark, C::kOther, false, "the CPUs' clock"},
-        {"cpu_scaling_enabled", kBenchmark, C::kOther, false, "whether the CPU governor scales"},
-        {"caches", kBenchmark, C::kOther, false, "the CPU caches"},
-        {"load_avg", kBenchmark, C::kIgnored, false, "the machine's load when the run started"},
+        {"date", kBenchmark, C::kIgnored, false, "when the run started", kEveryRun},
+        {"host_name", kBenchmark, C::kCritical, true, "the machine", kEveryRun},
+        {"executable", kBenchmark, C::kIgnored, false, "the kbench binary that ran", kEveryRun},
+        {"num_cpus", kBenchmark, C::kCritical, true, "CPUs of the machine", kEveryRun},
+        {"mhz_per_cpu", kBenchmark, C::kOther, false, "the CPUs' clock", kEveryRun},
+        {"cpu_scaling_enabled", kBenchmark, C::kOther, false, "whether the CPU governor scales",
+         kEveryRun},
+        {"caches", kBenchmark, C::kOther, false, "the CPU caches", kEveryRun},
+        {"load_avg", kBenchmark, C::kIgnored, false, "the machine's load when the run started",
+         kEveryRun},
         {"library_build_type", kBenchmark, C::kOther, false,
          "how libbenchmark was built: Debian's always says debug (built without NDEBUG, "
-         "which does not affect kbench's code); read build_type"},
-        {"kbench_version", kKbench, C::kVersion, false, "kbench's own version"},
-        {"git_sha", kKbench, C::kVersion, false, "the commit built"},
-        {"git_dirty", kKbench, C::kVersion, false, "whether the tree had local changes"},
+         "which does not affect kbench's code); read build_type",
+         kEveryRun},
+        {"kbench_version", kKbench, C::kVersion, false, "kbench's own version", kEveryRun},
+        {"git_sha", kKbench, C::kVersion, false, "the commit built", kEveryRun},
+        {"git_dirty", kKbench, C::kVersion, false, "whether the tree had local changes", kEveryRun},
         {"build_type", kKbench, C::kCritical, true,
-         "how kbench was built (compare Release with Release only)"},
-        {"compiler", kKbench, C::kVersion, false, "the compiler that built kbench"},
-        {"cxx_flags", kKbench, C::kVersion, false, "its flags"},
+         "how kbench was built (compare Release with Release only)", kEveryRun},
+        {"compiler", kKbench, C::kVersion, false, "the compiler that built kbench", kEveryRun},
+        {"cxx_flags", kKbench, C::kVersion, false, "its flags", kEveryRun},
         {"librdkafka_version", kKbench, C::kVersion, true,
-         "the librdkafka loaded at run time (rd_kafka_version_str())"},
+         "the librdkafka loaded at run time (rd_kafka_version_str())", kEveryRun},
     };
     for (const SharedLibrary& lib : SharedLibraries()) {
       if (lib.name == "librdkafka" || lib.version_key.empty()) continue;
@@ -159,58 +162,71 @@ const std::vector<ContextKey>& ContextKeys() {
                          std::string(lib.codecs.front()) + ": " +
                          (lib.version_function.empty()
                               ? std::string("its headers' version (it has no run-time query)")
-                              : "the loaded library's " + std::string(lib.version_function) +
-                                    "()")});
+                              : "the loaded library's " + std::string(lib.version_function) + "()"),
+                     kEveryRun});
     }
     std::vector<ContextKey> rest = {
         {"librdkafka_source", kKbench, C::kOther, false,
          "what the loaded librdkafka was built from (KBENCH_LIBRDKAFKA_SOURCE, set by "
-         "scripts/bench-commits): two commits of one release report one version"},
+         "scripts/bench-commits): two commits of one release report one version",
+         "KBENCH_LIBRDKAFKA_SOURCE is set"},
         {"loaded_libraries", kKbench, C::kOther, false,
          "soname=file of librdkafka and each codec library that ran, resolved: symbol builds "
-         "and other releases come in through LD_LIBRARY_PATH"},
-        {"cpu_model", kKbench, C::kCritical, true, "the machine's CPU"},
-        {"kernel", kKbench, C::kVersion, false, "the operating system's kernel"},
+         "and other releases come in through LD_LIBRARY_PATH",
+         kEveryRun},
+        {"cpu_model", kKbench, C::kCritical, true, "the machine's CPU", kEveryRun},
+        {"kernel", kKbench, C::kVersion, false, "the operating system's kernel", kEveryRun},
         {"payload_seed", kKbench, C::kOther, false,
-         "seed of the payload generators; equal seeds give identical payloads"},
+         "seed of the payload generators; equal seeds give identical payloads", kEveryRun},
         {"working_set_bytes", kKbench, C::kOther, false,
-         "Codec, Batch, Format: value bytes of distinct batches each iteration walks"},
+         "Codec, Batch, Format: value bytes of distinct batches each iteration walks", kEveryRun},
         {"payload_repeats", kKbench, C::kOther, false,
-         "refused, or allowed with --allow-repeats (a small file: payload cycled)"},
+         "refused, or allowed with --allow-repeats (a small file: payload cycled)", kEveryRun},
         {"target", kKbench, C::kCritical, true,
-         "none (no cluster needed), mock (librdkafka's mock cluster) or live (a real broker)"},
-        {"bootstrap", kKbench, C::kOther, false, "the live cluster's bootstrap servers"},
+         "none (no cluster needed), mock (librdkafka's mock cluster) or live (a real broker)",
+         kEveryRun},
+        {"bootstrap", kKbench, C::kOther, false, "the live cluster's bootstrap servers", kEveryRun},
         {"security_protocol", kKbench, C::kOther, false,
-         "plaintext, ssl, sasl_plaintext or sasl_ssl, from the client settings"},
-        {"sasl_mechanism", kKbench, C::kOther, false, "none unless the protocol is SASL"},
+         "plaintext, ssl, sasl_plaintext or sasl_ssl, from the client settings", kEveryRun},
+        {"sasl_mechanism", kKbench, C::kOther, false, "none unless the protocol is SASL",
+         kEveryRun},
         {"tls_client_certificate", kKbench, C::kOther, false,
-         "true when a client certificate is set"},
+         "true when a client certificate is set", kEveryRun},
         {"client.", kKbench, C::kOther, false,
          "every client setting as client.<key>, with passwords, secrets, tokens, SASL "
-         "credentials and key material replaced by ***"},
-        {"client_cost", kKbench, C::kOther, false, "on, or off with --costs=off"},
+         "credentials and key material replaced by ***",
+         "a client setting is given (-X, --client-config)"},
+        {"client_cost", kKbench, C::kOther, false, "on, or off with --costs=off", kEveryRun},
         {"broker_cost", kKbench, C::kOther, false,
-         "measured: ..., mock: ..., or unavailable: WHY (e.g. someone else's cluster)"},
+         "measured: ..., mock: ..., or unavailable: WHY (e.g. someone else's cluster)", kEveryRun},
         {"broker_version", kKbench, C::kVersion, true,
          "the broker's release (KBENCH_BROKER_VERSION, which scripts/bench sets from "
-         "scripts/kafka; Kafka's protocol carries no version string), or the mock's"},
-        {"broker_api_versions", kKbench, C::kOther, false, "the API versions the broker offers"},
-        {"broker_count", kKbench, C::kOther, false, "brokers in the live cluster"},
+         "scripts/kafka; Kafka's protocol carries no version string), or the mock's",
+         "the target is a cluster (live or mock)"},
+        {"broker_api_versions", kKbench, C::kOther, false, "the API versions the broker offers",
+         "the target is live"},
+        {"broker_count", kKbench, C::kOther, false, "brokers in the live cluster",
+         "the target is live"},
         {"mock_cluster", kKbench, C::kOther, false,
-         "embedded (the loaded librdkafka's mock) or process (kbench-mock, --mock=process)"},
+         "embedded (the loaded librdkafka's mock) or process (kbench-mock, --mock=process)",
+         "the target is mock"},
         {"end_to_end_clock", kKbench, C::kOther, false,
-         "the clock EndToEnd's latency is read on (one steady clock on one host)"},
+         "the clock EndToEnd's latency is read on (one steady clock on one host)", kEveryRun},
         {"kbench_merged_runs", kScripts, C::kIgnored, false,
-         "processes merged into one file (scripts/bench, scripts/bench-commits)"},
-        {"kbench_merged_from", kScripts, C::kIgnored, false, "the files merged"},
+         "processes merged into one file (scripts/bench, scripts/bench-commits)",
+         "the scripts merged processes' files"},
+        {"kbench_merged_from", kScripts, C::kIgnored, false, "the files merged",
+         "the scripts merged files"},
         {"kbench_pairing", kScripts, C::kOther, false,
-         "one label on both sides of paired runs: scripts/compare pairs them process by process"},
+         "one label on both sides of paired runs: scripts/compare pairs them process by process",
+         "runs were paired (scripts/bench-commits)"},
         {"kbench_instructions_of", kScripts, C::kCritical, false,
-         "instructions counted inside these functions only, not the whole process"},
+         "instructions counted inside these functions only, not the whole process",
+         "--instructions-of"},
         {"kbench_measure", kScripts, C::kOther, false,
-         "callgrind_instructions_per_iteration for --instructions results"},
+         "callgrind_instructions_per_iteration for --instructions results", "--instructions"},
         {"kbench_concurrent_processes", kScripts, C::kOther, false,
-         "kbench processes that ran at once (scenarios)"},
+         "kbench processes that ran at once (scenarios)", "a scenario ran processes at once"},
     };
     out.insert(out.end(), rest.begin(), rest.end());
     return out;

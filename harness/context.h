@@ -56,15 +56,17 @@ std::string_view ComparisonName(ContextComparison c);
 std::string_view ComparisonMeaning(ContextComparison c);
 
 // One run-context key: who writes it (Google Benchmark, kbench or the scripts), what it
-// means, what a difference means to a comparison, and whether the results history keeps
-// runs that differ in it apart (a series). A key ending in '.' names a family of keys
-// (client.<setting>). `kbench --describe=json` prints the list; the scripts read it there.
+// means, what a difference means to a comparison, whether the results history keeps runs
+// that differ in it apart (a series), and when it is written (empty: in every run of its
+// writer). A key ending in '.' names a family of keys (client.<setting>).
+// `kbench --describe=json` prints the list; the scripts read it there.
 struct ContextKey {
   std::string key;
   std::string_view written_by;
   ContextComparison comparison;
   bool series;
   std::string meaning;
+  std::string_view when;
 };
 const std::vector<ContextKey>& ContextKeys();
 
