@@ -98,33 +98,17 @@ const std::vector<SharedLibrary>& SharedLibraries() {
   return libraries;
 }
 
-std::string_view ComparisonName(ContextComparison c) {
-  switch (c) {
-    case ContextComparison::kCritical:
-      return "critical";
-    case ContextComparison::kVersion:
-      return "version";
-    case ContextComparison::kIgnored:
-      return "ignored";
-    case ContextComparison::kOther:
-      break;
-  }
-  return "other";
-}
-
-std::string_view ComparisonMeaning(ContextComparison c) {
-  switch (c) {
-    case ContextComparison::kCritical:
-      return "runs that differ are different experiments (another machine, build or target): "
-             "scripts/compare refuses them (exit 2) unless --force";
-    case ContextComparison::kVersion:
-      return "what one compares: printed as 'comparing X vs Y'";
-    case ContextComparison::kIgnored:
-      return "differs on every run: not compared";
-    case ContextComparison::kOther:
-      break;
-  }
-  return "a difference is printed as a note";
+const ComparisonInfo& Comparison(ContextComparison c) {
+  // In the enum's order.
+  static constexpr ComparisonInfo kComparisons[] = {
+      {"critical",
+       "runs that differ are different experiments (another machine, build or target): "
+       "scripts/compare refuses them (exit 2) unless --force"},
+      {"version", "what one compares: printed as 'comparing X vs Y'"},
+      {"ignored", "differs on every run: not compared"},
+      {"other", "a difference is printed as a note"},
+  };
+  return kComparisons[static_cast<std::size_t>(c)];
 }
 
 const std::vector<ContextKey>& ContextKeys() {

@@ -52,8 +52,14 @@ const std::vector<SharedLibrary>& SharedLibraries();
 // --force); kVersion, what one compares (printed as "comparing X vs Y"); kIgnored, differs
 // on every run; kOther, printed as a note.
 enum class ContextComparison { kCritical, kVersion, kIgnored, kOther };
-std::string_view ComparisonName(ContextComparison c);
-std::string_view ComparisonMeaning(ContextComparison c);
+inline constexpr ContextComparison kComparisons[] = {
+    ContextComparison::kCritical, ContextComparison::kVersion, ContextComparison::kIgnored,
+    ContextComparison::kOther};
+struct ComparisonInfo {
+  std::string_view name;  // in --describe=json and the scripts
+  std::string_view meaning;
+};
+const ComparisonInfo& Comparison(ContextComparison c);
 
 // One run-context key: who writes it (Google Benchmark, kbench or the scripts), what it
 // means, what a difference means to a comparison, whether the results history keeps runs

@@ -23,7 +23,9 @@ generated-docs test checks them."""
 import os
 import re
 import tempfile
+import types
 import unittest
+from unittest import mock
 
 from kbench import docs, facts
 
@@ -31,52 +33,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Copies known and not yet removed, each with the reason it is still there:
-# {(path, kind): reason}. "other helper" ones are in files this change could not edit; the
-# facts.py call that replaces each is named.
-_OTHER = "another helper's file: "
-KNOWN = {
-    ("scripts/kbench/compare.py", "context keys"):
-        _OTHER + "facts.context_keys(\"critical\"/\"version\"/\"ignored\"), "
-        "facts.context_comparison(key)",
-    ("scripts/kbench/distributed.py", "merge rule"): _OTHER + "the metric's merge rule",
-    ("scripts/kbench/distributed.py", "latency metrics"): _OTHER + "facts.latency()",
-    ("scripts/kbench/native.py", "codec soname"): _OTHER + "facts.libraries()",
-    ("scripts/kbench/native.py", "codec version function"): _OTHER + "facts.version_functions()",
-    ("scripts/kbench/perf_test_format.py", "latency metrics"): _OTHER + "facts.latency()",
-    ("scripts/kbench/scenario.py", "merge rule"): _OTHER + "the metric's merge rule",
-    ("scripts/kbench/commands/history.py", "context keys"):
-        _OTHER + "facts.series_keys(), facts.run_keys()",
-    ("scripts/kbench/commands/history.py", "primary metrics of kinds"):
-        _OTHER + "facts.row_kinds() (results.row_kind)",
-    ("scripts/kbench/commands/librdkafka.py", "codec soname"):
-        _OTHER + "facts.libraries()[\"librdkafka\"][\"soname\"]",
-    ("scripts/kbench/commands/librdkafka.py", "codec names"): _OTHER + "facts.librdkafka_codecs()",
-    ("scripts/kbench/commands/symbols.py", "codec names"):
-        _OTHER + "list(facts.libraries()), facts.librdkafka_codecs()",
-    ("scripts/kbench/commands/symbols.py", "codec soname"): _OTHER + "facts.libraries()",
-    ("scripts/kbench/commands/vs_perf_test.py", "codec names"):
-        _OTHER + "[\"none\"] + facts.librdkafka_codecs()",
-    ("scripts/scenarios/compression-format/run.py", "codec names"):
-        _OTHER + "facts.librdkafka_codecs()",
-    ("scripts/scenarios/compression-cost/report.py", "codec names"):
-        _OTHER + "the codecs' order in facts.describe()[\"codecs\"]",
-    ("tests/profile/symbols_build_test.sh", "codec soname"): _OTHER + "facts.libraries()",
-    ("tests/scripts/test_bench_commits.py", "codec soname"): _OTHER + "facts.libraries()",
-    ("tests/scripts/test_librdkafka.py", "codec soname"): _OTHER + "facts.libraries()",
-    ("tests/scripts/test_compare.py", "latency metrics"): _OTHER + "facts.latency()",
-    ("tests/scripts/test_compare.py", "codec version key"): _OTHER + "facts.codec_version_keys()",
-    ("tests/smoke/consistency_test.py", "primary metrics of kinds"):
-        _OTHER + "Google Benchmark's own fields, beside the primary metrics",
-    ("tests/kafka/distributed_test.sh", "latency quantile"): _OTHER + "facts.latency()",
-    ("benchmarks/format_bench.cc", "codec names"):
-        "Format/validate's codec axis: a choice of rows (their names must not move)",
-    ("tests/unit/codec_test.cc", "codec names"):
-        "Kafka's compression codes 0 to 4, stated by the test that checks the table's",
-    ("tests/unit/context_test.cc", "secret rule"):
-        "settings the rule must redact, stated by the test of the rule",
-    ("tests/smoke/kbench_smoke_test.py", "latency metrics"):
-        "the fields of a maximum-rate probe (kbench_rate_curves) the test expects",
-}
+# {(path, kind): reason}. "other helper": a file this change could not edit; the facts.py
+# call that replaces the copy is named.
+KNOWN = {(path, kind): why for path, kind, why in (
+    line.split(" | ") for line in """\
+scripts/kbench/compare.py | context keys | other helper: facts.context_keys(comparison), facts.context_comparison(key)
+scripts/kbench/distributed.py | merge rule | other helper: the metric's merge rule
+scripts/kbench/distributed.py | latency metrics | other helper: facts.latency()
+scripts/kbench/native.py | codec soname | other helper: facts.libraries()
+scripts/kbench/native.py | codec version function | other helper: facts.version_functions()
+scripts/kbench/perf_test_format.py | latency metrics | other helper: facts.latency()
+scripts/kbench/scenario.py | merge rule | other helper: the metric's merge rule
+scripts/kbench/commands/history.py | context keys | other helper: facts.series_keys(), facts.run_keys()
+scripts/kbench/commands/history.py | primary metrics of kinds | other helper: facts.row_kinds()
+scripts/kbench/commands/librdkafka.py | codec soname | other helper: facts.libraries()
+scripts/kbench/commands/librdkafka.py | codec names | other helper: facts.librdkafka_codecs()
+scripts/kbench/commands/symbols.py | codec names | other helper: facts.libraries(), facts.librdkafka_codecs()
+scripts/kbench/commands/symbols.py | codec soname | other helper: facts.libraries()
+scripts/kbench/commands/vs_perf_test.py | codec names | other helper: facts.librdkafka_codecs()
+scripts/scenarios/compression-format/run.py | codec names | other helper: facts.librdkafka_codecs()
+scripts/scenarios/compression-cost/report.py | codec names | other helper: facts.describe()["codecs"]
+tests/profile/symbols_build_test.sh | codec soname | other helper: facts.libraries()
+tests/scripts/test_bench_commits.py | codec soname | other helper: facts.libraries()
+tests/scripts/test_librdkafka.py | codec soname | other helper: facts.libraries()
+tests/scripts/test_compare.py | latency metrics | other helper: facts.latency()
+tests/scripts/test_compare.py | codec version key | other helper: facts.codec_version_keys()
+tests/smoke/consistency_test.py | primary metrics of kinds | other helper: Google Benchmark's own fields
+tests/kafka/distributed_test.sh | latency quantile | other helper: facts.latency()
+benchmarks/format_bench.cc | codec names | Format/validate's codec axis: a choice of rows, named
+tests/unit/codec_test.cc | codec names | Kafka's compression codes 0 to 4, which the test checks the table against
+tests/unit/context_test.cc | secret rule | settings the rule must redact, stated by the test of the rule
+tests/smoke/kbench_smoke_test.py | latency metrics | the fields of a maximum-rate probe the test expects
+""".splitlines())}
 SEARCHED = ("scripts", "tests", "docs", "README.md", "benchmarks", "fixtures", "harness", "mock")
 SKIPPED_DIRS = {"__pycache__", "golden", "fake_kbench"}
 # The tables the facts are written in: the one place each is.
@@ -317,6 +305,29 @@ class GeneratedDocs(unittest.TestCase):
             stale = sorted(os.path.relpath(p, tmp) for p, (old, new) in docs.render(tmp).items()
                            if old != new)
         self.assertEqual(stale, sorted(docs.blocks()))
+
+    def test_a_commands_usage_comes_from_its_parser(self):
+        def add_arguments(parser):
+            parser.add_argument("--alpha", type=float, default=0.01, help="level (default %(default)s)")
+            parser.add_argument("base", help="the base run")
+        converted = types.ModuleType("kbench.commands.planted")
+        converted.__doc__, converted.add_arguments = "A planted command.", add_arguments
+        with mock.patch("kbench.__main__.command_module",
+                        lambda name: converted if name == "planted" else None):
+            table = docs.usage_table("planted")
+            self.assertIsNone(docs.usage_table("unconverted"))
+        self.assertIn("`--alpha ALPHA`", table)
+        self.assertIn("level (default 0.01)", table)
+        self.assertIn("the base run", table)
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = os.path.join(tmp, "planted.md")
+            with open(doc, "w", encoding="utf-8") as f:
+                f.write("<!-- usage:planted: begin -->\nby hand\n<!-- usage:planted: end -->\n")
+            with mock.patch.object(docs, "blocks", lambda: {"planted.md": []}), \
+                    mock.patch("kbench.__main__.command_module", lambda name: converted):
+                old, new = docs.render(tmp)[doc]
+        self.assertNotIn("by hand", new)
+        self.assertIn("`--alpha ALPHA`", new)
 
 
 if __name__ == "__main__":
