@@ -100,7 +100,7 @@ const std::vector<SharedLibrary>& SharedLibraries() {
 
 const ComparisonInfo& Comparison(ContextComparison c) {
   // In the enum's order.
-  static constexpr ComparisonInfo kComparisons[] = {
+  static constexpr ComparisonInfo kInfo[] = {
       {"critical",
        "runs that differ are different experiments (another machine, build or target): "
        "scripts/compare refuses them (exit 2) unless --force"},
@@ -108,7 +108,7 @@ const ComparisonInfo& Comparison(ContextComparison c) {
       {"ignored", "differs on every run: not compared"},
       {"other", "a difference is printed as a note"},
   };
-  return kComparisons[static_cast<std::size_t>(c)];
+  return kInfo[static_cast<std::size_t>(c)];
 }
 
 const std::vector<ContextKey>& ContextKeys() {

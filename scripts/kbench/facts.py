@@ -1,8 +1,8 @@
 """What kbench says it is: the facts the scripts use about families, metrics, row kinds,
 codecs and the libraries they load, the run context's keys and secret settings, read from
-`kbench --describe=json` (fixtures/describe.h). The
-C++ tables are the one place each fact is written; no script keeps a copy of its own
-(tests/scripts/test_facts.py fails if one appears).
+`kbench --describe=json` (fixtures/describe.h). The C++ tables are the one place each fact
+is written; no script, test or doc keeps a copy of its own (tests/scripts/test_facts.py
+fails if one appears).
 
 Where the description comes from, first found:
   KBENCH_DESCRIBE=FILE     a saved `kbench --describe=json`, or a result file (its

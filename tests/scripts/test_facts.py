@@ -280,6 +280,34 @@ class OneSourceOfFacts(unittest.TestCase):
         self.assertEqual(sorted(set(KNOWN) - present), [])
 
 
+class Accessors(unittest.TestCase):
+    """facts.py's answers hold together with the description they come from."""
+
+    def test_context(self):
+        keys = facts.context_keys()
+        for key, row in keys.items():
+            self.assertEqual(facts.context_comparison(key), row["comparison"])
+            self.assertIn(key, facts.context_keys(row["comparison"]))
+        family = next(k for k in keys if k.endswith("."))
+        self.assertEqual(facts.context_comparison(family + "some.setting"),
+                         keys[family]["comparison"])
+        self.assertEqual(facts.context_comparison("no_such_key"), "other")
+        self.assertTrue(set(facts.series_keys()) <= set(keys))
+        self.assertTrue(set(facts.run_keys()) <= set(keys))
+        self.assertTrue(all(keys[k]["written_by"] == "kbench" for k in facts.run_keys()))
+        # Every codec library's version is a key of the context.
+        self.assertTrue(set(facts.codec_version_keys()) <= set(keys))
+
+    def test_libraries(self):
+        libs = facts.libraries()
+        for codec, lib in facts.codec_libraries().items():
+            self.assertIn(codec, lib["codecs"])
+        self.assertEqual(set(facts.version_functions()),
+                         {n for n, lib in libs.items() if lib["version_function"]})
+        written = {c["librdkafka_name"] for c in facts.describe()["codecs"]}
+        self.assertTrue(set(facts.librdkafka_codecs()) < written)
+
+
 class GeneratedDocs(unittest.TestCase):
     """The docs' generated tables (README's options, codecs and families, docs/families.md's
     families and keys, docs/counters.md's metrics and context keys, docs/comparing.md's
