@@ -299,7 +299,9 @@ TEST(Codec, LibraryVersionsAreReadAtRunTime) {
   }
   // One per library: the rows that share one (snappy_xerial) leave the key empty.
   for (const CodecInfo& c : CodecTable()) {
-    if (!c.version_key.empty()) EXPECT_TRUE(versions.count(std::string(c.version_key)));
+    if (!c.version_key.empty()) {
+      EXPECT_TRUE(versions.count(std::string(c.version_key))) << c.version_key;
+    }
     if (!c.library.empty() && c.version_key.empty()) {
       EXPECT_TRUE(std::any_of(CodecTable().begin(), CodecTable().end(), [&](const CodecInfo& o) {
         return o.library == c.library && !o.version_key.empty();
