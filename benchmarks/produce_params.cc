@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "fixtures/cluster.h"
 #include "harness/librdkafka_api.h"
@@ -28,9 +30,31 @@ std::string_view OneOf(std::string_view key, std::string_view value,
 // Values that become part of the name are string_views into these static strings.
 constexpr std::array<std::string_view, 3> kAcks = {"0", "1", "all"};
 constexpr std::array<std::string_view, 3> kVariants = {"send", "bare_producev", "max_rate"};
-// Kafka's compression.type values for a topic.
-constexpr std::array<std::string_view, 6> kTopicCodecs = {"producer", "uncompressed", "gzip",
-                                                          "snappy",   "lz4",          "zstd"};
+// Kafka's compression.type values for a topic: keep the producer's batches, none, or one of
+// Kafka's codecs (the codec table's rows with a compression code).
+const std::vector<std::string_view>& TopicCodecs() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out = {"producer", "uncompressed"};
+    for (const CodecSpec& c : KafkaCodecs()) {
+      if (!c.is_none()) out.push_back(c.info().name);
+    }
+    return out;
+  }();
+  return names;
+}
+
+// The topic_codec key's help: its values, from TopicCodecs().
+std::string_view TopicCodecHelp() {
+  static const std::string help = [] {
+    std::string values;
+    for (std::size_t i = 1; i < TopicCodecs().size(); ++i) {
+      values += (i > 1 ? ", " : "") + std::string(TopicCodecs()[i]);
+    }
+    return "the topic's compression.type: producer (keep the batches) or " + values +
+           ", which the broker recompresses into (KAFKA-15418; live only)";
+  }();
+  return help;
+}
 
 // --codec is shared with the Codec family, whose levels go further (zstd 19, lz4 -1), so
 // codecs librdkafka cannot write are skipped here with a note rather than failing a run
@@ -151,11 +175,10 @@ const std::vector<ProduceAxis>& ProduceAxes() {
          if (p.keys.distribution != KeyDistribution::kNone) n.Add(k, p.keys.count);
        },
        nullptr, [](const ProduceParams& p) { return AxisText(p.keys.count); }},
-      {"topic_codec",
-       "the topic's compression.type: producer (keep the batches) or uncompressed, gzip, "
-       "snappy, lz4, zstd, which the broker recompresses into (KAFKA-15418; live only)",
+      {"topic_codec", TopicCodecHelp(),
        [](ProduceParams& p, std::string_view k, std::string_view v) {
-         p.topic_codec = OneOf(k, v, kTopicCodecs);
+         const auto& names = TopicCodecs();
+         p.topic_codec = ParseSpecChoice(ProduceParams::kFlag, k, v, names.data(), names.size());
        },
        [](const ProduceParams& p, std::string_view k, BenchName& n) {
          if (p.topic_codec != "producer") n.Add(k, p.topic_codec);

@@ -62,8 +62,14 @@ struct CodecInfo {
   LevelRange levels;
   // The Codec family's default levels (none: not in its default matrix).
   std::span<const int> bench_levels;
-  // Run-context key of the library's version and its query (from the library at run time
-  // where it has one); rows sharing a library leave the key empty.
+  // The shared library the codec calls (empty for none), its SONAME, and the function it
+  // exports that reports its version at run time (empty when it has none: snappy). Rows
+  // sharing a library name it alike; the run context's loaded_libraries lists its file.
+  std::string_view library;
+  std::string_view soname;
+  std::string_view version_function;
+  // Run-context key of the library's version and its query (version_function where the
+  // library has one, else its headers' version); rows sharing a library leave the key empty.
   std::string_view version_key;
   std::string (*version)();
   // Builds the codec; spec.level is within `levels`.

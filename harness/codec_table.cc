@@ -41,8 +41,8 @@ constexpr LevelRange kNoLevels = {0, 0, 0};
 
 std::span<const CodecInfo> CodecTable() {
   // name, Kafka attribute, first magic, librdkafka name and levels, broker feature,
-  // kbench's levels, Codec family levels, version key and query, factory, direct factory
-  // and level.
+  // kbench's levels, Codec family levels, library, its SONAME and version function, version
+  // key and query, factory, direct factory and level.
   static const CodecInfo table[] = {
       {"none",
        0,
@@ -52,6 +52,9 @@ std::span<const CodecInfo> CodecTable() {
        "",
        kNoLevels,
        {},
+       "",
+       "",
+       "",
        "",
        nullptr,
        codecs::MakeNone,
@@ -65,16 +68,19 @@ std::span<const CodecInfo> CodecTable() {
        "",
        {1, 9, 6},
        kGzipLevels,
+       "zlib",
+       "libz.so.1",
+       "zlibVersion",
        "zlib_version",
        codecs::ZlibVersion,
        codecs::MakeGzip,
        codecs::MakeGzipDirect,
        6},
-      {"snappy", 2, 0, "snappy", kNoLevels, "", kNoLevels, kNoLevel, "snappy_version",
-       codecs::SnappyVersion, codecs::MakeSnappy, codecs::MakeSnappyDirect, 0},
+      {"snappy", 2, 0, "snappy", kNoLevels, "", kNoLevels, kNoLevel, "snappy", "libsnappy.so.1", "",
+       "snappy_version", codecs::SnappyVersion, codecs::MakeSnappy, codecs::MakeSnappyDirect, 0},
       // The Java client's framing; librdkafka always writes raw snappy.
-      {"snappy_xerial", 2, 0, "", kNoLevels, "", kNoLevels, kNoLevel, "", nullptr,
-       codecs::MakeSnappyXerial, nullptr, 0},
+      {"snappy_xerial", 2, 0, "", kNoLevels, "", kNoLevels, kNoLevel, "snappy", "libsnappy.so.1",
+       "", "", nullptr, codecs::MakeSnappyXerial, nullptr, 0},
       // lz4: below 3 is the fast compressor (negative = faster, lower ratio), 3+ is HC up to
       // LZ4HC_CLEVEL_MAX (12); the frame format needs magic 1 (magic 0 wrote a broken one).
       {"lz4",
@@ -85,6 +91,9 @@ std::span<const CodecInfo> CodecTable() {
        "LZ4",
        {-16, 12, 1},
        kLz4Levels,
+       "lz4",
+       "liblz4.so.1",
+       "LZ4_versionString",
        "lz4_version",
        codecs::Lz4Version,
        codecs::MakeLz4,
@@ -100,6 +109,9 @@ std::span<const CodecInfo> CodecTable() {
        "ZSTD",
        {-7, codecs::ZstdMaxLevel(), 3},
        kZstdLevels,
+       "zstd",
+       "libzstd.so.1",
+       "ZSTD_versionString",
        "zstd_version",
        codecs::ZstdVersion,
        codecs::MakeZstd,

@@ -4,7 +4,6 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -46,12 +45,9 @@ std::string Kernel() {
   return std::string(u.sysname) + " " + u.release;
 }
 
-// "soname=path,..." of the codec and librdkafka shared objects this process loaded, resolved:
+// "soname=path,..." of the shared libraries (SharedLibraries()) this process loaded, resolved:
 // LD_LIBRARY_PATH (scripts/symbols, scripts/librdkafka) can swap any of them, and only the
 // file that ran says which build a result or profile came from.
-constexpr std::array<std::string_view, 5> kLibraryPrefixes = {
-    "librdkafka.so", "libzstd.so", "liblz4.so", "libsnappy.so", "libz.so"};
-
 std::string LoadedLibraries() {
   std::vector<std::string> found;
   dl_iterate_phdr(
@@ -59,7 +55,9 @@ std::string LoadedLibraries() {
         std::string_view path = info->dlpi_name ? info->dlpi_name : "";
         const size_t slash = path.rfind('/');
         std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-        for (auto prefix : kLibraryPrefixes) {
+        for (const SharedLibrary& lib : SharedLibraries()) {
+          // "libz.so.1" -> "libz.so": any version of the library.
+          const std::string_view prefix = lib.soname.substr(0, lib.soname.find(".so") + 3);
           if (!base.starts_with(prefix)) continue;
           std::unique_ptr<char, decltype(&std::free)> real(
               realpath(std::string(path).c_str(), nullptr), &std::free);
@@ -75,7 +73,150 @@ std::string LoadedLibraries() {
   return out;
 }
 
+constexpr std::string_view kBenchmark = "Google Benchmark", kKbench = "kbench",
+                           kScripts = "scripts", kEveryRun = "";
+
 }  // namespace
+
+const std::vector<SharedLibrary>& SharedLibraries() {
+  static const std::vector<SharedLibrary> libraries = [] {
+    std::vector<SharedLibrary> out = {
+        {"librdkafka", "librdkafka.so.1", "rd_kafka_version_str", "librdkafka_version", {}}};
+    for (const CodecInfo& c : CodecTable()) {
+      if (c.library.empty()) continue;
+      auto same = std::find_if(out.begin(), out.end(),
+                               [&](const SharedLibrary& l) { return l.name == c.library; });
+      if (same == out.end()) {
+        out.push_back({c.library, c.soname, c.version_function, {}, {}});
+        same = out.end() - 1;
+      }
+      if (!c.version_key.empty()) same->version_key = c.version_key;
+      same->codecs.push_back(c.name);
+    }
+    return out;
+  }();
+  return libraries;
+}
+
+const ComparisonInfo& Comparison(ContextComparison c) {
+  // In the enum's order.
+  static constexpr ComparisonInfo kInfo[] = {
+      {"critical",
+       "runs that differ are different experiments (another machine, build or target): "
+       "scripts/compare refuses them (exit 2) unless --force"},
+      {"version", "what one compares: printed as 'comparing X vs Y'"},
+      {"ignored", "differs on every run: not compared"},
+      {"other", "a difference is printed as a note"},
+  };
+  return kInfo[static_cast<std::size_t>(c)];
+}
+
+const std::vector<ContextKey>& ContextKeys() {
+  using C = ContextComparison;
+  static const std::vector<ContextKey> keys = [] {
+    std::vector<ContextKey> out = {
+        {"date", kBenchmark, C::kIgnored, false, "when the run started", kEveryRun},
+        {"host_name", kBenchmark, C::kCritical, true, "the machine", kEveryRun},
+        {"executable", kBenchmark, C::kIgnored, false, "the kbench binary that ran", kEveryRun},
+        {"num_cpus", kBenchmark, C::kCritical, true, "CPUs of the machine", kEveryRun},
+        {"mhz_per_cpu", kBenchmark, C::kOther, false, "the CPUs' clock", kEveryRun},
+        {"cpu_scaling_enabled", kBenchmark, C::kOther, false, "whether the CPU governor scales",
+         kEveryRun},
+        {"caches", kBenchmark, C::kOther, false, "the CPU caches", kEveryRun},
+        {"load_avg", kBenchmark, C::kIgnored, false, "the machine's load when the run started",
+         kEveryRun},
+        {"library_build_type", kBenchmark, C::kOther, false,
+         "how libbenchmark was built: Debian's always says debug (built without NDEBUG, "
+         "which does not affect kbench's code); read build_type",
+         kEveryRun},
+        {"kbench_version", kKbench, C::kVersion, false, "kbench's own version", kEveryRun},
+        {"git_sha", kKbench, C::kVersion, false, "the commit built", kEveryRun},
+        {"git_dirty", kKbench, C::kVersion, false, "whether the tree had local changes", kEveryRun},
+        {"build_type", kKbench, C::kCritical, true,
+         "how kbench was built (compare Release with Release only)", kEveryRun},
+        {"compiler", kKbench, C::kVersion, false, "the compiler that built kbench", kEveryRun},
+        {"cxx_flags", kKbench, C::kVersion, false, "its flags", kEveryRun},
+        {"librdkafka_version", kKbench, C::kVersion, true,
+         "the librdkafka loaded at run time (rd_kafka_version_str())", kEveryRun},
+    };
+    for (const SharedLibrary& lib : SharedLibraries()) {
+      if (lib.name == "librdkafka" || lib.version_key.empty()) continue;
+      out.push_back({std::string(lib.version_key), kKbench, C::kVersion, false,
+                     std::string(lib.name) + ", the library of codec " +
+                         std::string(lib.codecs.front()) + ": " +
+                         (lib.version_function.empty()
+                              ? std::string("its headers' version (it has no run-time query)")
+                              : "the loaded library's " + std::string(lib.version_function) + "()"),
+                     kEveryRun});
+    }
+    std::vector<ContextKey> rest = {
+        {"librdkafka_source", kKbench, C::kOther, false,
+         "what the loaded librdkafka was built from (KBENCH_LIBRDKAFKA_SOURCE, set by "
+         "scripts/bench-commits): two commits of one release report one version",
+         "KBENCH_LIBRDKAFKA_SOURCE is set"},
+        {"loaded_libraries", kKbench, C::kOther, false,
+         "soname=file of librdkafka and each codec library that ran, resolved: symbol builds "
+         "and other releases come in through LD_LIBRARY_PATH",
+         kEveryRun},
+        {"cpu_model", kKbench, C::kCritical, true, "the machine's CPU", kEveryRun},
+        {"kernel", kKbench, C::kVersion, false, "the operating system's kernel", kEveryRun},
+        {"payload_seed", kKbench, C::kOther, false,
+         "seed of the payload generators; equal seeds give identical payloads", kEveryRun},
+        {"working_set_bytes", kKbench, C::kOther, false,
+         "Codec, Batch, Format: value bytes of distinct batches each iteration walks", kEveryRun},
+        {"payload_repeats", kKbench, C::kOther, false,
+         "refused, or allowed with --allow-repeats (a small file: payload cycled)", kEveryRun},
+        {"target", kKbench, C::kCritical, true,
+         "none (no cluster needed), mock (librdkafka's mock cluster) or live (a real broker)",
+         kEveryRun},
+        {"bootstrap", kKbench, C::kOther, false, "the live cluster's bootstrap servers", kEveryRun},
+        {"security_protocol", kKbench, C::kOther, false,
+         "plaintext, ssl, sasl_plaintext or sasl_ssl, from the client settings", kEveryRun},
+        {"sasl_mechanism", kKbench, C::kOther, false, "none unless the protocol is SASL",
+         kEveryRun},
+        {"tls_client_certificate", kKbench, C::kOther, false,
+         "true when a client certificate is set", kEveryRun},
+        {"client.", kKbench, C::kOther, false,
+         "every client setting as client.<key>, with passwords, secrets, tokens, SASL "
+         "credentials and key material replaced by ***",
+         "a client setting is given (-X, --client-config)"},
+        {"client_cost", kKbench, C::kOther, false, "on, or off with --costs=off", kEveryRun},
+        {"broker_cost", kKbench, C::kOther, false,
+         "measured: ..., mock: ..., or unavailable: WHY (e.g. someone else's cluster)", kEveryRun},
+        {"broker_version", kKbench, C::kVersion, true,
+         "the broker's release (KBENCH_BROKER_VERSION, which scripts/bench sets from "
+         "scripts/kafka; Kafka's protocol carries no version string), or the mock's",
+         "the target is a cluster (live or mock)"},
+        {"broker_api_versions", kKbench, C::kOther, false, "the API versions the broker offers",
+         "the target is live"},
+        {"broker_count", kKbench, C::kOther, false, "brokers in the live cluster",
+         "the target is live"},
+        {"mock_cluster", kKbench, C::kOther, false,
+         "embedded (the loaded librdkafka's mock) or process (kbench-mock, --mock=process)",
+         "the target is mock"},
+        {"end_to_end_clock", kKbench, C::kOther, false,
+         "the clock EndToEnd's latency is read on (one steady clock on one host)", kEveryRun},
+        {"kbench_merged_runs", kScripts, C::kIgnored, false,
+         "processes merged into one file (scripts/bench, scripts/bench-commits)",
+         "the scripts merged processes' files"},
+        {"kbench_merged_from", kScripts, C::kIgnored, false, "the files merged",
+         "the scripts merged files"},
+        {"kbench_pairing", kScripts, C::kOther, false,
+         "one label on both sides of paired runs: scripts/compare pairs them process by process",
+         "runs were paired (scripts/bench-commits)"},
+        {"kbench_instructions_of", kScripts, C::kCritical, false,
+         "instructions counted inside these functions only, not the whole process",
+         "--instructions-of"},
+        {"kbench_measure", kScripts, C::kOther, false,
+         "callgrind_instructions_per_iteration for --instructions results", "--instructions"},
+        {"kbench_concurrent_processes", kScripts, C::kOther, false,
+         "kbench processes that ran at once (scenarios)", "a scenario ran processes at once"},
+    };
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  }();
+  return keys;
+}
 
 const SecretSettingRule& SecretSettings() {
   // Substrings that mark credentials in librdkafka's and Kafka's setting names

@@ -1,7 +1,8 @@
 """What kbench says it is: the facts the scripts use about families, metrics, row kinds,
-codecs and secret settings, read from `kbench --describe=json` (fixtures/describe.h). The
-C++ tables are the one place each fact is written; no script keeps a copy of its own
-(tests/scripts/test_facts.py fails if one appears).
+codecs and the libraries they load, the run context's keys and secret settings, read from
+`kbench --describe=json` (fixtures/describe.h). The C++ tables are the one place each fact
+is written; no script, test or doc keeps a copy of its own (tests/scripts/test_facts.py
+fails if one appears).
 
 Where the description comes from, first found:
   KBENCH_DESCRIBE=FILE     a saved `kbench --describe=json`, or a result file (its
@@ -9,7 +10,8 @@ Where the description comes from, first found:
   KBENCH_BIN               the kbench binary to ask
   build/kbench             the project's own build
 
-Run as a program: `docs` regenerates the docs' generated blocks, `json` prints the description.
+Run as a program it prints the description as the scripts see it (`json`); the docs'
+generated tables come from it through kbench.docs.
 """
 
 import json
@@ -102,14 +104,19 @@ def row_kinds():
     return describe()["row_kinds"]
 
 
+def _section(name):
+    """The description's section NAME; FactsUnavailable from a kbench older than it."""
+    d = describe()
+    if name not in d:
+        raise FactsUnavailable("the kbench description has no %s section (a kbench older "
+                               "than it): rebuild kbench, or set KBENCH_BIN to a newer one" % name)
+    return d[name]
+
+
 def latency():
     """The quantiles a latency histogram reports, by open-loop and queueing name, and its
     max: {"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}."""
-    d = describe()
-    if "latency" not in d:
-        raise FactsUnavailable("the kbench description has no latency section (a kbench older "
-                               "than it): rebuild kbench, or set KBENCH_BIN to a newer one")
-    return d["latency"]
+    return _section("latency")
 
 
 def is_not_run(error_message):
@@ -146,6 +153,13 @@ def cluster_regex(*binaries):
     return None
 
 
+def librdkafka_codecs():
+    """librdkafka's names of the codecs it writes (its compression.codec values, less none),
+    which builtin.features lists too."""
+    return [c["librdkafka_name"] for c in describe()["codecs"]
+            if c["librdkafka_name"] and c["librdkafka_name"] != "none"]
+
+
 def codec_version_keys():
     """Run-context keys of the codec libraries' versions, in table order."""
     return [c["version_key"] for c in describe()["codecs"] if c["version_key"]]
@@ -160,103 +174,63 @@ def is_secret_setting(key):
             or any(k.startswith(p) for p in rule["prefixes"]) or k in rule["names"])
 
 
-# The blocks of the docs that are generated from the description, between
-# <!-- NAME: begin --> and <!-- NAME: end --> markers: {doc path: [(NAME, markdown())]}.
-def _table(header, rows):
-    """A Markdown table: the header's cells, then one line per row of cells."""
-    lines = ["| %s |" % " | ".join(header), "|%s" % ("---|" * len(header))]
-    return "\n".join(lines + ["| %s |" % " | ".join(r) for r in rows])
+def context_keys(comparison=None):
+    """{key: row} of the run context's keys (row: written_by, comparison, series, meaning), in
+    the table's order; with COMPARISON ("critical", "version", "ignored", "other") only the
+    keys a difference in which means that to a comparison. A key ending in "." names a
+    family of keys (client.<setting>)."""
+    return {k["key"]: k for k in _section("context")["keys"]
+            if comparison is None or k["comparison"] == comparison}
 
 
-def _keys_table(family):
-    return _table(("key", "meaning"), [("`%s`" % k["key"], k["help"]) for k in family["keys"]])
+def context_comparison(key):
+    """What a difference in context key KEY means to a comparison: "critical", "version",
+    "ignored", or "other" (also for a key kbench does not describe)."""
+    for name, row in context_keys().items():
+        if key == name or (name.endswith(".") and key.startswith(name)):
+            return row["comparison"]
+    return "other"
 
 
-def _families_table(example=True):
-    header = ("family", "measures") + (("example",) if example else ())
-    return _table(header, [("`%s`" % f["name"], f["measures"])
-                           + (("`%s`" % f["example"],) if example else ()) for f in families()])
+def run_keys():
+    """The context keys kbench writes in every run (the others depend on the target, the
+    environment or the scripts)."""
+    return [k for k, row in context_keys().items()
+            if row["written_by"] == "kbench" and not row.get("when")]
 
 
-def _codecs_line():
-    def one(c):
-        levels = c["levels"]
-        words = []
-        if levels["max"] > levels["min"]:
-            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"],
-                                                          levels["default"]))
-        if c["name"] != "none" and not c["librdkafka_name"]:
-            words.append("librdkafka does not write it")
-        return "`%s`" % c["name"] + (" (%s)" % "; ".join(words) if words else "")
-    return "Codecs: %s." % ", ".join(one(c) for c in describe()["codecs"])
+def series_keys():
+    """The context keys whose values make a results-history series (runs that differ in one
+    are kept apart)."""
+    return [k for k, row in context_keys().items() if row["series"]]
 
 
-def _directions_table():
-    words = {1: "higher is better", -1: "lower is better", 0: "informational"}
-    return _table(("metric", "direction", "why"),
-                  [("`%s`" % m["name"], words[m["direction"]], m["meaning"])
-                   for m in describe()["metrics"]])
+def libraries():
+    """{library name: {"soname", "version_function", "version_key", "codecs"}} of the shared
+    libraries whose build decides a result: librdkafka, then each codec's library."""
+    return {lib["name"]: lib for lib in _section("libraries")}
 
 
-def _equivalence_table():
-    """The metrics with an equivalence threshold of their own, as a factor either way."""
-    rows = []
-    for m in describe()["metrics"]:
-        up = m.get("equivalence_pct") or 0
-        if up:
-            rows.append(("`%s`" % m["name"], "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
-                         % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))))
-    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"), rows)
+def codec_libraries():
+    """{codec name: its library's row in libraries()} for the codecs that call a library."""
+    libs = libraries()
+    return {c["name"]: libs[c["library"]] for c in describe()["codecs"] if c.get("library")}
 
 
-def generated_blocks():
-    """{doc path relative to the project: [(marker name, generated text)]}."""
-    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), _keys_table(f))
-            for f in families() if f["keys_flag"]]
-    return {"README.md": [("codecs", _codecs_line()), ("families", _families_table(False))],
-            "docs/families.md": [("families", _families_table())] + keys,
-            "docs/counters.md": [("metric-directions", _directions_table())],
-            "docs/comparing.md": [("equivalence-thresholds", _equivalence_table())]}
-
-
-def render_docs(root=ROOT):
-    """{path: (current text, text with every generated block regenerated)}."""
-    out = {}
-    for rel, blocks in generated_blocks().items():
-        path = os.path.join(root, rel)
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        new = text
-        for name, body in blocks:
-            begin, end = "<!-- %s: begin -->" % name, "<!-- %s: end -->" % name
-            if begin not in new or end not in new:
-                raise FactsUnavailable("%s has no %s ... %s block" % (rel, begin, end))
-            head, rest = new.split(begin, 1)
-            _, tail = rest.split(end, 1)
-            new = head + begin + "\n" + body + "\n" + end + tail
-        out[path] = (text, new)
-    return out
+def version_functions():
+    """{library name: the function it exports that reports its version}, for the libraries
+    that have one (snappy has none)."""
+    return {n: lib["version_function"] for n, lib in libraries().items()
+            if lib["version_function"]}
 
 
 def _cli(argv):
     from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(
-        prog="kbench.facts",
-        description="The docs' generated blocks, or kbench's description as scripts see it.")
-    ap.add_argument("question", choices=("json", "docs"),
-                    help="docs: regenerate the generated blocks of the docs (README's "
-                         "codecs and families, docs/families.md's families and row keys, "
-                         "docs/counters.md's metric directions, docs/comparing.md's equivalence "
-                         "thresholds)")
-    args = ap.parse_args(argv)
+    ap = ArgumentParser(prog="kbench.facts",
+                        description="kbench's description as the scripts see it.")
+    ap.add_argument("question", choices=("json",), help="json: the description")
+    ap.parse_args(argv)
     try:
-        if args.question == "docs":
-            for path, (old, new) in render_docs().items():
-                if new != old:
-                    with open(path, "w", encoding="utf-8") as f:
-                        f.write(new)
-                    print("regenerated %s" % os.path.relpath(path, ROOT))
-            return 0
         print(json.dumps(describe(), indent=2))
     except FactsUnavailable as e:
         die(str(e))

@@ -1,5 +1,7 @@
 #include "harness/context.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -28,19 +30,13 @@ TEST(Context, SecretsAreRedacted) {
 
 TEST(Context, BuildAndMachineKeysArePresentAndFilled) {
   std::map<std::string, std::string> ctx;
-  for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
-  for (const char* key : {"kbench_version", "git_sha", "git_dirty", "build_type", "compiler",
-                          "cxx_flags", "librdkafka_version", "cpu_model", "kernel"}) {
-    ASSERT_TRUE(ctx.count(key)) << key;
+  for (const auto& [k, v] : CollectBuildAndMachineContext()) {
+    EXPECT_FALSE(v.empty()) << k;
+    ctx[k] = v;
   }
-  // One version key per codec library: its table row's version_key.
-  for (const CodecInfo& c : CodecTable()) {
-    if (!c.version_key.empty()) {
-      EXPECT_FALSE(ctx[std::string(c.version_key)].empty()) << c.version_key;
-    }
-  }
-  for (const char* key : {"kbench_version", "librdkafka_version", "zstd_version", "compiler"}) {
-    EXPECT_FALSE(ctx[key].empty()) << key;
+  // One version key per shared library: librdkafka's and each codec library's.
+  for (const SharedLibrary& lib : SharedLibraries()) {
+    EXPECT_FALSE(ctx[std::string(lib.version_key)].empty()) << lib.version_key;
   }
   EXPECT_TRUE(ctx["git_dirty"] == "true" || ctx["git_dirty"] == "false");
 }
@@ -96,15 +92,48 @@ TEST(Context, LoadedLibrariesNameTheFilesThatRan) {
   std::map<std::string, std::string> ctx;
   for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
   const std::string& libs = ctx["loaded_libraries"];
-  for (const char* soname :
-       {"librdkafka.so.1=/", "libzstd.so.1=/", "liblz4.so.1=/", "libz.so.1=/"}) {
-    EXPECT_NE(libs.find(soname), std::string::npos) << soname << " in " << libs;
+  for (const SharedLibrary& lib : SharedLibraries()) {
+    const std::string entry = std::string(lib.soname) + "=/";
+    EXPECT_NE(libs.find(entry), std::string::npos) << entry << " in " << libs;
   }
   // Resolved to the real file (libzstd.so.1.5.4), not the SONAME link.
-  const size_t at = libs.find("libzstd.so.1=");
+  const std::string soname(SharedLibraries().back().soname);
+  const size_t at = libs.find(soname + "=");
   ASSERT_NE(at, std::string::npos);
   const std::string path = libs.substr(at, libs.find(',', at) - at);
-  EXPECT_NE(path.find("/libzstd.so.1."), std::string::npos) << path;
+  EXPECT_NE(path.find("/" + soname + "."), std::string::npos) << path;
+}
+
+// The version function each library row names is the one the library exports, and it
+// reports the version the context records (the scripts ask a library by that name).
+TEST(Context, LibraryVersionFunctionsAreTheLibrariesOwn) {
+  std::map<std::string, std::string> ctx;
+  for (const auto& [k, v] : CollectBuildAndMachineContext()) ctx[k] = v;
+  for (const SharedLibrary& lib : SharedLibraries()) {
+    ASSERT_FALSE(lib.version_key.empty()) << lib.name;
+    EXPECT_TRUE(ctx.count(std::string(lib.version_key))) << lib.version_key;
+    if (lib.version_function.empty()) continue;
+    using VersionFn = const char* (*)();
+    auto fn =
+        reinterpret_cast<VersionFn>(dlsym(RTLD_DEFAULT, std::string(lib.version_function).c_str()));
+    ASSERT_NE(fn, nullptr) << lib.version_function;
+    EXPECT_EQ(ctx[std::string(lib.version_key)], fn()) << lib.name;
+  }
+}
+
+// Every key the run context writes is described (ContextKeys(), kbench --describe=json).
+TEST(Context, EveryKeyWrittenIsDescribed) {
+  auto described = [](const std::string& key) {
+    for (const ContextKey& k : ContextKeys()) {
+      if (k.key == key || (k.key.ends_with('.') && key.starts_with(k.key))) return true;
+    }
+    return false;
+  };
+  ContextEntries written = CollectBuildAndMachineContext("tree:/src@0123");
+  for (const auto& entry : SecurityContext({})) written.push_back(entry);
+  for (const auto& [key, value] : written) EXPECT_TRUE(described(key)) << key;
+  EXPECT_TRUE(described("client.acks"));
+  EXPECT_FALSE(described("no_such_key"));
 }
 
 }  // namespace
