@@ -11,7 +11,7 @@ import os
 import re
 from datetime import datetime, timezone
 
-from kbench import text, verdict
+from kbench import results, text, verdict
 
 
 def change_text(m):
@@ -144,12 +144,11 @@ def chart_svg(i, runs, changes, commit_index):
     return "".join(parts), hover
 
 
-def primary_metric(metrics):
-    """The metric a benchmark's chart shows: its time, else its throughput."""
-    for m in ("cpu_time", "real_time", "instructions", "items_per_second", "max_rate"):
-        if m in metrics:
-            return m
-    return sorted(metrics)[0]
+def primary_metric(name, metrics):
+    """The metric a benchmark's chart shows: its row's first primary metric, else the first
+    recorded."""
+    first = results.primary_metrics(name)[0][0]
+    return first if first in metrics else sorted(metrics)[0]
 
 
 def _write_page(path, title, body, data=None):
@@ -191,7 +190,7 @@ def write_report(out_dir, series, changes, groups, labels, totals):
         for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
             body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
             for (_, name), metrics in charts:
-                metric = primary_metric(metrics)
+                metric = primary_metric(name, metrics)
                 key = (sid, name, metric)
                 runs = series[key]["runs"]
                 # Change points of every metric of the benchmark go on its chart.

@@ -13,9 +13,10 @@ import sys
 
 from kbench import proc
 
-# The version function each library exports.
-VERSION_FUNCTIONS = {"zstd": "ZSTD_versionString", "lz4": "LZ4_versionString",
-                     "zlib": "zlibVersion", "librdkafka": "rd_kafka_version_str"}
+# librdkafka's own version function: scripts/librdkafka asks it before any kbench is built,
+# so it cannot come from kbench's description (the codec libraries' functions do:
+# facts.version_functions()).
+LIBRDKAFKA_VERSION_FUNCTION = "rd_kafka_version_str"
 
 
 def system_environment():
@@ -23,11 +24,11 @@ def system_environment():
     return {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
 
 
-def probe(lib, path, log=None):
-    """{"version": ..., "features": ...} of library LIB (a key of VERSION_FUNCTIONS) at PATH, a
-    file or a soname the loader resolves; None when it does not load. The child's stderr is
-    appended to the file LOG (default: nowhere)."""
-    cmd = [sys.executable, "-m", "kbench.library_probe", lib, path]
+def probe(function, path, log=None):
+    """{"version": ..., "features": ...} of the library at PATH (a file or a soname the loader
+    resolves), whose version FUNCTION returns a string; features for a librdkafka. None when
+    it does not load. The child's stderr is appended to the file LOG (default: nowhere)."""
+    cmd = [sys.executable, "-m", "kbench.library_probe", function, path]
     if log:
         done = proc.run(cmd, capture=True, log=log, env=system_environment())
         answer = done.stdout if done.returncode == 0 else None
@@ -36,13 +37,13 @@ def probe(lib, path, log=None):
     return json.loads(answer) if answer else None
 
 
-def _answer(lib, path):
+def _answer(function, path):
     so = ctypes.CDLL(path)
-    fn = getattr(so, VERSION_FUNCTIONS[lib])
+    fn = getattr(so, function)
     fn.restype = ctypes.c_char_p
     answer = {"version": fn().decode(), "features": ""}
     # A librdkafka without rd_kafka_conf_get (before 0.9.2) has no features to tell.
-    if lib == "librdkafka" and hasattr(so, "rd_kafka_conf_get"):
+    if function == LIBRDKAFKA_VERSION_FUNCTION and hasattr(so, "rd_kafka_conf_get"):
         so.rd_kafka_conf_new.restype = ctypes.c_void_p
         so.rd_kafka_conf_get.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
                                          ctypes.POINTER(ctypes.c_size_t)]
@@ -57,7 +58,7 @@ def _answer(lib, path):
 
 
 if __name__ == "__main__":
-    # The child of probe(): LIB FILE, the answer as JSON; exit 1 when the library does not load.
+    # The child of probe(): FUNCTION FILE, the answer as JSON; exit 1 when the library does not load.
     try:
         print(json.dumps(_answer(sys.argv[1], sys.argv[2])))
     except (OSError, AttributeError):

@@ -23,17 +23,6 @@ import statistics
 from kbench import facts, stats, text
 from kbench import results as kr
 
-# Context keys that make numbers incomparable (another machine, build or target).
-CRITICAL_CONTEXT = ["target", "build_type", "host_name", "cpu_model", "num_cpus",
-                    # instructions of the whole process, or only inside these functions
-                    "kbench_instructions_of"]
-# Keys expected to differ: what is being compared (plus the codecs' library versions).
-VERSION_CONTEXT = ["git_sha", "git_dirty", "kbench_version", "librdkafka_version",
-                   "broker_version", "compiler", "cxx_flags", "kernel"]
-# Keys that differ on every run and mean nothing for comparability.
-IGNORED_CONTEXT = {"date", "executable", "load_avg", "kbench_merged_runs",
-                   "kbench_merged_from"}
-
 VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
                 "unchanged": "unchanged", "inconclusive": "inconclusive"}
 
@@ -535,12 +524,9 @@ def context_diff(base_ctx, new_ctx):
     diff = {}
     keys = list(base_ctx.keys()) + [k for k in new_ctx.keys() if k not in base_ctx]
     for key in keys:
-        if key in IGNORED_CONTEXT:
-            continue
+        kind = facts.context_comparison(key)
         b, n = base_ctx.get(key), new_ctx.get(key)
-        if b != n:
-            kind = ("critical" if key in CRITICAL_CONTEXT else "version"
-                    if key in VERSION_CONTEXT or key in facts.codec_version_keys() else "other")
+        if kind != "ignored" and b != n:
             diff[key] = {"base": b, "new": n, "kind": kind}
     return diff
 
@@ -548,7 +534,7 @@ def context_diff(base_ctx, new_ctx):
 def mixed_context(side):
     """Critical context keys whose values differ between the files of one side."""
     out = {}
-    for key in CRITICAL_CONTEXT:
+    for key in facts.context_keys("critical"):
         seen = [ctx.get(key) for ctx in side.contexts]
         values = [v for i, v in enumerate(seen) if v not in seen[:i]]
         if len(values) > 1:

@@ -216,13 +216,13 @@ class TestEndToEnd(BenchCommitsCase):
         self.assertEqual({r["samples"] for r in verdict["regressions"]}, {"pair"})
 
     def test_budget_ends_the_rounds(self):
-        # An A/A run stays inconclusive at 2 rounds; a budget of 1 s leaves no room for
+        # An A/A run stays inconclusive at 2 rounds; a budget of 0.06 s leaves no room for
         # more: one look, exit 3.
         out = os.path.join(self.tmp, "budget-end")
         proc = self.run_bc(self.c1, self.c1, "--repo", self.repo, "--runs", "2",
-                           "--budget", "0.02", "--out-dir", out)
+                           "--budget", "0.001", "--out-dir", out)
         self.assertEqual(proc.returncode, 3, proc.stdout + proc.stderr)
-        self.assertIn("would exceed the budget of 0.02 min", proc.stderr)
+        self.assertIn("would exceed the budget of 0.001 min", proc.stderr)
         self.assertNotIn("look 2/", proc.stderr)
 
     def test_sides_of_one_commit_differ_in_arguments_or_environment(self):

@@ -187,7 +187,7 @@ class TestProfileScript(unittest.TestCase):
                                   (["--diff", "A"], {}, "--diff: expected 2 arguments"),
                                   (["--diff", "no-such-rev", "HEAD", "X"], {}, "neither an executable"),
                                   (["--diff", "libs=/nonexistent", "HEAD", "X"], {}, "no directory"),
-                                  (["--freq", "x", "X"], {}, "--freq: must be a positive integer"),
+                                  (["--freq", "x", "X"], {}, "argument --freq: invalid positive integer value"),
                                   (["--callers", "0", "X"], {}, "--callers: must be a positive integer"),
                                   (["--tool", "callgrind", "--off-cpu", "X"], {"KBENCH_BIN": "/bin/true"},
                                    "--off-cpu needs perf"),

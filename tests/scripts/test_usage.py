@@ -112,10 +112,10 @@ class BadUsage(unittest.TestCase):
                            {"KBENCH_DRY_RUN": "1"})
 
     def test_missing_value_is_usage_too(self):
-        # need_value: an option at the end of the line, without its value.
+        # An option at the end of the line, without its value.
         for script, args, prog in (("scripts/bench", ["--profile"], "scripts/bench"),
                                    ("scripts/test", ["-R"], "scripts/test"),
-                                   ("scripts/kafka", ["stop", "--dir"], "kafka")):
+                                   ("scripts/kafka", ["stop", "--dir"], "scripts/kafka")):
             with self.subTest(script=script):
                 self.check(script, args, prog)
 

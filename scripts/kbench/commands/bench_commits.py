@@ -47,7 +47,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, compare, facts, git, proc, results, stamp
+from kbench import build_stamp, cli, facts, git, proc, results, stats
 from kbench.cli import die, info
 from kbench.commands import compare as compare_command
 from kbench.commands import kafka, librdkafka
@@ -126,7 +126,7 @@ def parse(argv):
 def look_pairs(alpha, looks):
     """Rounds the first look starts with: as many as a paired verdict at alpha / looks needs,
     made even (as many A-first as B-first rounds)."""
-    n = compare.min_pairs(alpha / looks)
+    n = stats.min_pairs(alpha / looks)
     return n + n % 2
 
 
@@ -338,7 +338,7 @@ class BenchCommits:
         env = ["LD_LIBRARY_PATH=%s%s" % (folder, ":" + ld if ld else "")]
         # A commit's build is cached by sha alone, and may have been built from another
         # clone (a mirror, a checkout): the source names the tree this side asked for.
-        src = stamp.librdkafka_source(cli.read_json(folder.removesuffix("/lib") + "/build.json", status=3), tree)
+        src = build_stamp.librdkafka_source(cli.read_json(folder.removesuffix("/lib") + "/build.json", status=3), tree)
         return env + ["KBENCH_LIBRDKAFKA_SOURCE=" + src] if src else env
 
     def start_side_cluster(self, side, version):

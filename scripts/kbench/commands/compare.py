@@ -38,7 +38,7 @@ import os
 import statistics
 import sys
 
-from kbench import cli, stats, text
+from kbench import cli, facts, stats, text
 from kbench import results as kr
 from kbench import verdict as kv
 
@@ -305,7 +305,7 @@ def markdown(verdict, title="kbench"):
     out = ["### %s: %s" % (title, head), ""]
     diff = verdict["context_diff"]
     out += ["Comparing `%s` %s → %s  " % (key, _md(diff[key]["base"]), _md(diff[key]["new"]))
-            for key in ("git_sha", "librdkafka_version", "broker_version") if key in diff]
+            for key in facts.context_keys("version") if key in diff]
     out += [summary_line(verdict), ""]
     if verdict.get("machine_drift"):
         out += ["> " + _md(drift_line(verdict["machine_drift"])), ""]

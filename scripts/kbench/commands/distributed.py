@@ -122,13 +122,6 @@ def latency_counters(h, open_loop):
 
 # ---------------------------------------------------------------- merging
 
-# Counters that add up across agents; the latency counters are recomputed; every other
-# numeric counter is the records-weighted mean of the agents' values (batch shapes, ratios).
-# The rule per metric is to come from kbench --describe=json with the one merge of processes'
-# results in kbench.results; until then, this set.
-SUMMED = {"errors", "retries", "queue_full", "lost_records", "duplicate_records",
-          "delivered_records", "end_offsets", "target_rate", "achieved_rate", "delivered_rate",
-          "requests_per_second", "wire_bytes_per_second"}
 STANDARD = kr.STANDARD_KEYS
 MIB = 1024.0 * 1024.0
 
@@ -255,13 +248,16 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    latency = recomputed()
+    # Counters whose merge rule (kbench --describe=json) is "sum" add up across agents; the
+    # latency counters are recomputed; every other numeric counter is the records-weighted
+    # mean of the agents' values (batch shapes, ratios).
+    latency, rules = recomputed(), facts.merge_rules()
     counters = {k for e in entries.values() for k, v in e.items()
                 if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
                 and k not in ("items_per_second", "bytes_per_second")}
     for key in sorted(counters - latency):
         values = {a: e[key] for a, e in entries.items() if key in e}
-        if key in SUMMED:
+        if rules.get(key) == "sum":
             out[key] = float(sum(values.values()))
         else:
             out[key] = sum(v * records[a] for a, v in values.items()) / (

@@ -77,7 +77,7 @@ CODECS = ("gzip", "snappy", "lz4", "zstd")
 @functools.cache
 def system_version():
     """The version of the librdkafka.so.1 the loader picks without LD_LIBRARY_PATH; "" if none."""
-    return (library_probe.probe("librdkafka", "librdkafka.so.1") or {}).get("version", "")
+    return (library_probe.probe(library_probe.LIBRDKAFKA_VERSION_FUNCTION, "librdkafka.so.1") or {}).get("version", "")
 
 
 def header_version(header):
@@ -229,7 +229,7 @@ def compile_source(d, src, version, what, flags):
     for header in ("rdkafka.h", "rdkafka_mock.h"):
         if os.path.isfile(src + "/src/" + header):
             shutil.copy(src + "/src/" + header, d + "/include")
-    answer = library_probe.probe("librdkafka", stage + "/librdkafka.so.1", log)
+    answer = library_probe.probe(library_probe.LIBRDKAFKA_VERSION_FUNCTION, stage + "/librdkafka.so.1", log)
     if answer is None:
         raise BuildError("the built librdkafka.so.1 does not load; log: " + log)
     if answer["version"] != version:

@@ -30,7 +30,7 @@ import shutil
 import sys
 import time
 
-from kbench import build_stamp, cli, library_probe, proc, text
+from kbench import build_stamp, cli, facts, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
 # LIB -> the Debian binary package holding the library the system loads, its SONAME.
@@ -84,7 +84,7 @@ def ask(lib, path, log):
     if lib == "snappy":
         # No runtime query in snappy's API: the versioned file name (libsnappy.so.1.1.9).
         return {"version": os.path.basename(os.path.realpath(path)).removeprefix("libsnappy.so."), "features": ""}
-    return library_probe.probe(lib, path, log)
+    return library_probe.probe(facts.version_functions()[lib], path, log)
 
 
 def exported(path):

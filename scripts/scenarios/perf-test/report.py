@@ -25,7 +25,7 @@ import statistics
 import sys
 
 from kbench import scenario as ks
-from kbench import text
+from kbench import facts, text
 from kbench.cli import ArgumentParser, die
 
 MIB = 1024.0 * 1024.0
@@ -106,9 +106,10 @@ def kbench_producer(path, match=r"^Produce/"):
     b = dict(pick_rows(doc, path, match)[0])
     # Closed-loop rows name their percentiles queue_*_us (queueing under a load the client
     # sets itself); kafka-producer-perf-test prints the same measurement as latency.
-    for key in ("avg_us", "max_us", "p50_us", "p95_us", "p99_us", "p999_us"):
-        if key not in b and "queue_" + key in b:
-            b[key] = b["queue_" + key]
+    lat = facts.latency()
+    for q in [lat["max"]] + lat["quantiles"] + [{"metric": "avg_us", "queue_metric": "queue_avg_us"}]:
+        if q["metric"] not in b and q["queue_metric"] in b:
+            b[q["metric"]] = b[q["queue_metric"]]
     for key in ("items_per_second", "bytes_per_second", "avg_us", "max_us", "p50_us"):
         if key not in b:
             raise InputError("%s: %s has no %s counter (kbench too old?)" % (path, b["name"], key))
@@ -220,7 +221,8 @@ def median_result(results):
     m = {k: statistics.median(r[k] for r in results) for k in FINAL_FIELDS}
     m["records"] = int(m["records"])
     m.update({k: statistics.median(r[k] for r in results)
-              for k in ("p50_us", "p95_us", "p99_us", "p999_us") if all(k in r for r in results)})
+              for k in (q["metric"] for q in facts.latency()["quantiles"])
+              if all(k in r for r in results)})
     return m
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from kbench import cli, proc
+from kbench import proc
 from kbench.cli import die, info
 from kbench.commands import kafka
 from kbench.scenario_runner import Scenario, bootstrap_list, kafka_version
@@ -123,7 +123,7 @@ def settings(args):
         m = LEVEL_KEY.fullmatch(k)
         if m and m.group(1) != setting["compression.type"]:
             die("%s given but compression.type is %s" % (k, setting["compression.type"]))
-    if not (cli.is_uint(setting["buffer.memory"]) and int(setting["buffer.memory"]) >= 1024):
+    if not (setting["buffer.memory"].isdigit() and int(setting["buffer.memory"]) >= 1024):
         die("buffer.memory must be an integer of at least 1024, not '%s'" % setting["buffer.memory"])
     return setting, extra
 
