@@ -24,8 +24,8 @@ import re
 import statistics
 import sys
 
-from kbench import scenario as ks
 from kbench import facts, text
+from kbench import scenario as ks
 from kbench.cli import ArgumentParser, die
 
 MIB = 1024.0 * 1024.0
