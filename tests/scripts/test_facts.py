@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # call that replaces the copy is named.
 KNOWN = {(path, kind): why for path, kind, why in (
     line.split(" | ") for line in """\
-scripts/kbench/library_probe.py | codec version function | librdkafka's own version function: scripts/librdkafka asks it before any kbench is built
+scripts/kbench/library_probe.py | codec version function | librdkafka's own: asked before any kbench is built
 scripts/kbench/scenario.py | merge rule | other helper: the metric's merge rule
 scripts/kbench/commands/history.py | context keys | other helper: facts.series_keys(), facts.run_keys()
 scripts/kbench/commands/librdkafka.py | codec soname | other helper: facts.libraries()
@@ -49,7 +49,7 @@ scripts/scenarios/compression-cost/report.py | codec names | other helper: facts
 tests/profile/symbols_build_test.sh | codec soname | other helper: facts.libraries()
 tests/scripts/test_bench_commits.py | codec soname | other helper: facts.libraries()
 tests/scripts/test_librdkafka.py | codec soname | other helper: facts.libraries()
-tests/scripts/test_compare.py | merge rule | a planted rule table: the test checks that merge_runs follows whatever the description says
+tests/scripts/test_compare.py | merge rule | planted: merge_runs must follow the described rules
 tests/scripts/test_compare.py | latency metrics | other helper: facts.latency()
 tests/scripts/test_compare.py | codec version key | other helper: facts.codec_version_keys()
 tests/smoke/consistency_test.py | primary metrics of kinds | other helper: Google Benchmark's own fields
