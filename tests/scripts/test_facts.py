@@ -39,13 +39,10 @@ KNOWN = {(path, kind): why for path, kind, why in (
     line.split(" | ") for line in """\
 scripts/kbench/library_probe.py | codec version function | librdkafka's own: asked before any kbench is built
 scripts/kbench/scenario.py | merge rule | other helper: the metric's merge rule
-scripts/kbench/commands/history.py | context keys | other helper: facts.series_keys(), facts.run_keys()
-scripts/kbench/commands/librdkafka.py | codec soname | other helper: facts.libraries()
-scripts/kbench/commands/librdkafka.py | codec names | other helper: facts.librdkafka_codecs()
-scripts/kbench/commands/symbols.py | codec names | other helper: facts.libraries(), facts.librdkafka_codecs()
-scripts/kbench/commands/symbols.py | codec soname | other helper: facts.libraries()
-scripts/scenarios/compression-format/run.py | codec names | other helper: facts.librdkafka_codecs()
-scripts/scenarios/compression-cost/report.py | codec names | other helper: facts.describe()["codecs"]
+scripts/kbench/commands/history.py | context keys | the keys every kbench run has, older runs too
+scripts/kbench/commands/librdkafka.py | codec soname | builds librdkafka before any kbench exists
+scripts/kbench/commands/librdkafka.py | codec names | builds librdkafka before any kbench exists
+scripts/kbench/commands/symbols.py | codec soname | build recipes: the file each library's make writes
 tests/profile/symbols_build_test.sh | codec soname | other helper: facts.libraries()
 tests/scripts/test_bench_commits.py | codec soname | other helper: facts.libraries()
 tests/scripts/test_librdkafka.py | codec soname | other helper: facts.libraries()

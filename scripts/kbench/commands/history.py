@@ -8,7 +8,7 @@ Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (
 wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
 when the process dies half-way, and the reads are per series, by index, not column scans.
 Tables (schema version in PRAGMA user_version): series (one per comparable context:
-SERIES_KEYS; runs of different series are never mixed), runs (one per JSON file added,
+the series keys of kbench --describe; runs of different series are never mixed), runs (one per JSON file added,
 keyed by its content digest), benchmarks, metrics, samples (every repetition of every
 benchmark and counter, per kbench process), errors (repetitions that failed), extras
 (interval samples and rate curves as JSON) and points: per run, benchmark and judged
@@ -35,14 +35,12 @@ import time
 from datetime import datetime, timezone
 
 import kbench
-from kbench import cli, dashboard, git, text, verdict
+from kbench import cli, dashboard, facts, git, text, verdict
 from kbench import results as kr
 from kbench.dashboard import change_text, day, short
 
 SCHEMA_VERSION = 1
 # Context keys whose values make runs comparable; a run's series is these values.
-SERIES_KEYS = ["host_name", "cpu_model", "num_cpus", "target", "build_type",
-               "librdkafka_version", "broker_version"]
 # Context keys a kbench run always carries: a Google Benchmark JSON without them was not
 # written by kbench (a foreign file) and has no commit or target to be keyed by.
 REQUIRED_CONTEXT = ["kbench_version", "git_sha", "target", "build_type"]
@@ -149,7 +147,7 @@ def check_run(path):
 
 
 def series_of(ctx):
-    values = {k: ctx.get(k, "") for k in SERIES_KEYS}
+    values = {k: ctx.get(k, "") for k in facts.series_keys()}
     key = json.dumps(values, sort_keys=True)
     label = "%s (%s, %s CPUs) %s %s librdkafka %s%s" % (
         values["host_name"] or "?", values["cpu_model"] or "?", values["num_cpus"] or "?",

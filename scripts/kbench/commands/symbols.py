@@ -33,14 +33,10 @@ import time
 from kbench import build_stamp, cli, facts, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
-# LIB -> the Debian binary package holding the library the system loads, its SONAME.
-LIBRARIES = {
-    "zstd": ("libzstd1", "libzstd.so.1"),
-    "lz4": ("liblz4-1", "liblz4.so.1"),
-    "snappy": ("libsnappy1v5", "libsnappy.so.1"),
-    "zlib": ("zlib1g", "libz.so.1"),
-    "librdkafka": ("librdkafka1", "librdkafka.so.1"),
-}
+# LIB -> the Debian binary package holding the library the system loads (its soname is
+# kbench's fact: facts.libraries()).
+LIBRARIES = {"zstd": "libzstd1", "lz4": "liblz4-1", "snappy": "libsnappy1v5", "zlib": "zlib1g",
+             "librdkafka": "librdkafka1"}
 # Added to Debian's flags: frame pointers everywhere (perf --call-graph fp gives whole stacks
 # through the library; Debian's flags already carry -g).
 EXTRA_CFLAGS = "-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
@@ -65,7 +61,7 @@ def version_order(version):
 
 def installed(lib):
     """(SOURCE_PACKAGE, SOURCE_VERSION) of LIB's installed binary package; None when it is not."""
-    answer = proc.output(["dpkg-query", "-W", "-f=${source:Package} ${source:Version}", LIBRARIES[lib][0]])
+    answer = proc.output(["dpkg-query", "-W", "-f=${source:Package} ${source:Version}", LIBRARIES[lib]])
     return tuple(answer.split(" ", 1)) if answer and " " in answer else None
 
 
@@ -74,7 +70,7 @@ def system_file(lib):
     listing = proc.output(["/sbin/ldconfig", "-p"], env=library_probe.system_environment()) or ""
     for line in listing.splitlines():
         w = line.split()
-        if w and w[0] == LIBRARIES[lib][1] and re.search("x86-64|x86_64|64bit", line):
+        if w and w[0] == facts.libraries()[lib]["soname"] and re.search("x86-64|x86_64|64bit", line):
             return os.path.realpath(w[-1])
     return None
 
@@ -206,7 +202,7 @@ class Cache:
 
     def build_one(self, lib):
         """LIB's library folder, built into its cache folder unless it is there, verified and stamped."""
-        package, soname = LIBRARIES[lib]
+        package, soname = LIBRARIES[lib], facts.libraries()[lib]["soname"]
         found = installed(lib)
         if not found:
             raise BuildError("%s is not installed: nothing to match (scripts/setup installs it)" % package, 2)
@@ -279,7 +275,7 @@ def verify(lib, soname, d, log):
              "system_library_file": sysfile, "exports_match_system": built_names == system_names}
     if lib == "librdkafka":
         features = built["features"].split(",")
-        missing = [codec for codec in ("gzip", "snappy", "lz4", "zstd") if codec not in features]
+        missing = [codec for codec in facts.librdkafka_codecs() if codec not in features]
         if missing:
             raise BuildError("librdkafka was built without %s (builtin.features: %s)"
                              % (" ".join(missing), built["features"]))

@@ -7,9 +7,9 @@ Run by run.py as `report.py DIR --scale S ...`."""
 
 import sys
 
+from kbench import facts, text
 from kbench import results as kr
 from kbench import scenario as ks
-from kbench import text
 
 DEFAULT_PAYLOAD = "az"  # kbench leaves the default payload out of names
 PAYLOAD_LABELS = {"az": "A-Z letters (kafka-producer-perf-test's)",
@@ -211,7 +211,7 @@ def _recompression(rows, measured):
 
 
 def _codec_order(label):
-    order = ["none", "gzip", "snappy", "lz4", "zstd"]
+    order = [c["name"] for c in facts.describe()["codecs"]]
     name, _, level = label.partition(":")
     return (order.index(name) if name in order else len(order), int(level) if level.lstrip("-").isdigit() else 0)
 

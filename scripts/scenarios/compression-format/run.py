@@ -9,6 +9,7 @@ import glob
 import os
 import re
 
+from kbench import facts
 from kbench.cli import die, info
 from kbench.commands import compare, librdkafka
 from kbench.scenario_runner import Scenario, kafka_version
@@ -76,10 +77,10 @@ def main(args):
             mifs, vbs, lingers, sizes, codecs, reps = [5], [500], [0], [100], ["gzip", "lz4"], 5
         elif scn.scale == "full":
             mifs, vbs, lingers, sizes = [1, 5], [500, 5000, 50000], [0, 10, 100], [100, 1000]
-            codecs, reps = ["gzip", "snappy", "lz4", "zstd"], 8
+            codecs, reps = facts.librdkafka_codecs(), 8
         else:
             mifs, vbs, lingers, sizes = [1, 5], [500, 50000], [0, 10], [100, 1000]
-            codecs, reps = ["gzip", "snappy", "lz4", "zstd"], 5
+            codecs, reps = facts.librdkafka_codecs(), 5
         if kind == "format":
             codecs = [c for c in codecs if c != "zstd"]
             info("format comparison: zstd needs format v2 and is left out")
