@@ -9,7 +9,6 @@ that module's functions; it never starts scripts/OTHER as a process.
 """
 
 import importlib
-import runpy
 import sys
 
 from kbench import cli
@@ -35,13 +34,6 @@ def run(name, argv):
     module = command_module(name)
     if module is None:
         cli.die("no command '%s'" % name)
-    if not hasattr(module, "add_arguments"):
-        # A command not yet on the contract above: its module runs as its own __main__.
-        cli.prog = name
-        del sys.modules[module.__name__]
-        sys.argv = ["scripts/" + name] + list(argv)
-        runpy.run_module(module.__name__, run_name="__main__", alter_sys=True)
-        return 0
     parser = parser_for(name, module)
     return module.main(parser.parse_args(argv))
 

@@ -48,11 +48,14 @@ def die(message, status=USAGE, name=None):
 def run(main, failed_writes=()):
     """A tool's last line: exit with main(argv)'s status. Ctrl-C the tool does not handle
     itself exits 130 (128 + SIGINT); an exception of FAILED_WRITES (writing the results) is
-    one error line and exit 1."""
+    one error line and exit 1. A reader that closed the pipe (`| head`) ends it quietly."""
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
         sys.exit(130)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)  # 128 + SIGPIPE
     except failed_writes as e:
         die(e, status=1)
 
