@@ -41,16 +41,16 @@ import re
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
 import kbench
+from kbench import __main__ as command_line
 from kbench import build_stamp, cli, facts, git, proc, results, stats
 from kbench.cli import die, info
 from kbench.commands import compare as compare_command
-from kbench.commands import kafka, librdkafka
+from kbench.commands import kafka, librdkafka, profile
 
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'
 OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA_DIR=|--bootstrap|--broker-dir")
@@ -258,6 +258,22 @@ def split_time_suffix(name):
     before its time suffixes (Produce/.../iterations:N/real_time)."""
     return TIME_SUFFIXES.fullmatch(name).groups()
 
+
+
+def profile_row(argv, fixed_iterations):
+    """scripts/profile ARGV, in this process, with kbench at FIXED_ITERATIONS; its status."""
+    saved = os.environ.get("KBENCH_FIXED_ITERATIONS")
+    os.environ["KBENCH_FIXED_ITERATIONS"] = fixed_iterations
+    try:
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+            return profile.main(command_line.parser_for("profile", profile).parse_args(argv))
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 1
+    finally:
+        if saved is None:
+            del os.environ["KBENCH_FIXED_ITERATIONS"]
+        else:
+            os.environ["KBENCH_FIXED_ITERATIONS"] = saved
 
 class BenchCommits:
     def __init__(self, args, out_dir, build_cache, work):
@@ -563,13 +579,10 @@ class BenchCommits:
             tool = "perf" if re.search(live_re, name) else "callgrind"
             slug = re.sub("_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name)).strip("_")[:80]
             info("differential profile of regressed row %s (%s)" % (name, tool))
-            env = dict(os.environ, KBENCH_FIXED_ITERATIONS=os.environ.get("KBENCH_FIXED_ITERATIONS")
-                       or str(a.iterations))
-            done = subprocess.run([os.path.join(kbench.SCRIPTS, "profile"), "--tool", tool, "--out-dir",
-                                   "%s/profiles/%s" % (out, slug), "--diff", self.bin["a"], self.bin["b"],
-                                   "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + a.kbench_args,
-                                  env=env, stdout=subprocess.DEVNULL)
-            if done.returncode != 0:
+            argv = ["--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug),
+                    "--diff", self.bin["a"], self.bin["b"],
+                    "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + a.kbench_args
+            if profile_row(argv, os.environ.get("KBENCH_FIXED_ITERATIONS") or str(a.iterations)) != 0:
                 info("warning: the differential profile of %s failed (see %s/profiles/%s)" % (name, out, slug))
             else:
                 info("profile: %s/profiles/%s/diff/diff.txt" % (out, slug))
