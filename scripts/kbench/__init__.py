@@ -1,8 +1,8 @@
 """kbench's scripts as one Python package, run by one interpreter.
 
 scripts/lib/python runs Python in kbench's venv with this package's parent on PYTHONPATH;
-the commands in scripts/ are thin bash entry points onto `python -m kbench.commands.NAME` or a
-module's own command line (`python -m kbench.results ...`). No module edits sys.path.
+the commands in scripts/ are two-line bash entry points onto `python -m kbench NAME`, which
+runs the module kbench.commands.NAME. No module edits sys.path.
 """
 
 import os

@@ -10,9 +10,11 @@
 A sibling command is never started as a process: import it and call its function.
 """
 
+import contextlib
 import os
 import shlex
 import subprocess
+import sys
 
 
 def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=None,
@@ -58,3 +60,24 @@ def tail(path, lines=20):
 def status(returncode):
     """A child's exit status as a shell reports it: 128 + N when signal N killed it."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+@contextlib.contextmanager
+def output_to(path):
+    """Everything written to stdout and stderr meanwhile, by Python and by the programs it
+    starts (the file descriptors), appended to the log PATH instead: the console of a
+    sibling command called as a function."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)

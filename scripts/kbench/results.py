@@ -8,7 +8,6 @@ import math
 import os
 import re
 import statistics
-import sys
 
 from kbench import cli, facts
 
@@ -558,25 +557,6 @@ def exact_filter(names):
     return "|".join("^%s$" % regex_escape(n) for n in names if n)
 
 
-def _cli(argv):
-    ap = cli.ArgumentParser(prog="kbench.results",
-                        description="JSON chores for scripts/bench.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    m = sub.add_parser("merge", help="merge single-run JSON files into one of repetitions")
-    m.add_argument("out")
-    m.add_argument("inputs", nargs="+")
-    m.add_argument("--pairing", metavar="LABEL",
-                   help="mark the merged file as paired by process order with every other "
-                        "file given the same LABEL (kbench_pairing; scripts/compare pairs them)")
-    args = ap.parse_args(argv)
-    try:
-        if args.cmd == "merge":
-            merge_files(args.out, args.inputs, args.pairing)
-    except BenchmarkJsonError as e:
-        cli.die(e)
-    return 0
-
-
 def write_json(path, data):
     """Writes JSON atomically (a reader never sees half a file)."""
     tmp = path + ".tmp"
@@ -584,7 +564,3 @@ def write_json(path, data):
         json.dump(data, f, indent=2)
         f.write("\n")
     os.replace(tmp, path)
-
-
-if __name__ == "__main__":
-    sys.exit(_cli(sys.argv[1:]))

@@ -291,26 +291,6 @@ def sibling(file, name):
     return module
 
 
-@contextlib.contextmanager
-def output_to(path):
-    """Everything written to stdout and stderr meanwhile, by Python and by the programs it
-    starts, appended to the log PATH instead (a sibling command called as a function)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with open(path, "ab") as log:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, copy in zip((1, 2), saved):
-            os.dup2(copy, fd)
-            os.close(copy)
-
-
 def show_tail(path, lines):
     """A failed run's last LINES of log, on stderr, before the error that names it."""
     text = proc.tail(path, lines)

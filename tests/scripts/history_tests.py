@@ -318,9 +318,19 @@ def git(repo, *args):
                           capture_output=True, text=True).stdout.strip()
 
 
+def real_description():
+    """kbench --describe=json of the build under test (KBENCH_BIN, as ctest sets it)."""
+    binary = os.environ.get("KBENCH_BIN") or os.path.join(ROOT, "build", "kbench")
+    return subprocess.run([binary, "--describe=json"], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
 def fake_repo(path):
     """A repository whose build is the fake kbench, with this tree's scripts."""
     shutil.copytree(os.path.join(HERE, "fake_kbench"), path)
+    # The copied scripts ask this repository's build what metrics mean: the real answer.
+    with open(os.path.join(path, "describe.json"), "w") as f:
+        f.write(real_description())
     shutil.copytree(os.path.join(ROOT, "scripts"), os.path.join(path, "scripts"),
                     ignore=shutil.ignore_patterns("__pycache__"))
     os.makedirs(os.path.join(path, "benchmarks"))

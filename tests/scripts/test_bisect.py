@@ -325,12 +325,13 @@ class InProcessStep(unittest.TestCase):
             print("compared %s" % " ".join(args.words))
             return 1
 
-        with tempfile.TemporaryFile("w+") as log:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "step.txt")
             with mock.patch.object(bisect.bench_commits, "run", side_effect=fake_run):
                 self.assertEqual(bisect.run_bench_commits(["OLD", "X", "--runs", "2"], log), 1)
             with mock.patch.object(bisect.bench_commits, "run", side_effect=SystemExit(143)), \
                     self.assertRaises(bisect.Stopped) as stop:
                 bisect.run_bench_commits(["OLD", "X"], log)
             self.assertEqual(stop.exception.status, 143)
-            log.seek(0)
-            self.assertEqual(log.read(), "compared OLD X\n")
+            with open(log) as f:
+                self.assertEqual(f.read(), "compared OLD X\n")

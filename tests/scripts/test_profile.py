@@ -188,7 +188,7 @@ class TestProfileScript(unittest.TestCase):
                                   (["--diff", "no-such-rev", "HEAD", "X"], {}, "neither an executable"),
                                   (["--diff", "libs=/nonexistent", "HEAD", "X"], {}, "no directory"),
                                   (["--freq", "x", "X"], {}, "argument --freq: invalid positive integer value"),
-                                  (["--callers", "0", "X"], {}, "--callers: must be a positive integer"),
+                                  (["--callers", "0", "X"], {}, "argument --callers: invalid positive integer value"),
                                   (["--tool", "callgrind", "--off-cpu", "X"], {"KBENCH_BIN": "/bin/true"},
                                    "--off-cpu needs perf"),
                                   (["--tool", "gprof", "X"], {}, "invalid choice: 'gprof'"),

@@ -343,8 +343,8 @@ class PerfTestFormat(unittest.TestCase):
 
 
 class PerfTestCases(unittest.TestCase):
-    """perf-test's cases: the seed's, or one of your own in kafka-producer-perf-test's options
-    (what scripts/vs-perf-test was), both clients set alike."""
+    """perf-test's cases: the seed's, or one of your own in kafka-producer-perf-test's options,
+    both clients set alike."""
 
     def cases(self, *argv):
         from kbench.commands import scenario

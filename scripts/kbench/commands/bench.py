@@ -286,7 +286,9 @@ def main(args):
     if args.history and os.path.isfile(kbench_json) and os.path.getsize(kbench_json) > 0:
         # A run that is not in the history when asked to be is not a clean exit.
         try:
-            history.add(history_db, out)
+            added, _ = history.add(history_db, out)
+            if added:
+                cli.info("history: added %d run(s) to %s" % (added, history_db))
         except history.HistoryError as e:
             cli.info("the run was not added to the history: %s" % e)
             rc = rc or 1

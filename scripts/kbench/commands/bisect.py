@@ -46,7 +46,6 @@ revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not
 (NEW could not be judged, skipped candidates hide the answer).
 """
 
-import contextlib
 import json
 import math
 import os
@@ -88,37 +87,20 @@ class Stopped(Exception):
         self.status = status
 
 
-@contextlib.contextmanager
-def console_to(log):
-    """The process's stdout and stderr (its file descriptors: what builds and kbench print
-    too) go to LOG for the block, as bench-commits' console in a step."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved, prog = (os.dup(1), os.dup(2)), cli.prog
-    cli.prog = "scripts/bench-commits"
-    try:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, was in zip((1, 2), saved):
-            os.dup2(was, fd)
-            os.close(was)
-        cli.prog = prog
-
-
-def run_bench_commits(argv, log):
-    """One step in this process: bench-commits' exit status. Ctrl-C or SIGTERM ends it
-    after its own clean-up (worktrees, the brokers it started), then raises Stopped."""
-    with console_to(log):
+def run_bench_commits(argv, log_path):
+    """One step in this process, its console in LOG_PATH: bench-commits' exit status. Ctrl-C
+    or SIGTERM ends it after its own clean-up (worktrees, the brokers it started), then
+    raises Stopped."""
+    prog, cli.prog = cli.prog, "scripts/bench-commits"
+    with proc.output_to(log_path):
         try:
             rc = bench_commits.run(bench_commits.parse(argv))
         except SystemExit as e:
             rc = e.code if isinstance(e.code, int) else 1
         except KeyboardInterrupt:
             rc = 130
+        finally:
+            cli.prog = prog
     if rc in (130, 143):
         raise Stopped(rc)
     return rc
@@ -304,8 +286,12 @@ class Bisect:
         with open(stem + ".cmd", "w") as f:
             f.write(proc.quote(cmd) + "\n")
         t0 = time.time()
-        with open(stem + ".txt", "w") as log:
-            rc = run_oracle(cmd, log) if self.oracle else run_bench_commits(argv, log)
+        if self.oracle:
+            with open(stem + ".txt", "w") as log:
+                rc = run_oracle(cmd, log)
+        else:
+            open(stem + ".txt", "w").close()
+            rc = run_bench_commits(argv, stem + ".txt")
         seconds = time.time() - t0
         with open(stem + ".rc", "w") as f:
             f.write("%d\n" % rc)

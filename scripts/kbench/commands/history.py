@@ -586,9 +586,9 @@ def main(args):
 
 def add(db, run_dir, *, repo=None, commit_time=None):
     """Adds the run RUN_DIR (a scripts/bench result folder or a kbench JSON file) to the
-    history database DB; a run already there is left as it is. Raises HistoryError (the
-    run is not kbench's, the database is unusable)."""
-    add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
+    history database DB; a run already there is left as it is. Returns (added, already
+    present); raises HistoryError (the run is not kbench's, the database is unusable)."""
+    return add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
 
 
 def add_all(db, runs, repo, commit_time=None):

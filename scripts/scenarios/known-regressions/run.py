@@ -14,7 +14,8 @@ from kbench import git, proc
 from kbench import scenario as ks
 from kbench.cli import die, info
 from kbench.commands import bench_commits, compare
-from kbench.scenario_runner import Scenario, kafka_version, output_to, sibling
+from kbench.proc import output_to
+from kbench.scenario_runner import Scenario, kafka_version, sibling
 
 report = sibling(__file__, "report")
 CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.tsv")
