@@ -33,24 +33,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 # Copies known and not yet removed, each with the reason it is still there:
-# {(path, kind): reason}. "other helper": a file this change could not edit; the facts.py
-# call that replaces the copy is named.
+# {(path, kind): reason}.
 KNOWN = {(path, kind): why for path, kind, why in (
     line.split(" | ") for line in """\
 scripts/kbench/library_probe.py | codec version function | librdkafka's own: asked before any kbench is built
-scripts/kbench/scenario.py | merge rule | other helper: the metric's merge rule
+scripts/kbench/scenario.py | merge rule | TODO
 scripts/kbench/commands/history.py | context keys | the keys every kbench run has, older runs too
 scripts/kbench/commands/librdkafka.py | codec soname | builds librdkafka before any kbench exists
 scripts/kbench/commands/librdkafka.py | codec names | builds librdkafka before any kbench exists
 scripts/kbench/commands/symbols.py | codec soname | build recipes: the file each library's make writes
-tests/profile/symbols_build_test.sh | codec soname | other helper: facts.libraries()
-tests/scripts/test_bench_commits.py | codec soname | other helper: facts.libraries()
-tests/scripts/test_librdkafka.py | codec soname | other helper: facts.libraries()
+tests/profile/symbols_build_test.sh | codec soname | the file the symbol build must leave, as the test expects it
+tests/scripts/test_bench_commits.py | codec soname | the file a librdkafka build must leave, as the test expects it
+tests/scripts/test_librdkafka.py | codec soname | the files a librdkafka build must leave, and a fake build's make target
 tests/scripts/test_compare.py | merge rule | planted: merge_runs must follow the described rules
-tests/scripts/test_compare.py | latency metrics | other helper: facts.latency()
-tests/scripts/test_compare.py | codec version key | other helper: facts.codec_version_keys()
-tests/smoke/consistency_test.py | primary metrics of kinds | other helper: Google Benchmark's own fields
-tests/kafka/distributed_test.sh | latency quantile | other helper: facts.latency()
+tests/scripts/test_compare.py | latency metrics | sample rows: the metrics of an open-loop row the test expects left unjudged
+tests/scripts/test_compare.py | codec version key | sample context: the key the test expects shown as a version difference
+tests/smoke/consistency_test.py | primary metrics of kinds | Google Benchmark's own fields, which are no counters
 benchmarks/format_bench.cc | codec names | Format/validate's codec axis: a choice of rows, named
 tests/unit/codec_test.cc | codec names | Kafka's compression codes 0 to 4, which the test checks the table against
 tests/unit/context_test.cc | secret rule | settings the rule must redact, stated by the test of the rule

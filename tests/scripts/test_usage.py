@@ -29,7 +29,6 @@ BAD_USAGE = {
     "scripts/symbols": (["build", "no-such-library"], "scripts/symbols"),
     "scripts/test": (["--no-such-option"], "scripts/test"),
     "scripts/trogdor": (["start", "--agents"], "scripts/trogdor"),
-    "kbench.results": (["no-such-command"], "kbench.results"),
     "kbench.ctest_skips": ([], "kbench.ctest_skips"),
     "kbench.summary": ([], "kbench.summary"),
     "kbench.facts": (["no-such-command"], "kbench.facts"),
