@@ -1,18 +1,9 @@
-"""The verdict of a comparison of kbench results: per benchmark and judged metric, from the
-samples and tests of kbench/stats.py, and the verdict document scripts/compare writes.
-
-Verdicts, per benchmark and judged metric, at level alpha with threshold T %:
-  regression / improvement  p < alpha and the estimated shift is at least T % in the
-                            bad / good direction;
-  unchanged                 the (1 - 2 alpha) interval of the shift lies inside
-                            (-T %, +T %) (TOST: any shift is smaller than T);
-  inconclusive              everything else.
-The deciding rows are each benchmark's primary metric(s) (kbench.results.PRIMARY_METRICS)
-or the --metric names; the others are secondary, never deciding the exit code. The deciding
-rows' p-values are adjusted together (Holm, adjust_family).
-
-Deterministic metrics (callgrind `instructions`) repeat to ~0.001 %: no test, the median
-change decides against T, provided the runs of each side agree within T / 2.
+"""The verdict of a comparison of kbench results, per benchmark and judged metric, from the
+samples and tests of kbench/stats.py, and the verdict document scripts/compare writes:
+regression / improvement (Holm-adjusted p < alpha and a shift of at least T %), unchanged
+(the (1 - 2 alpha) interval inside +-T %), else inconclusive; docs/comparing.md. Only the
+primary metrics (or --metric) decide. Deterministic metrics (callgrind instructions) have no
+test: the median change decides, provided each side's runs agree within T / 2.
 """
 
 import json
@@ -137,18 +128,15 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
     down = row.get("threshold_down_pct", threshold)
     limits = fmt_limits(down, threshold)
     beyond = est >= threshold or est <= -down  # as far as the threshold, either way
-    # The t decides, but only where the distribution-free interval agrees that the shift is
-    # not zero: with few samples one value far from the rest can make a t significant that
-    # the ranks do not support (4 of 5 values +25 %, the fifth unchanged).
+    # With few samples one far value can make a t significant that the ranks do not support.
     ranks_agree = lo is not None and (lo > 0 or hi < 0)
     if p < alpha and beyond and ranks_agree:
         return _verdict(row, "regression" if bad else "improvement",
                         "%s < %g and shift %s" % (pname, alpha, ">= %g %%" % threshold
                                                   if down == threshold else "beyond " + limits))
     if lo is not None and -down < lo and hi < threshold:
-        # A metric judged against a wider threshold of its own (latency) whose shift is
-        # significant and beyond --threshold has moved: too little to flag, but never
-        # "unchanged" (a p99 eight times the base's is inside 25 x).
+        # Inside a wider threshold of its own (latency) but significantly beyond --threshold:
+        # never "unchanged" (a p99 eight times the base's is inside 25 x).
         base_t = row.get("base_threshold_pct")
         if base_t is not None and p < alpha and ranks_agree and abs(est) >= base_t:
             return _verdict(row, "inconclusive",
@@ -175,7 +163,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
 
 def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None,
                           base_threshold=None):
-    """compare_metric for paired rounds (see "Paired samples")."""
+    """compare_metric for paired rounds (stats.paired_samples)."""
     row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
                    [b for _, b in pairs], ((), ()))
     _set_threshold(row, threshold, threshold_down, base_threshold)
@@ -220,8 +208,7 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
                       for s in (base, new))
     nset, bset = set(nnames), set(bnames)
     common = [n for n in bnames if n in nset]
-    # Fewer rounds than a paired verdict needs (min_pairs): the same processes unpaired. A
-    # choice made from the counts alone, never from the data, so either test keeps its level.
+    # Chosen from the counts alone, never from the data, so either test keeps its level.
     can_pair = (not unpaired and base.pairing is not None and base.pairing == new.pairing
                 and base.n_processes == new.n_processes)
     paired = can_pair and base.n_processes >= stats.min_pairs(alpha)
@@ -255,9 +242,7 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
-    # Secondary rows are a family of their own (Holm, no moderation: different quantities
-    # whose variances have nothing in common): one that moved is reported without deciding
-    # the exit code, and an unadjusted p among dozens of secondaries does not cry wolf.
+    # Secondary rows are a family of their own, not moderated: different quantities.
     adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
                   moderate=False, label="secondary")
     for row in result["rows"]:
@@ -269,13 +254,9 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
 
 
 def machine_drift(result, share=0.8, min_rows=5):
-    """Did (nearly) every benchmark move the same way between two runs that were not
-    interleaved? A change of the machine's speed (a neighbour's load, a throttled vCPU)
-    moves every timed row alike, a code change rarely (two runs of one build half an hour
-    apart on a 2-core VM differed by +12 to +28 % on every Codec and Batch row).
-    Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
-    of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
-    the threshold. Paired rounds cancel such drift: never flagged."""
+    """{"rows", "same_way", "median_pct", "direction"} when at least `share` of at least
+    `min_rows` benchmarks of unpaired runs moved the same way by a median of half the
+    threshold or more (the machine's speed changed, not the code), else None."""
     if result["paired"]:
         return None
     worse = []
@@ -301,11 +282,8 @@ def machine_drift(result, share=0.8, min_rows=5):
 
 
 def judged_metrics(name, all_runs):
-    """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
-    given its repetitions' metrics: time first, then counters in the benchmark's order.
-    Rows with a counter that marks an untimed row (kbench --describe=json: marks_untimed_row;
-    a fixed-length window, a maximum-rate search) are judged on their counters, not their
-    time. Informational and unknown metrics, and latency of an unthrottled row, are left out."""
+    """[(metric, direction)] judged for benchmark `name` given its repetitions' metrics: time
+    (unless a counter marks an untimed row), then the counters that have a direction."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
     ordered = (([] if untimed else [kr.time_metric(name)])
@@ -320,15 +298,13 @@ def _missing(name, metric, b, n):
             if not any(metric in r for runs in g["processes"] for r in runs)]
 
 
-# The reason of a benchmark that lacks every --metric (scripts/compare tells it apart from a
-# --metric that no benchmark has, which is bad input).
+# The reason of a benchmark that lacks every --metric (compare tells it from bad input).
 LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    """Rows of one benchmark: (row or None, metric, deciding, why unjudged). Deciding are the
-    primary metrics, or the --metric names. A deciding metric that yields no row comes back
-    as (None, metric, True, reason): the benchmark counts as not judged, not dropped."""
+    """(row or None, metric, deciding, why unjudged) of one benchmark's metrics; a deciding
+    metric without a row makes the benchmark not judged."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
     plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
@@ -343,8 +319,6 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                 plan.append((m, d))
         deciding = {m for m, _ in plan}
         if not plan:
-            # Judging only --metric, and this benchmark has none of them: it was not judged,
-            # and the summary must not say that every row was.
             for m in sorted(metrics):
                 yield None, m, True, LACKS_METRIC % m
             return
@@ -356,9 +330,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
         is_deciding = metric in deciding
         b, n = all_b, all_n
         if behind and metric in kr.OPEN_LOOP_METRICS:
-            # A window short of its offered load measured queueing at a lower load, not
-            # latency at the load asked for: latency is judged on the windows that held the
-            # load, or not at all (delivered_rate still judges the shortfall itself).
+            # Latency only of the windows that held their offered load (else it is queueing).
             b, n = _held_load(all_b), _held_load(all_n)
             if not b["processes"] or not n["processes"]:
                 if is_deciding:
@@ -375,8 +347,6 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
             continue
         missing = _missing(name, metric, b, n)
         if missing:
-            # A secondary metric missing on a side is shown as missing, not judged; a
-            # --metric that neither side has is simply not this benchmark's.
             if is_deciding and not (metrics is not None and len(missing) == 2):
                 yield None, metric, True, "%s missing on the %s side" % (
                     metric, " and ".join(missing))
@@ -388,9 +358,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
         pairs = (stats.paired_samples(b, n, metric)
                  if paired and metric not in kr.DETERMINISTIC_METRICS else None)
         if pairs is not None and len(pairs) < stats.min_pairs(alpha):
-            # Rounds left out (short windows, a metric absent in some rounds) left fewer pairs
-            # than a paired verdict needs: the rounds that remain, unpaired. Like the choice
-            # in compare_sides, it is made from counts, never from the metric's values.
+            # As in compare_sides, chosen from counts, never from the metric's values.
             notes.append("%d pairs left of %d rounds, fewer than the %d a paired verdict "
                          "needs: compared unpaired" % (len(pairs), len(all_b["processes"]),
                                                        stats.min_pairs(alpha)))
@@ -409,8 +377,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
 
 
 def _held_load(g):
-    """A group without the repetitions whose window fell short of its offered load (and
-    without processes left empty)."""
+    """A group without the repetitions whose window fell short of its offered load."""
     procs, ids = [], []
     for pid, runs in zip(g.get("process_ids", range(len(g["processes"]))), g["processes"]):
         kept = [r for r in runs if not r.get("rate_shortfall", 0) > 0]
@@ -421,8 +388,8 @@ def _held_load(g):
 
 
 def _fell_behind(name, b, n):
-    """Why an open-loop row's latency cannot be judged (None when it can): a process on
-    either side fell short of the offered load (rate_shortfall), so its latency is queueing."""
+    """Why an open-loop row's latency cannot be judged (a process fell short of its offered
+    load), or None."""
     if not kr.is_open_loop(name, [r for runs in b["processes"] + n["processes"] for r in runs]):
         return None
     short = []
@@ -438,13 +405,9 @@ def _fell_behind(name, b, n):
 
 
 def metric_threshold(metric, threshold, b, n):
-    """(up, down): the threshold in % a metric is judged against, above and below the base.
-    `threshold` either way; for a metric with an equivalence threshold of its own (kbench
-    --describe=json: equivalence_pct, the latency percentiles) the larger of the two, as a
-    factor either way (threshold_limits), since its spread between identical runs keeps the
-    interval of 8 paired rounds far wider than the default threshold (docs/comparing.md);
-    for max_rate the search grid's step where that is smaller (a search moves by whole steps;
-    a one-step move of about 4.3-5.3 % must not read "unchanged" under a 5 % threshold)."""
+    """(up, down) in % a metric is judged against: `threshold`; for a metric with an
+    equivalence_pct of its own (latency) the larger, as a factor (threshold_limits); for
+    max_rate the search grid's step where smaller (a search moves by whole steps)."""
     own = kr.EQUIVALENCE_PCT.get(metric)
     if own:
         return threshold_limits(max(threshold, own))
@@ -458,16 +421,13 @@ def metric_threshold(metric, threshold, b, n):
 
 
 def threshold_limits(up):
-    """(up, down) of a threshold that is a factor: +up % above the base, and the same factor
-    below it, -up / (1 + up) % (100 %: twice or half). A threshold beyond a few tens of %
-    must be a factor: -100 % is out of reach of a ratio, so "+-200 %" could never see an
-    improvement, and would call a drop to a tenth "unchanged"."""
+    """(up, down) of a threshold that is a factor: +up % above the base, -up / (1 + up) %
+    below it (100 %: twice or half; -100 % is out of reach of a ratio)."""
     return up, 100.0 * up / (100.0 + up)
 
 
 def moderate_family(rows):
-    """Re-test the rows that have a location_stat with variances moderated across them
-    (family_prior). The prior is the same for every row and needs no correction of its own."""
+    """Re-test the rows that have a location_stat with variances moderated across them."""
     stats_rows = [r for r in rows if r.get("_stat")]
     if len(stats_rows) < stats.MIN_MODERATED_ROWS:
         return
@@ -481,14 +441,8 @@ def moderate_family(rows):
 
 
 def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="primary"):
-    """Family-wise control over the deciding rows: Holm's step-down adjustment of their
-    p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
-
-    Holm, not Benjamini-Hochberg: the gate asks "did anything regress?", and any false alarm
-    costs a bisection, so the error to bound is the chance of any false regression, not
-    the share of false ones among those flagged. Holm bounds it under any dependence between
-    rows (rows of one run share the machine's drift). The intervals ("unchanged") stay at
-    the per-row level: a verdict of unchanged is not an alarm."""
+    """Holm's step-down adjustment of the rows' p-values (family-wise: any false alarm costs
+    a bisection), then each verdict re-decided on the adjusted p; intervals stay per row."""
     tested = [r for r in rows if r.get("p_value") is not None]
     for r in rows:
         r["p_adjusted"] = None
@@ -507,10 +461,8 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
 
 
 def exit_code(result, accept_inconclusive=False):
-    """0 all judged and none regressed; 1 a regression; 3 something not judged.
-
-    Only deciding (primary, or --metric) rows count; a benchmark whose deciding metric
-    gave no verdict (missing on a side, errored) is never green."""
+    """0 all judged and none regressed; 1 a regression; 3 something not judged (only
+    deciding rows count)."""
     if result["regressions"]:
         return 1
     if (result["errored"] or result["only_in_base"] or result["only_in_new"]
@@ -570,16 +522,13 @@ def verdict_json(result, accept_inconclusive=False):
     for key in ("errored", "only_in_base", "only_in_new", "context_diff"):
         out[key] = result[key]
     out["machine_drift"] = machine_drift(result)
-    # What the console report needs besides the rows: the benchmarks in common (the rows'
-    # order) and how the samples were formed.
     out.update(common=result["common"], paired=result["paired"],
                pairing_unused=result["pairing_unused"], pairing=result.get("pairing"))
     return out
 
 
 def secondary_moves(result):
-    """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved
-    significantly over the secondary family (Holm), which the summary counts and lists."""
+    """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved."""
     return {v: [r for r in result.get("secondary", []) if r["verdict"] == v]
             for v in ("regression", "improvement")}
 
