@@ -1,7 +1,6 @@
-"""The results history's dashboard: a static HTML site (index.html and a page per family of
-benchmarks) of each series' run medians over commits, with its change points; scripts/history
-report writes it. No server: the pages carry their data as JSON and a little JavaScript
-for the hover and the filter.
+"""The results history's dashboard (scripts/history report): a static HTML site, index.html
+and a page per family, of each series' run medians over commits with its change points; the
+pages carry their data as JSON and a little JavaScript for the hover and the filter.
 """
 
 import html
@@ -89,9 +88,8 @@ def _g(v):
 
 
 def chart_svg(i, runs, changes, commit_index):
-    """One series as SVG: the min-max band of each run, the median line, change points
-    as dashed lines labelled with their commit. Returns (svg, hover data); the hover data
-    refers to commits by their index in commit_index (one table per page)."""
+    """(svg, hover data) of one series: the min-max band of each run, the median line, change
+    points as dashed lines; hover data names commits by their index in commit_index."""
     n = len(runs)
     lo = min(r["lo"] for r in runs)
     hi = max(r["hi"] for r in runs)
@@ -145,8 +143,7 @@ def chart_svg(i, runs, changes, commit_index):
 
 
 def primary_metric(name, metrics):
-    """The metric a benchmark's chart shows: its row's first primary metric, else the first
-    recorded."""
+    """The metric a benchmark's chart shows: its first primary metric, else the first one."""
     first = results.primary_metrics(name)[0][0]
     return first if first in metrics else sorted(metrics)[0]
 
@@ -166,9 +163,8 @@ def family_slug(family):
 
 
 def write_report(out_dir, series, changes, groups, labels, totals):
-    """index.html and a page per family in OUT_DIR: the SERIES' charts with their CHANGES
-    (groups: the same, grouped by commit), their series LABELS; TOTALS: (runs, commits).
-    Returns [(family, benchmarks, page path)]."""
+    """index.html and a page per family in OUT_DIR of the SERIES with their CHANGES (GROUPS:
+    grouped by commit); TOTALS: (runs, commits). Returns [(family, benchmarks, page path)]."""
     os.makedirs(out_dir, exist_ok=True)
     by_key = {}
     for key, ch in changes:

@@ -4,11 +4,8 @@
     scripts/lib/python -m kbench.docs            # rewrite every stale block
     scripts/lib/python -m kbench.docs --check    # name the stale files, exit 1; write nothing
 
-A generated block lies between `<!-- NAME: begin -->` and `<!-- NAME: end -->` in one of the
-files of BLOCKS. A `<!-- usage:COMMAND: begin -->` block, in any of them, holds COMMAND's
-options as its parser has them; a command without a parser of its own yet (no
-add_arguments) leaves its block as it is. tests/scripts/test_facts.py fails when a
-committed block differs from what this writes.
+A block lies between `<!-- NAME: begin -->` and `<!-- NAME: end -->` (BLOCKS); a
+`<!-- usage:COMMAND: begin -->` block holds COMMAND's options as its parser has them.
 """
 
 import os
@@ -109,8 +106,7 @@ def comparison_table():
 
 
 def usage_table(command):
-    """COMMAND's options and sub-commands as its parser has them; None when it has no
-    parser of its own yet."""
+    """COMMAND's options and sub-commands as its parser has them (None: it has no parser)."""
     from kbench import __main__ as entry
     module = entry.command_module(command)
     if module is None or not hasattr(module, "add_arguments"):

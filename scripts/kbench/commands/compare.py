@@ -1,31 +1,21 @@
 """Statistical A/B comparison of kbench results (Google Benchmark JSON), with exit-coded
-verdicts.
+verdicts; docs/comparing.md says how they are reached.
 
 Sides: BASE and NEW are each a JSON file or a scripts/bench result folder (its
-kbench.json); --base F... --new F... take several files per side. A file merged
-from several kbench processes (scripts/bench --processes N, scripts/bench-commits)
-keeps each process apart. With >= 2 processes on both sides, the sample is one
-value per process (the median of its repetitions); otherwise the repetitions.
+kbench.json); --base F... --new F... take several files per side. With >= 2 kbench
+processes on both sides, the sample is one value per process (the median of its
+repetitions); otherwise the repetitions.
 
-Primary metric: one per row (two on open-loop rows), by family, decides the
-verdict and the exit code: time (cpu_time, or real_time for /real_time rows)
-for in-process rows; items_per_second for windowed closed-loop rows; max_rate
-for maximum-rate searches; delivered_rate, p50_us and p99_us for open-loop rows
-(rate:N); instructions in instruction mode. Every other metric with a
-direction is secondary: reported with its interval, never deciding, unless
-named with --metric (then the named metrics decide). See docs/comparing.md.
+Each row's primary metric(s) (by its kind: kbench --describe) decide the verdict and the
+exit code; every other metric with a direction is secondary, reported with its interval,
+never deciding, unless named with --metric (then the named metrics decide). Verdicts:
+regression/improvement (Holm-adjusted p < alpha and a shift of at least the threshold),
+unchanged (the (1 - 2 alpha) interval of the shift inside +-threshold), inconclusive.
+Latency and max_rate may be judged against thresholds of their own (the Threshold column).
 
-Verdicts per benchmark and metric: regression/improvement (Holm-adjusted p < alpha
-and a shift of at least the threshold), unchanged (the (1 - 2 alpha) interval of the
-shift inside +-threshold), inconclusive (everything else). Latency has a threshold of
-its own (equivalence_pct in kbench --describe=json); max_rate uses the search grid's
-step where smaller; the table's Threshold column shows each row's. The test, the
-thresholds and the family-wise control: docs/comparing.md.
-
-Contexts: a different target, build_type, host_name, cpu_model or num_cpus
-makes the numbers incomparable; compare refuses (exit 2) unless --force.
-Differing versions (git_sha, librdkafka_version, broker_version, codecs) are
-what you are comparing and are only shown.
+Contexts: a different target, build type or machine makes the numbers incomparable;
+compare refuses (exit 2) unless --force. Differing versions are what you are comparing
+and are only shown.
 
 Exit: 0 every benchmark in common got a verdict on its primary metric(s), none
 regressed; 1 regression(s); 2 bad input or options (a --filter or --metric that
@@ -107,7 +97,6 @@ def main(args):
     if args.accept_inconclusive:
         result.update(accept_inconclusive=True, exit_code=exit_code(result, True))
     if args.format == "markdown":
-        # Markdown is a document for others to read: only it goes to stdout.
         if context_lines(result):
             print(context_lines(result), file=sys.stderr)
         print(markdown(result), end="")
@@ -121,11 +110,8 @@ def main(args):
 
 def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, force=False,
           no_pairing=False, name_filter=None):
-    """The verdict document of BASE_FILES against NEW_FILES (files or scripts/bench result
-    folders), what scripts/compare writes with --out. METRIC: a name or names to judge
-    instead of the primary metrics; NAME_FILTER: a compiled regex of the benchmarks to
-    judge. Raises CompareError for input that cannot be compared (exit 2). Warnings about
-    contexts (with FORCE) go to stderr."""
+    """The verdict document (--out) of BASE_FILES against NEW_FILES; METRIC: name(s) to judge
+    instead of the primary metrics; NAME_FILTER: a compiled regex. CompareError: exit 2."""
     threshold = 5.0 if threshold is None else threshold
     metrics = [metric] if isinstance(metric, str) else list(metric or [])
     base, new = _side("base", base_files), _side("new", new_files)
@@ -161,8 +147,7 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
 
 
 def write(verdict, *, json_path=None, markdown_path=None, console=True):
-    """The verdict as JSON (JSON_PATH), as Markdown (MARKDOWN_PATH), and as the text report
-    on stdout (CONSOLE)."""
+    """The verdict as JSON, as Markdown, and as the text report on stdout (CONSOLE)."""
     for path, body in ((json_path, lambda: kv.dumps(verdict) + "\n"),
                        (markdown_path, lambda: markdown(verdict))):
         if path:
@@ -297,8 +282,7 @@ def report(verdict, quiet=False):
 
 
 def markdown(verdict, title="kbench"):
-    """The verdict as GitHub-flavoured Markdown (a pull-request comment): the summary, then
-    a table of the rows that are not unchanged, the unchanged ones folded away."""
+    """The verdict as GitHub Markdown (a pull-request comment), unchanged rows folded away."""
     code = exit_code(verdict)
     head = {0: "no regression", 1: "REGRESSION", 2: "bad input",
             3: "not everything could be judged"}[code]

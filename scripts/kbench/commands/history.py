@@ -4,16 +4,10 @@ runs comparable (host, CPU model and count, target, build type, librdkafka and b
 versions): each such context is a series of its own, never mixed with another. Runs of a
 dirty tree are kept but left out of changes and report unless --include-dirty.
 
-Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (no 30 MB
-wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
-when the process dies half-way, and the reads are per series, by index, not column scans.
-Tables (schema version in PRAGMA user_version): series (one per comparable context:
-the series keys of kbench --describe; runs of different series are never mixed), runs (one per JSON file added,
-keyed by its content digest), benchmarks, metrics, samples (every repetition of every
-benchmark and counter, per kbench process), errors (repetitions that failed), extras
-(interval samples and rate curves as JSON) and points: per run, benchmark and judged
-metric, the median over the run's processes of each process's median (scripts/compare's
-sample unit), their min, max and values, computed at add time.
+Database: SQLite (all-or-nothing adds, reads by index). Tables: series (one per comparable
+context), runs (one per JSON file, keyed by its digest), benchmarks, metrics, samples (every
+repetition of every counter, per process), errors, extras (interval samples, rate curves)
+and points: per run, benchmark and judged metric, the median of the process medians.
 
 Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
 over each series of run medians; each candidate is then judged by scripts/compare's own
@@ -40,9 +34,7 @@ from kbench import results as kr
 from kbench.dashboard import change_text, day, short
 
 SCHEMA_VERSION = 1
-# Context keys whose values make runs comparable; a run's series is these values.
-# Context keys a kbench run always carries: a Google Benchmark JSON without them was not
-# written by kbench (a foreign file) and has no commit or target to be keyed by.
+# Context keys every kbench run carries: a JSON without them is a foreign file.
 REQUIRED_CONTEXT = ["kbench_version", "git_sha", "target", "build_type"]
 WINDOW = 30          # runs either side of a change point that its step is judged on
 MIN_POINTS = 6       # runs a series needs before change points are looked for
@@ -122,8 +114,7 @@ def _id(db, cache, table, name):
 # ---------------------------------------------------------------- add
 
 def check_run(path):
-    """Loads and checks one run (a file or a result folder); (data, digest) or HistoryError.
-    Nothing is written."""
+    """(data, digest) of one run (a file or a result folder), or HistoryError."""
     try:
         data = kr.load(path)
     except kr.BenchmarkJsonError as e:
@@ -193,9 +184,8 @@ def parse_time(text):
 
 
 def add_runs(db, checked, repo=None, commit_time=None, log=cli.info):
-    """Adds checked runs ([(path, data, digest)]) in one transaction: every file was checked before
-    anything is written, so a bad file leaves the database untouched. Returns (added,
-    already present)."""
+    """Adds checked runs ([(path, data, digest)]) in one transaction; (added, already
+    present)."""
     crash_after = int(os.environ.get("KBENCH_HISTORY_TEST_CRASH", "0") or 0)  # tests only
     added = present = 0
     db.execute("BEGIN IMMEDIATE")
@@ -374,11 +364,9 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
 
 
 def newest_check(name, metric, direction, before, new, alpha):
-    """How far is the newest commit's run (median of its runs) outside what the runs before
-    it predict? A rank test cannot tell one run from 30 at alpha 0.01, and the processes of
-    one run share its drift, so they are not independent samples; instead (as conbench's
-    lookback z-score) a t prediction interval for one new run from the runs since the last
-    step. Returns the row with its p (None without enough runs); all_changes decides."""
+    """The newest commit's run (median of its runs) against a t prediction interval from the
+    runs before it (as conbench's lookback z-score: a rank test cannot tell one run from 30):
+    a row with its p, or None without enough runs; all_changes decides."""
     from scipy import stats
     if len(before) < 3 or not new:
         return None
@@ -419,8 +407,8 @@ def _series_changes(item, kw):
 
 
 def all_changes(series, **kw):
-    """[(key, change)] over every series, plus each series' newest commit. Many series are
-    spread over the CPUs (each series is seeded on its own, so the result is the same)."""
+    """([(key, change)] over every series, {key: newest commit}); many series are spread
+    over the CPUs (each seeded on its own: the same result)."""
     import functools
     newest = {key: s["runs"][-1]["commit"] for key, s in series.items() if s["runs"]}
     items = list(series.items())
@@ -433,10 +421,7 @@ def all_changes(series, **kw):
     else:
         parts = [work(i) for i in items]
     changes = [c for part in parts for c in part if c[1]["how"] != "newest"]
-    # The newest commit is tested once per series: with hundreds of series, some would
-    # pass alpha by chance every time. Its steps are kept when they pass the
-    # Benjamini-Hochberg procedure over all series at alpha, and reach the threshold.
-    # (statsmodels' multipletests, which scripts/compare uses for Holm's step too.)
+    # The newest commits' steps pass Benjamini-Hochberg over all series, then the threshold.
     cands = [c for part in parts for c in part if c[1]["how"] == "newest"]
     if cands:
         from statsmodels.stats.multitest import multipletests
@@ -447,15 +432,12 @@ def all_changes(series, **kw):
 
 
 def group_changes(changes):
-    """Changes of one series whose steps are at most one commit apart moved together (noise
-    can place one benchmark's step a commit early or late); the group's commit range spans
-    theirs."""
+    """Groups of one series' changes at most one commit apart (noise can move a step by one)."""
     out = []
     per_series = {}
     for key, ch in changes:
         per_series.setdefault(key[0], []).append(dict(ch, benchmark=key[1], metric=key[2]))
     for sid, members in per_series.items():
-        # Position of each commit in the series' own order (commit time).
         order = sorted({(m["time"], m["after_commit"]) for m in members}
                        | {(m["before_time"], m["before_commit"]) for m in members})
         pos = {sha: i for i, (_, sha) in enumerate(order)}
@@ -585,9 +567,8 @@ def main(args):
 
 
 def add(db, run_dir, *, repo=None, commit_time=None):
-    """Adds the run RUN_DIR (a scripts/bench result folder or a kbench JSON file) to the
-    history database DB; a run already there is left as it is. Returns (added, already
-    present); raises HistoryError (the run is not kbench's, the database is unusable)."""
+    """Adds the run RUN_DIR (a result folder or a kbench JSON file) to the history DB;
+    (added, already present), or HistoryError."""
     return add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
 
 
