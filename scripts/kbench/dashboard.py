@@ -117,8 +117,7 @@ def chart_svg(i, runs, changes, commit_index):
         parts.append('<polygon class="band" points="%s %s"/>' % (top, bottom))
         parts.append('<polyline class="med" points="%s"/>' % med)
     else:
-        parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f5fbf"/>'
-                     % (x(0), y(runs[0]["median"])))
+        parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f5fbf"/>' % (x(0), y(runs[0]["median"])))
     for ch in changes:
         cx = x(ch["index"] - 0.5) if n > 1 else x(0)
         parts.append('<g class="cp %s" data-commit="%s"><line x1="%.1f" x2="%.1f" y1="%d" '
@@ -127,8 +126,7 @@ def chart_svg(i, runs, changes, commit_index):
                         min(cx + 3, W - 140), short(ch["after_commit"])[:8],
                         text.percent(ch["change_pct"]), short(ch["before_commit"]),
                         short(ch["after_commit"]), html.escape(change_text(ch))))
-    parts.append('<text class="axis" x="%d" y="%d">%s</text>' % (
-        PAD_L, H - 4, html.escape(short(runs[0]["commit"]))))
+    parts.append('<text class="axis" x="%d" y="%d">%s</text>' % (PAD_L, H - 4, html.escape(short(runs[0]["commit"]))))
     parts.append('<text class="axis" x="%d" y="%d" text-anchor="end">%s</text>' % (
         W - PAD_R, H - 4, html.escape(short(runs[-1]["commit"]))))
     parts.append('<circle class="dot" r="4" cx="0" cy="0" style="display:none"/></svg>')
@@ -213,8 +211,7 @@ def write_report(out_dir, series, changes, groups, labels, totals):
                 runs_n, commits_n, len(series),
                 datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
     for family, n, path in pages:
-        body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>'
-                    % (os.path.basename(path), html.escape(family), n))
+        body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>' % (os.path.basename(path), html.escape(family), n))
     body.append("</ul><h2>Latest regressions and improvements</h2>")
     if not groups:
         body.append("<p>No change points.</p>")

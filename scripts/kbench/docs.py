@@ -19,8 +19,7 @@ USAGE_BLOCK = re.compile(r"<!-- usage:([\w-]+): begin -->")
 
 def _table(headers, rows):
     """A Markdown table; a | inside a cell is escaped."""
-    return text.table(headers, [[str(c).replace("|", r"\|") for c in r] for r in rows],
-                      markdown=True)
+    return text.table(headers, [[str(c).replace("|", r"\|") for c in r] for r in rows], markdown=True)
 
 
 def _code(name):
@@ -37,8 +36,7 @@ def codecs_line():
         levels = c["levels"]
         words = []
         if levels["max"] > levels["min"]:
-            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"],
-                                                          levels["default"]))
+            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"], levels["default"]))
         if c["name"] != "none" and not c["librdkafka_name"]:
             words.append("librdkafka does not write it")
         return _code(c["name"]) + (" (%s)" % "; ".join(words) if words else "")
@@ -71,8 +69,7 @@ def equivalence_table():
         if up:
             rows.append((_code(m["name"]), "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
                          % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))))
-    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"),
-                  rows)
+    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"), rows)
 
 
 def primary_table():
@@ -100,8 +97,7 @@ def comparison_table():
     for comparison, meaning in meanings.items():
         keys = facts.context_keys(comparison)
         names = ", ".join(_code(_key_name(k)) for k in keys)
-        rows.append((comparison, meaning, names if comparison != "other"
-                     else "every other key (%s)" % names))
+        rows.append((comparison, meaning, names if comparison != "other" else "every other key (%s)" % names))
     return _table(("a differing key is", "what it means", "keys"), rows)
 
 
@@ -127,8 +123,7 @@ def usage_table(command):
 
 def blocks():
     """{doc path relative to the project: [(marker name, generated text)]}."""
-    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), keys_table(f))
-            for f in facts.families() if f["keys_flag"]]
+    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), keys_table(f)) for f in facts.families() if f["keys_flag"]]
     return {"README.md": [("options", options_table()), ("codecs", codecs_line()),
                           ("families", families_table(False))],
             "docs/families.md": [("families", families_table())] + keys,
@@ -168,8 +163,7 @@ def render(root=ROOT):
 def main(argv):
     ap = cli.ArgumentParser(prog="kbench.docs", description=__doc__.split("\n\n")[0],
                             formatter_class=cli.HelpFormatter)
-    ap.add_argument("--check", action="store_true",
-                    help="name the files whose generated blocks are stale and exit 1")
+    ap.add_argument("--check", action="store_true", help="name the files whose generated blocks are stale and exit 1")
     args = ap.parse_args(argv)
     try:
         stale = [(path, new) for path, (old, new) in render().items() if new != old]

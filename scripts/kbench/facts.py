@@ -162,8 +162,7 @@ def is_secret_setting(key):
 def context_keys(comparison=None):
     """{key: row} of the run context's keys (a key ending in "." names a family of keys);
     with COMPARISON ("critical", "version", "ignored", "other") only those keys."""
-    return {k["key"]: k for k in _section("context")["keys"]
-            if comparison is None or k["comparison"] == comparison}
+    return {k["key"]: k for k in _section("context")["keys"] if comparison is None or k["comparison"] == comparison}
 
 
 def context_comparison(key):
@@ -176,8 +175,7 @@ def context_comparison(key):
 
 def run_keys():
     """The context keys kbench writes in every run."""
-    return [k for k, row in context_keys().items()
-            if row["written_by"] == "kbench" and not row.get("when")]
+    return [k for k, row in context_keys().items() if row["written_by"] == "kbench" and not row.get("when")]
 
 
 def series_keys():
@@ -199,14 +197,12 @@ def codec_libraries():
 
 def version_functions():
     """{library name: the function that reports its version}, where it has one."""
-    return {n: lib["version_function"] for n, lib in libraries().items()
-            if lib["version_function"]}
+    return {n: lib["version_function"] for n, lib in libraries().items() if lib["version_function"]}
 
 
 def _cli(argv):
     from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench.facts",
-                        description="kbench's description as the scripts see it.")
+    ap = ArgumentParser(prog="kbench.facts", description="kbench's description as the scripts see it.")
     ap.add_argument("question", choices=("json",), help="json: the description")
     ap.parse_args(argv)
     try:

@@ -101,8 +101,7 @@ class Service:
 
     def lock(self, d, wait):
         """One start or stop at a time per D (WAIT 0: do not wait)."""
-        return locked(os.path.join(d, ".lock"), wait,
-                      "another %s start/stop is working on %s" % (self.command, d))
+        return locked(os.path.join(d, ".lock"), wait, "another %s start/stop is working on %s" % (self.command, d))
 
     def stop(self, d, timeout, stop):
         """Stop what D runs: STOP(D, TIMEOUT) under D's lock; nothing to stop is fine."""

@@ -62,8 +62,7 @@ RATE_CURVES_KEY = "kbench_rate_curves"
 def row_kind(name, runs=()):
     """The PRIMARY_METRICS kind of row `name` given its repetitions' metrics."""
     for kind, marker, _, _ in _tables()["PRIMARY_METRICS"]:
-        if marker is None or (is_open_loop(name, runs) if kind == "open_loop"
-                              else any(marker in r for r in runs)):
+        if marker is None or (is_open_loop(name, runs) if kind == "open_loop" else any(marker in r for r in runs)):
             return kind
     return "timed"
 
@@ -129,8 +128,7 @@ def load(path):
     scripts/bench result folder stands for its kbench.json."""
     if os.path.isdir(path):
         if not os.path.isfile(os.path.join(path, "kbench.json")):
-            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench "
-                                     "result folder)" % path)
+            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench result folder)" % path)
         path = os.path.join(path, "kbench.json")
     try:
         with open(path, "r", encoding="utf-8") as f:
@@ -350,8 +348,7 @@ def _merge_concurrent(datas, sources):
             if g["errors"]:
                 raise BenchmarkJsonError("%s failed in %s: %s" % (name, source, g["errors"][0]))
             if not g["runs"]:
-                raise BenchmarkJsonError("%s in %s has no repetitions (aggregates only?)"
-                                         % (name, source))
+                raise BenchmarkJsonError("%s in %s has no repetitions (aggregates only?)" % (name, source))
             per_name.setdefault(name, []).append(g["runs"])
     benches = []
     for name, procs in per_name.items():
@@ -359,8 +356,7 @@ def _merge_concurrent(datas, sources):
             raise BenchmarkJsonError("%s ran in %d of %d processes" % (name, len(procs), len(datas)))
         reps = len(procs[0])
         if any(len(runs) != reps for runs in procs):
-            raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions"
-                                     % name)
+            raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions" % name)
         for i in range(reps):
             benches.append(dict({"name": name, "run_name": name, "run_type": "iteration",
                                  "repetitions": reps, "repetition_index": i, "threads": 1,

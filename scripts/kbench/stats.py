@@ -203,8 +203,7 @@ def trimmed_parts(values, trim=TRIM):
     n = a.shape[-1]
     g = int(trim * n)
     kept = a[..., g:n - g]
-    w = np.concatenate([np.repeat(kept[..., :1], g, axis=-1), kept,
-                        np.repeat(kept[..., -1:], g, axis=-1)], axis=-1)
+    w = np.concatenate([np.repeat(kept[..., :1], g, axis=-1), kept, np.repeat(kept[..., -1:], g, axis=-1)], axis=-1)
     tm, wv = kept.mean(axis=-1), w.var(axis=-1, ddof=1)
     if a.ndim == 1:
         return float(tm), float(wv), n - 2 * g
@@ -312,8 +311,7 @@ def family_prior(s2, d):
     total = d.sum(axis=-1, keepdims=True)
     ratio = s2 / s0sq
     sure = np.isinf(d0)
-    tail = np.where(sure, chi2.sf(ratio * d, d),
-                    f_dist.sf(ratio, d, np.where(sure, 1.0, d0)))
+    tail = np.where(sure, chi2.sf(ratio * d, d), f_dist.sf(ratio, d, np.where(sure, 1.0, d0)))
     empirical = (g - rankdata(ratio, axis=-1) + 0.5) / g
     belongs = np.minimum(1.0, tail / empirical)
     row_d0 = np.where(belongs < 1.0, belongs * np.where(sure, total, d0), d0)
@@ -410,8 +408,7 @@ def samples(base_group, new_group, metric):
     within = ([cv_pct(v) for v in bp if len(v) > 1], [cv_pct(v) for v in np_ if len(v) > 1])
     several = len(bp) >= 2 or len(np_) >= 2
     if (len(bp) >= 2 and len(np_) >= 2) or (several and metric not in kr.DETERMINISTIC_METRICS):
-        return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_],
-                "process", within)
+        return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_], "process", within)
     return [x for v in bp for x in v], [x for v in np_ for x in v], "repetition", within
 
 

@@ -26,8 +26,7 @@ def p_text(p):
 def change_text(row):
     """A row's shift and its interval: "+3.10% [+1.2%, +5.0%]"."""
     lo, hi = row.get("ci_low_pct"), row.get("ci_high_pct")
-    interval = "" if lo is None or hi is None else " [%s, %s]" % (
-        text.percent(lo, 1), text.percent(hi, 1))
+    interval = "" if lo is None or hi is None else " [%s, %s]" % (text.percent(lo, 1), text.percent(hi, 1))
     change = row["change_pct"]
     if change is None and row.get("change_note"):  # from a base median of zero
         change = math.copysign(math.inf, row["new_median"] - row["base_median"])
@@ -85,8 +84,7 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
         row["change_pct"] = change
         spread = max(stats.spread_pct(base_vals), stats.spread_pct(new_vals))
         if spread >= threshold / 2.0:
-            return _verdict(row, "inconclusive",
-                            "runs disagree by %.3g %% on one side; not deterministic" % spread)
+            return _verdict(row, "inconclusive", "runs disagree by %.3g %% on one side; not deterministic" % spread)
         if abs(change) >= threshold:
             return _verdict(row, "regression" if change * direction < 0 else "improvement",
                             "deterministic metric moved by >= %g %%" % threshold)
@@ -119,8 +117,7 @@ def _location_test(row, stat, rank_name, rank_p):
     return p
 
 
-def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
-            family_label="primary"):
+def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, family_label="primary"):
     """The verdict of a row from its p-value (Holm-adjusted over `family` rows when given)
     and its shift's estimate and interval."""
     bad = est * direction < 0
@@ -142,8 +139,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
             return _verdict(row, "inconclusive",
                             "significant shift of %s, inside %s but beyond +-%g %%: moved, "
                             "not unchanged" % (text.percent(est), limits, base_t))
-        return _verdict(row, "unchanged",
-                        "%g %% interval inside %s" % (100 * row["ci_level"], limits))
+        return _verdict(row, "unchanged", "%g %% interval inside %s" % (100 * row["ci_level"], limits))
     if p < alpha and beyond:
         why = ("significant (%s %s), but %s" % (
             pname, p_text(p), "its distribution-free interval reaches 0" if lo is not None
@@ -161,11 +157,9 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
     return _verdict(row, "inconclusive", why)
 
 
-def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None,
-                          base_threshold=None):
+def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None, base_threshold=None):
     """compare_metric for paired rounds (stats.paired_samples)."""
-    row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
-                   [b for _, b in pairs], ((), ()))
+    row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs], [b for _, b in pairs], ((), ()))
     _set_threshold(row, threshold, threshold_down, base_threshold)
     est, lo, hi, diffs = stats.paired_shift(pairs, alpha)
     positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
@@ -201,11 +195,9 @@ def unit(metric):
     return "ns" if metric in ("cpu_time", "real_time") else kr.UNITS.get(metric, "")
 
 
-def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None,
-                  unpaired=False):
+def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None, unpaired=False):
     """Compare two Sides. Returns the verdict dict (see verdict_json)."""
-    bnames, nnames = ([n for n in s.names() if name_filter is None or name_filter.search(n)]
-                      for s in (base, new))
+    bnames, nnames = ([n for n in s.names() if name_filter is None or name_filter.search(n)] for s in (base, new))
     nset, bset = set(nnames), set(bnames)
     common = [n for n in bnames if n in nset]
     # Chosen from the counts alone, never from the data, so either test keeps its level.
@@ -227,24 +219,21 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
     }
     for name in common:
         bg, ng = base.groups[name], new.groups[name]
-        failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng))
-                  if g["errors"] or not g["processes"]]
+        failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng)) if g["errors"] or not g["processes"]]
         for side, errors in failed:
             result["errored"].append({"name": name, "side": side, "repetitions": len(errors),
                                       "message": errors[0] if errors
                                       else "no repetitions (aggregates only?)"})
         if failed:
             continue
-        for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold,
-                                                              metrics, paired):
+        for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold, metrics, paired):
             if row is None:
                 result["unjudged"].append({"name": name, "metric": metric, "reason": why})
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
     # Secondary rows are a family of their own, not moderated: different quantities.
-    adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
-                  moderate=False, label="secondary")
+    adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold, moderate=False, label="secondary")
     for row in result["rows"]:
         if row["primary"]:
             result[VERDICT_KEYS[row["verdict"]]].append(row)
@@ -262,8 +251,7 @@ def machine_drift(result, share=0.8, min_rows=5):
     worse = []
     seen = set()
     for r in result["rows"]:
-        if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS
-                or not r.get("primary", True)):
+        if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS or not r.get("primary", True)):
             continue
         seen.add(r["name"])  # a benchmark's first primary metric: its time or throughput
         c = r.get("change_pct")
@@ -286,16 +274,14 @@ def judged_metrics(name, all_runs):
     (unless a counter marks an untimed row), then the counters that have a direction."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
-    ordered = (([] if untimed else [kr.time_metric(name)])
-               + [k for k in names if k not in ("cpu_time", "real_time")])
+    ordered = (([] if untimed else [kr.time_metric(name)]) + [k for k in names if k not in ("cpu_time", "real_time")])
     directions = ((m, kr.judged_direction(m, name, all_runs)) for m in ordered)
     return [(m, d) for m, d in directions if d]
 
 
 def _missing(name, metric, b, n):
     """The sides ("base", "new") on which `metric` of benchmark `name` has no value."""
-    return [s for s, g in (("base", b), ("new", n))
-            if not any(metric in r for runs in g["processes"] for r in runs)]
+    return [s for s, g in (("base", b), ("new", n)) if not any(metric in r for runs in g["processes"] for r in runs)]
 
 
 # The reason of a benchmark that lacks every --metric (compare tells it from bad input).
@@ -307,14 +293,12 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
     metric without a row makes the benchmark not judged."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
-    plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
-                            if m not in dict(primary)]
+    plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs) if m not in dict(primary)]
     if metrics is not None:
         known = dict(plan)
         plan = []
         for m in sorted(metrics):
-            d = known.get(m) or kr.PRIMARY_DIRECTIONS.get(m) or kr.judged_direction(m, name,
-                                                                                    all_runs)
+            d = known.get(m) or kr.PRIMARY_DIRECTIONS.get(m) or kr.judged_direction(m, name, all_runs)
             if d and (m in known or any(m in r for r in all_runs)):
                 plan.append((m, d))
         deciding = {m for m, _ in plan}
@@ -348,15 +332,13 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
         missing = _missing(name, metric, b, n)
         if missing:
             if is_deciding and not (metrics is not None and len(missing) == 2):
-                yield None, metric, True, "%s missing on the %s side" % (
-                    metric, " and ".join(missing))
+                yield None, metric, True, "%s missing on the %s side" % (metric, " and ".join(missing))
             continue
         t, t_down = metric_threshold(metric, threshold, b, n)
         notes = []
         if behind and metric in kr.OPEN_LOOP_METRICS:
             notes.append("windows short of the offered load left out: %s" % behind)
-        pairs = (stats.paired_samples(b, n, metric)
-                 if paired and metric not in kr.DETERMINISTIC_METRICS else None)
+        pairs = (stats.paired_samples(b, n, metric) if paired and metric not in kr.DETERMINISTIC_METRICS else None)
         if pairs is not None and len(pairs) < stats.min_pairs(alpha):
             # As in compare_sides, chosen from counts, never from the metric's values.
             notes.append("%d pairs left of %d rounds, fewer than the %d a paired verdict "
@@ -368,8 +350,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
             row = compare_metric_paired(name, metric, pairs, alpha, t, direction, t_down, base_t)
         else:
             bv, nv, kind, within = stats.samples(b, n, metric)
-            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down,
-                                 base_t)
+            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down, base_t)
         row["primary"] = is_deciding
         if notes:
             row["note"] = "; ".join(notes)
@@ -394,8 +375,7 @@ def _fell_behind(name, b, n):
         return None
     short = []
     for side, g in (("base", b), ("new", n)):
-        count = sum(1 for runs in g["processes"] if any(r.get("rate_shortfall", 0) > 0
-                                                        for r in runs))
+        count = sum(1 for runs in g["processes"] if any(r.get("rate_shortfall", 0) > 0 for r in runs))
         if count:
             short.append("%d of %d %s processes" % (count, len(g["processes"]), side))
     if not short:
@@ -431,8 +411,7 @@ def moderate_family(rows):
     stats_rows = [r for r in rows if r.get("_stat")]
     if len(stats_rows) < stats.MIN_MODERATED_ROWS:
         return
-    d0, s0sq, total = stats.family_prior([r["_stat"]["s2"] for r in stats_rows],
-                                   [r["_stat"]["d"] for r in stats_rows])
+    d0, s0sq, total = stats.family_prior([r["_stat"]["s2"] for r in stats_rows], [r["_stat"]["d"] for r in stats_rows])
     for r, row_d0 in zip(stats_rows, d0):
         row_d0 = float(row_d0)
         r["p_value"], r["df"] = stats.location_p(r["_stat"], row_d0, float(s0sq), float(total))
@@ -529,8 +508,7 @@ def verdict_json(result, accept_inconclusive=False):
 
 def secondary_moves(result):
     """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved."""
-    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v]
-            for v in ("regression", "improvement")}
+    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v] for v in ("regression", "improvement")}
 
 
 def compile_filter(pattern):

@@ -52,15 +52,13 @@ def add_arguments(ap):
     ap.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     ap.add_argument("--metric", action="append", metavar="NAME",
                     help="only this metric (repeatable), e.g. --metric instructions")
-    ap.add_argument("--force", action="store_true",
-                    help="compare even when target/build/machine differ")
+    ap.add_argument("--force", action="store_true", help="compare even when target/build/machine differ")
     ap.add_argument("--accept-inconclusive", action="store_true",
                     help="exit 0 (not 3) when the only unjudged rows are inconclusive")
     ap.add_argument("--unpaired", action="store_true",
                     help="ignore the pairing of interleaved rounds (scripts/bench-commits) and "
                          "compare the sides as independent samples")
-    ap.add_argument("--quiet", action="store_true",
-                    help="print only rows that are not 'unchanged', and the summary")
+    ap.add_argument("--quiet", action="store_true", help="print only rows that are not 'unchanged', and the summary")
     ap.add_argument("--format", choices=("text", "markdown"), default="text",
                     help="markdown: the verdict as a Markdown table (a pull-request comment) "
                          "on stdout, instead of the text table")
@@ -123,8 +121,7 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
             if not force:
                 raise CompareError("the %s side mixes incomparable contexts (%s); pass --force "
                                    "to compare anyway" % (side.label, ", ".join(mixed)))
-    result = kv.compare_sides(base, new, alpha, threshold, name_filter, set(metrics) or None,
-                              no_pairing)
+    result = kv.compare_sides(base, new, alpha, threshold, name_filter, set(metrics) or None, no_pairing)
     if not result["common"]:
         raise CompareError("no benchmark names in common between %s and %s%s" % (
             " ".join(base_files), " ".join(new_files),
@@ -141,15 +138,13 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
                for key, d in critical.items()]
               + ["these runs measured different things; differences are not regressions."])
         if not force:
-            raise CompareError("incomparable contexts (%s); pass --force to compare anyway"
-                               % ", ".join(critical))
+            raise CompareError("incomparable contexts (%s); pass --force to compare anyway" % ", ".join(critical))
     return kv.verdict_json(result)
 
 
 def write(verdict, *, json_path=None, markdown_path=None, console=True):
     """The verdict as JSON, as Markdown, and as the text report on stdout (CONSOLE)."""
-    for path, body in ((json_path, lambda: kv.dumps(verdict) + "\n"),
-                       (markdown_path, lambda: markdown(verdict))):
+    for path, body in ((json_path, lambda: kv.dumps(verdict) + "\n"), (markdown_path, lambda: markdown(verdict))):
         if path:
             try:
                 os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -245,8 +240,7 @@ def _md(v):
 def context_lines(verdict):
     """What differs between the sides' contexts that does not stop the comparison."""
     diff = verdict["context_diff"]
-    lines = ["comparing %s %s vs %s" % (k, d["base"], d["new"])
-             for k, d in diff.items() if d["kind"] == "version"]
+    lines = ["comparing %s %s vs %s" % (k, d["base"], d["new"]) for k, d in diff.items() if d["kind"] == "version"]
     lines += ["note: context %s differs: %s vs %s" % (k, _short(d["base"]), _short(d["new"]))
               for k, d in diff.items() if d["kind"] == "other"]
     return "\n".join(lines)
@@ -284,8 +278,7 @@ def report(verdict, quiet=False):
 def markdown(verdict, title="kbench"):
     """The verdict as GitHub Markdown (a pull-request comment), unchanged rows folded away."""
     code = exit_code(verdict)
-    head = {0: "no regression", 1: "REGRESSION", 2: "bad input",
-            3: "not everything could be judged"}[code]
+    head = {0: "no regression", 1: "REGRESSION", 2: "bad input", 3: "not everything could be judged"}[code]
     out = ["### %s: %s" % (title, head), ""]
     diff = verdict["context_diff"]
     out += ["Comparing `%s` %s → %s  " % (key, _md(diff[key]["base"]), _md(diff[key]["new"]))
@@ -371,15 +364,13 @@ def summary_line(verdict):
             _count(len(moved["regression"]), "regression"),
             _count(len(moved["improvement"]), "improvement"), len(verdict["secondary"])))
     if verdict["only_in_base"] or verdict["only_in_new"]:
-        extra.append("%d only in base, %d only in new" % (len(verdict["only_in_base"]),
-                                                          len(verdict["only_in_new"])))
+        extra.append("%d only in base, %d only in new" % (len(verdict["only_in_base"]), len(verdict["only_in_new"])))
     own = {}
     for r in rows(verdict):
         up = r.get("threshold_pct")
         if r.get("primary") and up is not None and up != verdict["threshold_pct"]:
             own.setdefault(r["metric"], set()).add(threshold_text(r))
-    own_text = "; own: " + ", ".join("%s %s" % (m, " or ".join(sorted(t)))
-                                     for m, t in own.items()) if own else ""
+    own_text = "; own: " + ", ".join("%s %s" % (m, " or ".join(sorted(t))) for m, t in own.items()) if own else ""
     code = exit_code(verdict)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
             "(alpha %g family-wise, Holm; threshold %g %%%s)%s; exit %d (%s)" % (

@@ -138,8 +138,7 @@ def _interval_spans(series):
     if start is None:
         return None
     spans, t = [], start
-    for width, rps, mbps in zip(series["seconds"], series["records_per_second"],
-                                series["mb_per_second"]):
+    for width, rps, mbps in zip(series["seconds"], series["records_per_second"], series["mb_per_second"]):
         spans.append((t, t + width, rps, mbps))
         t += width
     return spans
@@ -260,8 +259,7 @@ def _merge_row(run_name, rep, entries, results):
         if rules.get(key) == "sum":
             out[key] = float(sum(values.values()))
         else:
-            out[key] = sum(v * records[a] for a, v in values.items()) / (
-                sum(records[a] for a in values) or 1.0)
+            out[key] = sum(v * records[a] for a, v in values.items()) / (sum(records[a] for a in values) or 1.0)
     if "rate_shortfall" in out and "target_rate" in out and "achieved_rate" in out:
         # fixtures/rate_search.h FellShort, over the summed rates.
         floor = 0.99 * out["target_rate"]
@@ -271,8 +269,7 @@ def _merge_row(run_name, rep, entries, results):
     hists = [s for s in series.values() if s and "latency_buckets" in s]
     if hists and len(hists) == len(series):
         h = merge_buckets(hists)
-        open_loop = any(k in latency and not k.startswith("queue_") for e in entries.values()
-                        for k in e)
+        open_loop = any(k in latency and not k.startswith("queue_") for e in entries.values() for k in e)
         out.update(latency_counters(h, open_loop))
         merged_series = {"repetition_index": rep}
         if window:
@@ -327,8 +324,7 @@ HTTP_ERRORS = (urllib.error.URLError, OSError, ValueError)
 
 def http(method, url, body=None, timeout=10):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         text = r.read().decode()
     return json.loads(text) if text else {}
@@ -350,8 +346,7 @@ def read_cluster(d):
             nodes = json.load(f)["nodes"]
     except (OSError, ValueError, KeyError) as e:
         cli.die("no Trogdor cluster in %s (%s); run scripts/trogdor start first" % (d, e))
-    agents = sorted((n for n, v in nodes.items() if "trogdor.agent.port" in v),
-                    key=lambda n: (len(n), n))
+    agents = sorted((n for n, v in nodes.items() if "trogdor.agent.port" in v), key=lambda n: (len(n), n))
     urls = {n: "http://%s:%s" % (nodes[n]["hostname"], nodes[n]["trogdor.agent.port"]) for n in agents}
     return coordinator, agents, urls
 
@@ -397,8 +392,7 @@ def main(args):
     cli.dry_run_exit()
     coordinator, agents, agent_urls = read_cluster(args.dir)
     if args.agents > len(agents):
-        cli.die("--agents %d: the Trogdor cluster in %s has only %d agent(s)"
-                % (args.agents, args.dir, len(agents)))
+        cli.die("--agents %d: the Trogdor cluster in %s has only %d agent(s)" % (args.agents, args.dir, len(agents)))
     agents = agents[:args.agents]
 
     t_submit = time.time()

@@ -89,11 +89,9 @@ def connect(path, create=True):
         db.execute("PRAGMA foreign_keys = ON")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
-            db.executescript("BEGIN IMMEDIATE;" + SCHEMA
-                             + "PRAGMA user_version = %d; COMMIT;" % SCHEMA_VERSION)
+            db.executescript("BEGIN IMMEDIATE;" + SCHEMA + "PRAGMA user_version = %d; COMMIT;" % SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
-            raise HistoryError("%s has schema version %d; this kbench reads %d"
-                               % (path, version, SCHEMA_VERSION))
+            raise HistoryError("%s has schema version %d; this kbench reads %d" % (path, version, SCHEMA_VERSION))
     except sqlite3.DatabaseError as e:
         raise HistoryError("%s is not a usable SQLite database: %s" % (path, e)) from e
     return db
@@ -131,8 +129,7 @@ def check_run(path):
             continue
         for key in ("real_time", "cpu_time"):
             if key in b and not isinstance(b[key], (int, float)):
-                raise HistoryError("%s: benchmarks[%d] (%s) has a non-numeric %s"
-                                   % (path, i, b["name"], key))
+                raise HistoryError("%s: benchmarks[%d] (%s) has a non-numeric %s" % (path, i, b["name"], key))
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return data, hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -211,8 +208,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     ctx = data["context"]
     key, label = series_of(ctx)
     row = db.execute("SELECT id FROM series WHERE key = ?", (key,)).fetchone()
-    series_id = row[0] if row else db.execute(
-        "INSERT INTO series (key, label) VALUES (?, ?)", (key, label)).lastrowid
+    series_id = row[0] if row else db.execute("INSERT INTO series (key, label) VALUES (?, ?)", (key, label)).lastrowid
     sha = str(ctx["git_sha"])
     ctime, source, subject = commit_info(repo, sha, ctx, commit_time)
     procs = kr.processes(data)
@@ -266,8 +262,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
             if not per_proc:
                 continue
             # One process: its repetitions are the only spread there is.
-            spread = per_proc if len(per_proc) > 1 else [r[metric] for r in all_runs
-                                                          if metric in r]
+            spread = per_proc if len(per_proc) > 1 else [r[metric] for r in all_runs if metric in r]
             points.append((run_id, bid, _id(db, mcache, "metrics", metric), direction,
                            statistics.median(per_proc), min(spread), max(spread),
                            json.dumps(per_proc)))
@@ -290,8 +285,7 @@ def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=Fa
          "p.benchmark_id JOIN metrics m ON m.id = p.metric_id WHERE " + " AND ".join(where)
          + " ORDER BY r.series_id, b.name, m.name, r.commit_time, r.id")
     out = {}
-    for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi,
-         pv) in db.execute(q, args):
+    for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi, pv) in db.execute(q, args):
         if name_filter is not None and not name_filter.search(name):
             continue
         if metrics is not None and metric not in metrics:
@@ -310,8 +304,7 @@ def resolve_since(db, text, repo):
         return parse_time(text)
     except HistoryError:
         pass
-    row = db.execute("SELECT MIN(commit_time) FROM runs WHERE commit_sha LIKE ?",
-                     (text + "%",)).fetchone()
+    row = db.execute("SELECT MIN(commit_time) FROM runs WHERE commit_sha LIKE ?", (text + "%",)).fetchone()
     if row and row[0] is not None:
         return row[0]
     out = _git_show(repo, "%ct", text)
@@ -326,12 +319,10 @@ def e_divisive(values, pvalue, permutations):
     import numpy as np
     from signal_processing_algorithms.energy_statistics import energy_statistics as es
     np.random.seed(SEED)
-    return sorted(es.e_divisive(np.asarray(values, dtype=float), pvalue=pvalue,
-                                permutations=permutations))
+    return sorted(es.e_divisive(np.asarray(values, dtype=float), pvalue=pvalue, permutations=permutations))
 
 
-def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pvalue=0.01,
-                 permutations=100):
+def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pvalue=0.01, permutations=100):
     """Change points of one series. Each change: its index (first run after the step), the
     commits around it, compare's row (shift %, interval, p, verdict)."""
     # Runs of one commit are one position: a step happens between commits.
@@ -347,8 +338,7 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             # A step inside one commit's runs is not a change between commits.
             if runs[cp]["commit"] == runs[cp - 1]["commit"]:
                 continue
-            row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run",
-                                    direction=direction)
+            row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run", direction=direction)
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
     # The newest commit: its run median(s) against the runs since the last step.
@@ -456,8 +446,7 @@ def group_changes(changes):
             out.append(group)
     out.sort(key=lambda g: (-g["time"], g["series"]))
     for g in out:
-        g["members"].sort(key=lambda m: (m["verdict"] != "regression",
-                                         -abs(m["change_pct"] or 0)))
+        g["members"].sort(key=lambda m: (m["verdict"] != "regression", -abs(m["change_pct"] or 0)))
     return out
 
 
@@ -484,21 +473,17 @@ def add_arguments(ap):
         "twice is a no-op; a malformed or foreign JSON is refused (exit 2) and nothing is "
         "written; all files go in one transaction."))
     a.add_argument("runs", nargs="+", metavar="RUN")
-    a.add_argument("--repo", default=root, help="git repository for commit times and "
-                   "subjects (default: this one)")
+    a.add_argument("--repo", default=root, help="git repository for commit times and subjects (default: this one)")
     a.add_argument("--commit-time", metavar="T", help="commit time (Unix seconds or ISO) "
                    "instead of the repository's, for runs of commits it does not hold")
     sel = cli.ArgumentParser(add_help=False)
     sel.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
-    sel.add_argument("--since", metavar="DATE|COMMIT",
-                     help="only runs of commits from this time (or commit) on")
+    sel.add_argument("--since", metavar="DATE|COMMIT", help="only runs of commits from this time (or commit) on")
     sel.add_argument("--metric", action="append", metavar="NAME", help="only this metric")
-    sel.add_argument("--include-dirty", action="store_true",
-                     help="include runs of a dirty working tree")
+    sel.add_argument("--include-dirty", action="store_true", help="include runs of a dirty working tree")
     sel.add_argument("--alpha", type=float, default=0.01,
                      help="level of the step's test and of E-Divisive's (default 0.01)")
-    sel.add_argument("--threshold", type=float, default=2.0,
-                     help="smallest step in %% that is reported (default 2)")
+    sel.add_argument("--threshold", type=float, default=2.0, help="smallest step in %% that is reported (default 2)")
     sel.add_argument("--repo", default=root, help=argparse.SUPPRESS)
     c = sub.add_parser("changes", parents=[sel], help="change points per series", description=(
         "E-Divisive change points per series (benchmark x metric), each judged by "
@@ -543,13 +528,11 @@ def main(args):
         except ValueError as e:
             cli.die(str(e))
         since = resolve_since(db, args.since, args.repo)
-        series = load_series(db, flt, since, set(args.metric) if args.metric else None,
-                             args.include_dirty)
+        series = load_series(db, flt, since, set(args.metric) if args.metric else None, args.include_dirty)
         if not series:
             cli.die("no runs in %s match%s" % (args.db, " --filter/--since/--metric"
                                                 if (flt or since or args.metric) else ""), 3)
-        changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold,
-                                      cp_pvalue=args.alpha)
+        changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold, cp_pvalue=args.alpha)
         labels = dict(db.execute("SELECT id, label FROM series"))
         if args.cmd == "report":
             t0 = time.monotonic()

@@ -260,8 +260,7 @@ def netns_nodes(netns, brokers):
 
 # ---------------------------------------------------------------- the functions
 
-def start(directory, *, brokers=1, version=None, security=None, port_base="auto", host=None, netns=None,
-          timeout=120):
+def start(directory, *, brokers=1, version=None, security=None, port_base="auto", host=None, netns=None, timeout=120):
     """Start BROKERS combined broker+controller nodes of Kafka VERSION (None: the default)
     in state directory DIRECTORY and wait until all are registered; returns the bootstrap
     list. SECURITY None: KBENCH_KAFKA_SECURITY, else plaintext. PORT_BASE "auto": ports that

@@ -82,16 +82,14 @@ class Plotter:
             chunk = keys[start:start + MAX_PANELS]
             cols = min(3, len(chunk))
             nrows = math.ceil(len(chunk) / cols)
-            fig, axes = self.plt.subplots(nrows, cols, figsize=(5.5 * cols, 4.2 * nrows),
-                                          squeeze=False)
+            fig, axes = self.plt.subplots(nrows, cols, figsize=(5.5 * cols, 4.2 * nrows), squeeze=False)
             for ax, key in zip(axes.flat, chunk):
                 cells = groups[key]
                 threads = sorted({t for t, _ in cells}, key=_num)
                 producers = sorted({p for _, p in cells}, key=_num)
                 width = 0.8 / len(producers)
                 for j, p in enumerate(producers):
-                    xs = [i + (j - (len(producers) - 1) / 2) * width
-                          for i, t in enumerate(threads) if (t, p) in cells]
+                    xs = [i + (j - (len(producers) - 1) / 2) * width for i, t in enumerate(threads) if (t, p) in cells]
                     ys = [cells[(t, p)] for t in threads if (t, p) in cells]
                     ax.bar(xs, ys, width, label="%s producer%s" % (p, "" if p == "1" else "s"))
                     for x, y in zip(xs, ys):
@@ -100,8 +98,7 @@ class Plotter:
                 ax.set_xticks(range(len(threads)), threads)
                 ax.set(xlabel="application threads", ylabel="records/s")
                 ax.yaxis.set_major_formatter(self._rate_formatter())
-                ax.set_title(" ".join("%s:%s" % kv for kv in key[1:]) or key[0] or "Produce",
-                             fontsize=9)
+                ax.set_title(" ".join("%s:%s" % kv for kv in key[1:]) or key[0] or "Produce", fontsize=9)
                 ax.legend(fontsize=7)
                 ax.grid(axis="y", alpha=0.3)
             for ax in list(axes.flat)[len(chunk):]:
@@ -144,8 +141,7 @@ class Plotter:
                                       ("p999_us", "p99.9", "tab:red")):
                 ok, bad = [], []
                 for rep in reps:
-                    for rate, lat, sus in zip(rep.get("target_rate", []), rep.get(key, []),
-                                              rep.get("sustained", [])):
+                    for rate, lat, sus in zip(rep.get("target_rate", []), rep.get(key, []), rep.get("sustained", [])):
                         if lat is None or lat <= 0:
                             continue  # nothing measured at that probe
                         (ok if sus else bad).append((rate, lat / 1000.0))
@@ -185,8 +181,7 @@ class Plotter:
         for idx, setting in enumerate(settings):
             c = comp.get(setting, {})
             panels = [(t, pts) for t, pts in (("compress", c), ("decompress", decomp.get(setting, {}))) if pts]
-            fig, axes = self.plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5),
-                                          squeeze=False)
+            fig, axes = self.plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5), squeeze=False)
             drew = False
             for ax, (title, pts) in zip(axes[0], panels):
                 for label, m in sorted(pts.items()):
@@ -195,8 +190,7 @@ class Plotter:
                         continue
                     speed = m["bytes_per_second"] / 1e6
                     ax.scatter([ratio], [speed], s=30)
-                    ax.annotate(label, (ratio, speed), fontsize=8, xytext=(4, 3),
-                                textcoords="offset points")
+                    ax.annotate(label, (ratio, speed), fontsize=8, xytext=(4, 3), textcoords="offset points")
                     drew = True
                 ax.set(yscale="log", xlabel="ratio (compressed / uncompressed, lower is better)",
                        ylabel="%s speed (MB/s of uncompressed data, log)" % title, title=title)
@@ -206,8 +200,7 @@ class Plotter:
                 # Name files after their setting so a directory listing reads well.
                 tag = "-".join("%s_%s" % kv for kv in setting)
                 tag = re.sub(r"[^A-Za-z0-9._-]+", "_", tag) or str(idx + 1)
-                self.save(fig, "%scodecs%s.png" % (prefix, "" if len(settings) == 1
-                                                   else "-" + tag))
+                self.save(fig, "%scodecs%s.png" % (prefix, "" if len(settings) == 1 else "-" + tag))
             else:
                 self.plt.close(fig)
 
@@ -227,10 +220,8 @@ class Plotter:
                 rows.append((r, c))
         if not rows:
             return
-        rows.sort(key=lambda rc: (rc[0]["verdict"] == "unchanged", -abs(rc[1])
-                                  if math.isfinite(rc[1]) else -1e300))
-        colors = {"regression": "#d62728", "improvement": "#2ca02c",
-                  "unchanged": "#9e9e9e", "inconclusive": "#f0b400"}
+        rows.sort(key=lambda rc: (rc[0]["verdict"] == "unchanged", -abs(rc[1]) if math.isfinite(rc[1]) else -1e300))
+        colors = {"regression": "#d62728", "improvement": "#2ca02c", "unchanged": "#9e9e9e", "inconclusive": "#f0b400"}
         alpha = verdict.get("alpha", 0.01)
         threshold = verdict.get("threshold_pct", 5)
         labels_all = short_labels([r["name"] for r, _ in rows])
@@ -286,12 +277,9 @@ def _slug(path):
 
 
 def add_arguments(ap):
-    ap.add_argument("results", nargs="*", metavar="RESULT.json",
-                    help="kbench JSON results (Google Benchmark format)")
-    ap.add_argument("--verdict", metavar="VERDICT.json",
-                    help="a scripts/compare --out file: draws the A/B chart")
-    ap.add_argument("--out", metavar="DIR",
-                    help="output directory (default: plots/ beside the first input)")
+    ap.add_argument("results", nargs="*", metavar="RESULT.json", help="kbench JSON results (Google Benchmark format)")
+    ap.add_argument("--verdict", metavar="VERDICT.json", help="a scripts/compare --out file: draws the A/B chart")
+    ap.add_argument("--out", metavar="DIR", help="output directory (default: plots/ beside the first input)")
 
 
 def main(args):
@@ -331,8 +319,7 @@ def main(args):
     if verdict is not None:
         p.ab(verdict, "")
     if not p.written:
-        cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict "
-                 "data in the input")
+        cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict data in the input")
         return 0
     for path in p.written:
         print(path)

@@ -425,8 +425,7 @@ namespaces. Run it on every host named in FILE.""")
     for p, timeout in ((start_p, 60), (stop_p, 10), (status_p, None)):
         p.add_argument("--dir", help="state directory (env KBENCH_TROGDOR_DIR, default %s)" % SERVICE.default_dir)
         if timeout:
-            p.add_argument("--timeout", type=cli.POSITIVE, metavar="S",
-                           help="seconds to wait (default %d)" % timeout)
+            p.add_argument("--timeout", type=cli.POSITIVE, metavar="S", help="seconds to wait (default %d)" % timeout)
 
 
 def main(args):

@@ -123,8 +123,7 @@ def main(_args):
     watch_agent(lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     start = workload["start_unix_ms"] / 1000.0
-    emit({"status": {"state": "starting", "agent": agent,
-                     "start_in_seconds": round(start - time.time(), 3)}})
+    emit({"status": {"state": "starting", "agent": agent, "start_in_seconds": round(start - time.time(), 3)}})
     if not workload.get("produce") and start > time.time():
         time.sleep(start - time.time())  # Consume rows have no --start-at: start them then
     started = time.time()
@@ -132,8 +131,7 @@ def main(_args):
     # kbench prints nothing secret (it redacts settings); its table goes to the log file
     # and its stderr progress lines become statuses.
     with open(log_path, "w") as log:
-        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=die_with_parent)
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
         tail = []
         for text in child.stderr:
             text = text.rstrip("\n")
@@ -150,8 +148,7 @@ def main(_args):
     emit({"status": {"state": "done", "agent": agent, "exit_code": rc,
                      "start_unix_seconds": started, "out_dir": out_dir, "result": result}})
     if rc != 0:
-        emit({"error": "kbench exited with status %d: %s (log: %s)"
-                       % (rc, " | ".join(tail), log_path)})
+        emit({"error": "kbench exited with status %d: %s (log: %s)" % (rc, " | ".join(tail), log_path)})
     elif made_dir:
         shutil.rmtree(out_dir, ignore_errors=True)  # the result went out in the status
     return rc
