@@ -150,8 +150,7 @@ def _write_page(path, title, body, data=None):
     with open(path, "w", encoding="utf-8") as f:
         f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
                 "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
-                "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
-                "<script>%s</script></body></html>"
+                "<script type=\"application/json\" id=\"kbench-data\">%s</script><script>%s</script></body></html>"
                 % (html.escape(title), CSS, body,
                    json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
 
@@ -179,8 +178,7 @@ def write_report(out_dir, series, changes, groups, labels, totals):
                 '<p><input id="filter" placeholder="filter benchmarks (regular expression)">'
                 '</p><p>Each chart: one benchmark over commits (oldest left), the median of '
                 'each run (line) and the spread of its processes (band); dashed lines mark '
-                'change points (red regression, green improvement). Hover for the numbers.'
-                '</p>' % html.escape(family)]
+                'change points (red regression, green improvement). Hover for the numbers.</p>' % html.escape(family)]
         for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
             body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
             for (_, name), metrics in charts:
@@ -208,8 +206,7 @@ def write_report(out_dir, series, changes, groups, labels, totals):
     runs_n, commits_n = totals
     body = ["<h1>kbench history</h1><p>%d runs of %d commits, %d series of points. "
             "Generated %s.</p><h2>Families</h2><ul>" % (
-                runs_n, commits_n, len(series),
-                datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+                runs_n, commits_n, len(series), datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
     for family, n, path in pages:
         body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>' % (os.path.basename(path), html.escape(family), n))
     body.append("</ul><h2>Latest regressions and improvements</h2>")
@@ -222,16 +219,13 @@ def write_report(out_dir, series, changes, groups, labels, totals):
             rows = "".join(
                 '<div class="%s">%s %s: %s%s</div>' % (
                     "reg" if m["verdict"] == "regression" else "imp",
-                    '<a href="%s">%s</a>' % (family_slug(m["benchmark"].split("/")[0]),
-                                             html.escape(m["benchmark"])),
+                    '<a href="%s">%s</a>' % (family_slug(m["benchmark"].split("/")[0]), html.escape(m["benchmark"])),
                     html.escape(m["metric"]), html.escape(change_text(m)),
-                    " (newest commit)" if m["how"] == "newest" else "")
-                for m in g["members"])
+                    " (newest commit)" if m["how"] == "newest" else "") for m in g["members"])
             body.append('<tr><td data-commit="%s">%s..%s<br>%s<br><small>%s</small></td>'
                         '<td>%s</td><td>%s</td></tr>' % (
                             g["after_commit"], short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
-                            html.escape((g["subject"] or "")[:80]),
-                            html.escape(labels.get(g["series"], "")), rows))
+                            html.escape((g["subject"] or "")[:80]), html.escape(labels.get(g["series"], "")), rows))
         body.append("</table>")
     _write_page(os.path.join(out_dir, "index.html"), "kbench history", "".join(body))
     return pages

@@ -45,8 +45,7 @@ def codecs_line():
 
 def families_table(example=True):
     header = ("family", "measures") + (("example",) if example else ())
-    return _table(header, [(_code(f["name"]), f["measures"])
-                           + ((_code(f["example"]),) if example else ())
+    return _table(header, [(_code(f["name"]), f["measures"]) + ((_code(f["example"]),) if example else ())
                            for f in facts.families()])
 
 
@@ -76,8 +75,7 @@ def primary_table():
     """What decides each kind of row, in the order the kinds are checked."""
     return _table(("rows", "marked by", "primary metric(s)", "why"),
                   [(_code(k["kind"]), _code(k["marker"]) if k["marker"] else "every other row",
-                    ", ".join(_code(p) for p in k["primary"]), k["why"])
-                   for k in facts.row_kinds()])
+                    ", ".join(_code(p) for p in k["primary"]), k["why"]) for k in facts.row_kinds()])
 
 
 def _key_name(key):
@@ -127,8 +125,7 @@ def blocks():
     return {"README.md": [("options", options_table()), ("codecs", codecs_line()),
                           ("families", families_table(False))],
             "docs/families.md": [("families", families_table())] + keys,
-            "docs/counters.md": [("metric-directions", directions_table()),
-                                 ("context-keys", context_table())],
+            "docs/counters.md": [("metric-directions", directions_table()), ("context-keys", context_table())],
             "docs/comparing.md": [("primary-metrics", primary_table()),
                                   ("equivalence-thresholds", equivalence_table()),
                                   ("context-comparisons", comparison_table())]}

@@ -32,14 +32,12 @@ def _tables():
             "DETERMINISTIC_METRICS": {n for n, m in ms.items() if m["deterministic"]},
             "UNITS": {n: m["unit"] for n, m in ms.items() if m["unit"]},
             "UNTIMED_ROW_COUNTERS": tuple(n for n, m in ms.items() if m["marks_untimed_row"]),
-            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]),
-                                      k["why"]) for k in kinds),
+            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]), k["why"]) for k in kinds),
             "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
                                    if m["primary_direction"] != m["direction"]},
             "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
             + [lat["max"]["metric"]],
-            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items()
-                                if m.get("equivalence_pct")},
+            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items() if m.get("equivalence_pct")},
         }
     return _tables_cache
 
@@ -82,8 +80,7 @@ STANDARD_KEYS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
     "repetitions", "repetition_index", "threads", "iterations", "real_time",
     "cpu_time", "time_unit", "error_occurred", "error_message", "aggregate_name",
-    "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n",
-    PROCESS_KEY,
+    "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n", PROCESS_KEY,
 }
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -360,8 +357,7 @@ def _merge_concurrent(datas, sources):
         for i in range(reps):
             benches.append(dict({"name": name, "run_name": name, "run_type": "iteration",
                                  "repetitions": reps, "repetition_index": i, "threads": 1,
-                                 "iterations": 1, "time_unit": "ns"},
-                                **combine([runs[i] for runs in procs])))
+                                 "iterations": 1, "time_unit": "ns"}, **combine([runs[i] for runs in procs])))
     ctx = dict(datas[0].get("context", {}))
     ctx[CONCURRENT_KEY] = len(datas)
     ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
@@ -441,12 +437,9 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
     """A Google-Benchmark-shaped entry of instructions/iteration, (Ir(2N) - Ir(N)) / N so
     that start-up, payload generation and Google Benchmark's bookkeeping cancel out."""
     e = {
-        "name": name, "run_name": name, "run_type": "iteration",
-        "repetitions": 1, "repetition_index": 0, "threads": 1,
-        "iterations": iterations,
-        "instructions": (ir_2n - ir_n) / float(iterations),
-        "instructions_total_n": ir_n, "instructions_total_2n": ir_2n,
-        "time_unit": "ns",
+        "name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+        "iterations": iterations, "instructions": (ir_2n - ir_n) / float(iterations),
+        "instructions_total_n": ir_n, "instructions_total_2n": ir_2n, "time_unit": "ns",
     }
     for key in ("family_index", "per_family_instance_index"):
         if key in (context_entry or {}):

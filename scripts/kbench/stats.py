@@ -143,8 +143,7 @@ def _hl_pct(sorted_diffs, k, positive, base_vals):
     if positive:
         return tuple(None if d is None else math.expm1(d) * 100.0 for d in (est, lo, hi))
     ref = abs(statistics.median(base_vals))
-    return tuple(None if d is None else 0.0 if d == 0
-                 else d / ref * 100.0 if ref else math.copysign(math.inf, d)
+    return tuple(None if d is None else 0.0 if d == 0 else d / ref * 100.0 if ref else math.copysign(math.inf, d)
                  for d in (est, lo, hi))
 
 

@@ -35,15 +35,11 @@ def change_text(row):
 
 def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
     return {
-        "name": name, "metric": metric,
-        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-        "unit": unit(metric), "samples": kind,
-        "n_base": len(base_vals), "n_new": len(new_vals),
-        "base_median": statistics.median(base_vals),
-        "new_median": statistics.median(new_vals),
+        "name": name, "metric": metric, "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+        "unit": unit(metric), "samples": kind, "n_base": len(base_vals), "n_new": len(new_vals),
+        "base_median": statistics.median(base_vals), "new_median": statistics.median(new_vals),
         "base_cv_pct": stats.cv_pct(base_vals), "new_cv_pct": stats.cv_pct(new_vals),
-        "base_within_cv_pct": _median_or_none(within[0]),
-        "new_within_cv_pct": _median_or_none(within[1]),
+        "base_within_cv_pct": _median_or_none(within[0]), "new_within_cv_pct": _median_or_none(within[1]),
         "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
     }
 
@@ -94,11 +90,9 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
     est, lo, hi, _ = stats.shift_estimate(base_vals, new_vals, alpha)
     _set_shift(row, est, lo, hi, alpha)
     if stats.min_two_sided_p(n1, n2) >= alpha:
-        return _verdict(row, "inconclusive",
-                        "%d vs %d %s samples: a verdict at p < %g needs >= %d per side%s"
+        return _verdict(row, "inconclusive", "%d vs %d %s samples: a verdict at p < %g needs >= %d per side%s"
                         % (n1, n2, kind, alpha, stats.min_samples(alpha),
-                           "; run more kbench processes (scripts/bench --processes N)"
-                           if kind == "process" else ""))
+                           "; run more kbench processes (scripts/bench --processes N)" if kind == "process" else ""))
     logs_b, logs_n = stats.log_values(base_vals), stats.log_values(new_vals)
     stat = stats.location_stat(logs_b, logs_n) if logs_b and logs_n else None
     p = _location_test(row, stat, "rank sum", lambda: stats.permutation_p(base_vals, new_vals))
@@ -136,8 +130,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, famil
         # never "unchanged" (a p99 eight times the base's is inside 25 x).
         base_t = row.get("base_threshold_pct")
         if base_t is not None and p < alpha and ranks_agree and abs(est) >= base_t:
-            return _verdict(row, "inconclusive",
-                            "significant shift of %s, inside %s but beyond +-%g %%: moved, "
+            return _verdict(row, "inconclusive", "significant shift of %s, inside %s but beyond +-%g %%: moved, "
                             "not unchanged" % (text.percent(est), limits, base_t))
         return _verdict(row, "unchanged", "%g %% interval inside %s" % (100 * row["ci_level"], limits))
     if p < alpha and beyond:
@@ -148,8 +141,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, famil
         why = "significant, but its interval reaches past %s" % limits
     elif beyond and family is not None and row["p_value"] < alpha:
         why = ("shift of %s is significant alone (p %s) but not over the %d %s rows "
-               "(Holm-adjusted p >= %g)" % (text.percent(est), p_text(row["p_value"]), family,
-                                            family_label, alpha))
+               "(Holm-adjusted p >= %g)" % (text.percent(est), p_text(row["p_value"]), family, family_label, alpha))
     elif beyond:
         why = "shift of %s is not significant (%s >= %g)" % (text.percent(est), pname, alpha)
     else:
@@ -207,14 +199,10 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
     result = {
         "alpha": alpha, "threshold_pct": threshold, "min_samples": stats.min_samples(alpha),
         "regressions": [], "improvements": [], "unchanged": [], "inconclusive": [],
-        "secondary": [], "unjudged": [], "errored": [],
-        "only_in_base": [n for n in bnames if n not in nset],
-        "only_in_new": [n for n in nnames if n not in bset],
-        "context_diff": context_diff(base.context, new.context),
-        "processes": {"base": base.n_processes, "new": new.n_processes},
-        "paired": paired,
-        "pairing_unused": can_pair and not paired,
-        "pairing": base.pairing if can_pair else None,
+        "secondary": [], "unjudged": [], "errored": [], "only_in_base": [n for n in bnames if n not in nset],
+        "only_in_new": [n for n in nnames if n not in bset], "context_diff": context_diff(base.context, new.context),
+        "processes": {"base": base.n_processes, "new": new.n_processes}, "paired": paired,
+        "pairing_unused": can_pair and not paired, "pairing": base.pairing if can_pair else None,
         "rows": [], "common": common,
     }
     for name in common:
@@ -222,8 +210,7 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
         failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng)) if g["errors"] or not g["processes"]]
         for side, errors in failed:
             result["errored"].append({"name": name, "side": side, "repetitions": len(errors),
-                                      "message": errors[0] if errors
-                                      else "no repetitions (aggregates only?)"})
+                                      "message": errors[0] if errors else "no repetitions (aggregates only?)"})
         if failed:
             continue
         for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold, metrics, paired):
@@ -342,8 +329,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
         if pairs is not None and len(pairs) < stats.min_pairs(alpha):
             # As in compare_sides, chosen from counts, never from the metric's values.
             notes.append("%d pairs left of %d rounds, fewer than the %d a paired verdict "
-                         "needs: compared unpaired" % (len(pairs), len(all_b["processes"]),
-                                                       stats.min_pairs(alpha)))
+                         "needs: compared unpaired" % (len(pairs), len(all_b["processes"]), stats.min_pairs(alpha)))
             pairs = None
         base_t = threshold if kr.EQUIVALENCE_PCT.get(metric) else None
         if pairs is not None:
@@ -435,8 +421,7 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
         r["p_adjusted"] = float(pa)
         direction = 1 if r["direction"] == "higher_is_better" else -1
         _decide(r, float(pa), r["change_pct"], r.get("ci_low_pct"), r.get("ci_high_pct"),
-                alpha, r.get("threshold_pct", threshold), direction, family=len(tested),
-                family_label=label)
+                alpha, r.get("threshold_pct", threshold), direction, family=len(tested), family_label=label)
 
 
 def exit_code(result, accept_inconclusive=False):
@@ -486,8 +471,7 @@ def verdict_json(result, accept_inconclusive=False):
     moved = secondary_moves(result)
     out = {"alpha": result["alpha"], "threshold_pct": result["threshold_pct"],
            "min_samples": result["min_samples"], "processes": result["processes"],
-           "exit_code": exit_code(result, accept_inconclusive),
-           "accept_inconclusive": accept_inconclusive}
+           "exit_code": exit_code(result, accept_inconclusive), "accept_inconclusive": accept_inconclusive}
     for key in ("regressions", "improvements", "unchanged", "inconclusive", "secondary"):
         out[key] = [clean(r) for r in result[key]]
     for verdict in ("regression", "improvement"):
@@ -496,8 +480,7 @@ def verdict_json(result, accept_inconclusive=False):
                test=("trimmed t on logs, variances moderated over the family; exact rank "
                      "tests where logs are impossible or values do not vary"),
                multiplicity={"method": "holm", "family": "primary rows with a p-value",
-                             "size": sum(1 for r in result["rows"]
-                                         if r["primary"] and r.get("p_value") is not None)})
+                             "size": sum(1 for r in result["rows"] if r["primary"] and r.get("p_value") is not None)})
     for key in ("errored", "only_in_base", "only_in_new", "context_diff"):
         out[key] = result[key]
     out["machine_drift"] = machine_drift(result)

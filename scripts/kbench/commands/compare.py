@@ -88,8 +88,7 @@ def main(args):
     cli.dry_run_exit()
     try:
         result = judge(base_paths, new_paths, alpha=args.alpha, threshold=args.threshold,
-                       metric=args.metric, force=args.force, no_pairing=args.unpaired,
-                       name_filter=name_filter)
+                       metric=args.metric, force=args.force, no_pairing=args.unpaired, name_filter=name_filter)
     except CompareError as e:
         cli.die(str(e))
     if args.accept_inconclusive:
@@ -130,12 +129,10 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
         if not any(r["metric"] == m for r in result["rows"] + [
                 u for u in result["unjudged"] if u["reason"] != kv.LACKS_METRIC % m]):
             raise CompareError("--metric %s matches no judged metric of the %d benchmark(s) in "
-                               "common (a metric without a direction cannot be judged)"
-                               % (m, len(result["common"])))
+                               "common (a metric without a direction cannot be judged)" % (m, len(result["common"])))
     critical = {k: d for k, d in result["context_diff"].items() if d["kind"] == "critical"}
     if critical:
-        _warn(["context %s differs: %s vs %s" % (key, d["base"], d["new"])
-               for key, d in critical.items()]
+        _warn(["context %s differs: %s vs %s" % (key, d["base"], d["new"]) for key, d in critical.items()]
               + ["these runs measured different things; differences are not regressions."])
         if not force:
             raise CompareError("incomparable contexts (%s); pass --force to compare anyway" % ", ".join(critical))
@@ -202,8 +199,7 @@ def _cells(r, markdown=False):
     return [("`%s`" % _md(r["name"])) if markdown else r["name"], r["metric"],
             "primary" if r.get("primary", True) else "secondary",
             ("%d pairs" % r["n_base"] if r.get("samples") == "pair" else "%d:%d%s" % (
-                r["n_base"], r["n_new"], "" if markdown else
-                "p" if r.get("samples") == "process" else "r")),
+                r["n_base"], r["n_new"], "" if markdown else "p" if r.get("samples") == "process" else "r")),
             *(_value(r, side, not markdown) for side in ("base", "new")),
             kv.change_text(r), threshold_text(r), kv.p_text(r["p_value"]),
             kv.p_text(r.get("p_adjusted")), _verdict_text(r, markdown)]
@@ -265,8 +261,7 @@ def report(verdict, quiet=False):
     shown = [r for r in rows(verdict) if not quiet or r["verdict"] != "unchanged"]
     if shown:
         out.append(text.table(HEADER, [_cells(r) for r in shown], align=ALIGN))
-    out += (["ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"])
-             for e in verdict["errored"]]
+    out += (["ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"]) for e in verdict["errored"]]
             + ["NOT JUDGED: %s: %s" % (u["name"], u["reason"]) for u in verdict["unjudged"]]
             + ["only in base: %s" % name for name in verdict["only_in_base"]]
             + ["only in new:  %s" % name for name in verdict["only_in_new"]]
@@ -313,8 +308,7 @@ def drift_line(drift):
     return ("WARNING: %d of %d benchmarks moved the same way (median %+.1f %%, %s): the "
             "machine's speed may have changed between these runs, which were not interleaved. "
             "Rerun them as interleaved rounds (scripts/bench-commits BASE NEW) before trusting "
-            "a verdict." % (drift["same_way"], drift["rows"], drift["median_pct"],
-                            drift["direction"]))
+            "a verdict." % (drift["same_way"], drift["rows"], drift["median_pct"], drift["direction"]))
 
 
 def spread_lines(verdict):
@@ -374,8 +368,7 @@ def summary_line(verdict):
     code = exit_code(verdict)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
             "(alpha %g family-wise, Holm; threshold %g %%%s)%s; exit %d (%s)" % (
-                _count(len(verdict["regressions"]), "regression"),
-                _count(len(verdict["improvements"]), "improvement"),
+                _count(len(verdict["regressions"]), "regression"), _count(len(verdict["improvements"]), "improvement"),
                 len(verdict["unchanged"]), len(verdict["inconclusive"]),
                 len(verdict["common"]), verdict["alpha"], verdict["threshold_pct"], own_text,
                 "; " + "; ".join(extra) if extra else "", code, EXIT_MEANING[code]))

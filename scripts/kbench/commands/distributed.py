@@ -405,8 +405,7 @@ def main(args):
     for agent in agents:
         workload = {"kbench": args.kbench, "bootstrap": args.bootstrap,
                     "window_seconds": args.window_seconds, "warmup_seconds": args.warmup_seconds,
-                    "repetitions": args.repetitions, "settings": settings,
-                    "start_unix_ms": start_ms, "agent": agent}
+                    "repetitions": args.repetitions, "settings": settings, "start_unix_ms": start_ms, "agent": agent}
         workload["produce" if args.produce else "consume"] = args.produce or args.consume
         if args.filter:
             workload["filter"] = args.filter
@@ -417,8 +416,7 @@ def main(args):
             cli.die("; ".join(problems))
         task = "%s-%s" % (run_id, agent)
         spec = {"class": SPEC_CLASS, "startMs": int(t_submit * 1000), "durationMs": int(budget * 1000),
-                "commandNode": agent, "command": [args.worker], "workload": workload,
-                "shutdownGracePeriodMs": 5000}
+                "commandNode": agent, "command": [args.worker], "workload": workload, "shutdownGracePeriodMs": 5000}
         try:
             http("POST", coordinator + "/coordinator/task/create", {"id": task, "spec": spec})
         except HTTP_ERRORS as e:
@@ -434,8 +432,7 @@ def main(args):
     context["distributed_coordinator"] = coordinator
     context["distributed_start_unix_ms"] = str(start_ms)
     out = {"context": context, "benchmarks": benchmarks, "kbench_intervals": intervals,
-           "kbench_agents": {a: results.get(a) for a in agents},
-           "kbench_agent_failures": failures}
+           "kbench_agents": {a: results.get(a) for a in agents}, "kbench_agent_failures": failures}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     kr.write_json(args.out, out)
     # The results are in the file now: free the coordinator of them (each task holds its

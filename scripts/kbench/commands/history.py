@@ -264,8 +264,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
             # One process: its repetitions are the only spread there is.
             spread = per_proc if len(per_proc) > 1 else [r[metric] for r in all_runs if metric in r]
             points.append((run_id, bid, _id(db, mcache, "metrics", metric), direction,
-                           statistics.median(per_proc), min(spread), max(spread),
-                           json.dumps(per_proc)))
+                           statistics.median(per_proc), min(spread), max(spread), json.dumps(per_proc)))
     db.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?)", points)
 
 
@@ -441,8 +440,7 @@ def group_changes(changes):
                 group["subject"] = m["subject"]
                 continue
             group = {"series": sid, "before_commit": m["before_commit"],
-                     "after_commit": m["after_commit"], "time": m["time"],
-                     "subject": m["subject"], "members": [m]}
+                     "after_commit": m["after_commit"], "time": m["time"], "subject": m["subject"], "members": [m]}
             out.append(group)
     out.sort(key=lambda g: (-g["time"], g["series"]))
     for g in out:
@@ -541,8 +539,7 @@ def main(args):
             pages = dashboard.write_report(args.out, series, changes, groups, labels, totals)
             write_changes(os.path.join(args.out, "changes.json"), groups, labels)
             cli.info("report of %d series in %d page(s) written to %s in %.1f s"
-                     % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
-                        time.monotonic() - t0))
+                     % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"), time.monotonic() - t0))
             return 0
         return print_changes(series, changes, newest, labels, args)
     except HistoryError as e:

@@ -68,8 +68,7 @@ TOOLS = {
 
 # Logging for tools: warnings to stderr. Both properties are set; each logging
 # backend (log4j2 for 4.x, reload4j for 3.x) reads only its own.
-TOOL_JVM_OPTS = ["-Djava.awt.headless=true",
-                 "-Dlog4j2.configurationFile=%s/tools-log4j2.properties" % SERVICE_CONFIG,
+TOOL_JVM_OPTS = ["-Djava.awt.headless=true", "-Dlog4j2.configurationFile=%s/tools-log4j2.properties" % SERVICE_CONFIG,
                  "-Dlog4j.configuration=file:%s/tools-log4j.properties" % SERVICE_CONFIG]
 # Short-lived internal tools (format, readiness probe) start faster this way.
 QUICK_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]

@@ -136,8 +136,7 @@ class Plotter:
         found = dict(rows)
         for i, (name, reps) in enumerate(sorted(curves.items())):
             fig, ax = self.plt.subplots(figsize=(9, 5))
-            for key, label, color in (("p50_us", "p50", "tab:blue"),
-                                      ("p99_us", "p99", "tab:orange"),
+            for key, label, color in (("p50_us", "p50", "tab:blue"), ("p99_us", "p99", "tab:orange"),
                                       ("p999_us", "p99.9", "tab:red")):
                 ok, bad = [], []
                 for rep in reps:
@@ -241,8 +240,7 @@ class Plotter:
                 if p is not None and p < alpha:
                     mark += " *"
                 label = (text.percent(c, 1) if math.isfinite(c) else "from 0") + "  " + mark
-                ax.annotate(label, (v, y), va="center", fontsize=7,
-                            ha="left" if v >= 0 else "right",
+                ax.annotate(label, (v, y), va="center", fontsize=7, ha="left" if v >= 0 else "right",
                             xytext=(3 if v >= 0 else -3, 0), textcoords="offset points")
             ax.axvline(0, color="black", linewidth=0.8)
             for t in (threshold, -threshold):

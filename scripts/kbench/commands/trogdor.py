@@ -196,8 +196,7 @@ def start_jvm(jvm, d, name, cls, ns, node):
     (java, classpath). NS empty: this host's own network stack (real hosts)."""
     opt = "--coordinator.config" if cls == COORDINATOR_CLASS else "--agent.config"
     svc.launch("%s/%s.pid" % (d, name), "%s/logs/%s.log" % (d, name), name, ns,
-               [jvm[0], "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC",
-                "-Djava.awt.headless=true",
+               [jvm[0], "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                 "-Dlog4j.configuration=file:%s/scripts/services/trogdor/log4j.properties" % ROOT,
                 "-cp", jvm[1], cls, opt, d + "/cluster.json", "--node-name", node])
 
