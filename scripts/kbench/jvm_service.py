@@ -129,8 +129,6 @@ def locked(path, wait, busy):
         yield
 
 
-# ---------------------------------------------------------------- Java
-
 def find_java():
     home = os.environ.get("JAVA_HOME")
     if home and os.access(os.path.join(home, "bin", "java"), os.X_OK):
@@ -163,8 +161,6 @@ def java(need, what):
                            "set JAVA_HOME" % (what, need, binary, have), 2)
     return binary
 
-
-# ---------------------------------------------------------------- classpaths
 
 def cache_home():
     if os.environ.get("KBENCH_CACHE"):
@@ -247,8 +243,6 @@ def render_template(src, out, values):
         raise ServiceError("template %s has an unfilled placeholder %s" % (src, m.group(0)))
     write_line(out, text)
 
-
-# ---------------------------------------------------------------- processes
 
 def launch(pidfile, log, label, ns, cmd):
     """Start CMD detached in a session of its own (in network namespace NS unless empty),
@@ -337,8 +331,6 @@ def kill(sig, pids):
         with contextlib.suppress(OSError):
             os.kill(int(p), sig)
 
-
-# ---------------------------------------------------------------- network
 
 def port_open(host, port):
     """Something accepts connections on HOST:PORT."""

@@ -186,8 +186,6 @@ def spread_pct(vals):
         return 0.0 if max(vals) == min(vals) else math.inf
     return (max(vals) - min(vals)) / abs(med) * 100.0
 
-# ---------------------------------------------------------------- location test
-
 # Share trimmed from each end (Yuen): not the textbook 20 %, which at n = 10 costs power.
 TRIM = 0.10
 # Fewest tested rows from which a variance prior is fitted; below it each row stands alone.
@@ -346,8 +344,6 @@ def location_p(stat, d0=0.0, s0sq=0.0, df_cap=None):
 
 def log_values(vals):
     return [math.log(v) for v in vals] if all(v > 0 for v in vals) else None
-
-# ---------------------------------------------------------------- samples
 
 class Side:
     """The processes of one or more files. groups: name -> {"processes": [[metrics of each

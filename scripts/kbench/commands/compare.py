@@ -103,8 +103,6 @@ def main(args):
     return result["exit_code"]
 
 
-# ---------------------------------------------------------------- the interface
-
 def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, force=False,
           no_pairing=False, name_filter=None):
     """The verdict document (--out) of BASE_FILES against NEW_FILES; METRIC: name(s) to judge
@@ -179,8 +177,6 @@ def _warn(lines):
     bar = "!" * 72
     print("\n".join([bar] + ["WARNING: " + line for line in lines] + [bar]), file=sys.stderr)
 
-
-# ---------------------------------------------------------------- the report
 
 HEADER = ("Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "Threshold",
           "p-value", "adj. p", "Verdict")

@@ -77,8 +77,6 @@ def check_workload(workload):
     return problems
 
 
-# ---------------------------------------------------------------- histograms
-
 def percentile(buckets, count, max_us, q):
     """LatencyHistogram::Percentile on (upper bound, count) buckets: the upper bound of the
     bucket holding the ceil(q * count)-th value, clamped to the maximum."""
@@ -119,8 +117,6 @@ def latency_counters(h, open_loop):
     out[prefix + "avg_us"] = (h["latency_sum_us"] / h["latency_count"]) if h["latency_count"] else 0.0
     return out
 
-
-# ---------------------------------------------------------------- merging
 
 STANDARD = kr.STANDARD_KEYS
 MIB = 1024.0 * 1024.0
@@ -284,8 +280,6 @@ def _merge_row(run_name, rep, entries, results):
         return None, None, "an agent's JSON has no latency buckets (kbench too old?)"
     return out, merged_series, None
 
-
-# ---------------------------------------------------------------- the command
 
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

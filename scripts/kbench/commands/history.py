@@ -77,8 +77,6 @@ class HistoryError(Exception):
     """Bad input or an unusable database; the message is user-facing (exit 2)."""
 
 
-# ---------------------------------------------------------------- database
-
 def connect(path, create=True):
     if not create and not os.path.isfile(path):
         raise HistoryError("no history at %s (scripts/history add RUN... makes it)" % path)
@@ -108,8 +106,6 @@ def _id(db, cache, table, name):
         cache[name] = row[0] if row else db.execute(*insert).lastrowid
     return cache[name]
 
-
-# ---------------------------------------------------------------- add
 
 def check_run(path):
     """(data, digest) of one run (a file or a result folder), or HistoryError."""
@@ -268,8 +264,6 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     db.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?)", points)
 
 
-# ---------------------------------------------------------------- series
-
 def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
     """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
     commit order (commit time, then the order runs were added)."""
@@ -311,8 +305,6 @@ def resolve_since(db, text, repo):
         return int(out)
     raise HistoryError("--since %r is neither a date nor a commit in the history" % text)
 
-
-# ---------------------------------------------------------------- change points
 
 def e_divisive(values, pvalue, permutations):
     import numpy as np
@@ -456,8 +448,6 @@ def write_changes(path, groups, labels):
     with open(path, "w", encoding="utf-8") as f:
         f.write(verdict.dumps(out) + "\n")
 
-
-# ---------------------------------------------------------------- command line
 
 def add_arguments(ap):
     root = kbench.ROOT

@@ -74,8 +74,6 @@ TOOL_JVM_OPTS = ["-Djava.awt.headless=true", "-Dlog4j2.configurationFile=%s/tool
 QUICK_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
 
 
-# ---------------------------------------------------------------- releases
-
 def effective_version(version):
     version = version or os.environ.get("KBENCH_KAFKA_VERSION") or DEFAULT_VERSION
     if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+(-[A-Za-z0-9.]+)?", version):
@@ -153,8 +151,6 @@ def java_and_classpath(version):
     # Kafka 4.x brokers and tools need Java 17; 3.x runs on 11 and up.
     return svc.java(17 if v4(version) else 11, "Kafka " + version), classpath(version)
 
-
-# ---------------------------------------------------------------- nodes
 
 def random_cluster_id():
     """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding. Kafka's own
@@ -256,8 +252,6 @@ def netns_nodes(netns, brokers):
         raise KafkaError("--netns %s has %d broker namespace(s), not %d" % (netns, len(rows), brokers), 2)
     return rows[:brokers]
 
-
-# ---------------------------------------------------------------- the functions
 
 def start(directory, *, brokers=1, version=None, security=None, port_base="auto", host=None, netns=None, timeout=120):
     """Start BROKERS combined broker+controller nodes of Kafka VERSION (None: the default)
@@ -470,8 +464,6 @@ def run_class(args, *, version=None, directory=None, **subprocess_kwargs):
     cmd = [java] + TOOL_JVM_OPTS + svc.env_opts("KBENCH_KAFKA_TOOL_OPTS") + ["-cp", cp, cls] + list(args[1:])
     return subprocess.run(cmd, **subprocess_kwargs)
 
-
-# ---------------------------------------------------------------- the command
 
 def cmd_start(args):
     print(start(args.dir, brokers=args.brokers, version=args.version, security=args.security,

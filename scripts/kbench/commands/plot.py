@@ -65,7 +65,6 @@ class Plotter:
         self.plt.close(fig)
         self.written.append(path)
 
-    # (a) ---------------------------------------------------------------
     def produce_throughput(self, rows, prefix):
         groups = {}
         for name, m in rows:
@@ -106,7 +105,6 @@ class Plotter:
             fig.suptitle("Produce throughput by threads and producer instances (median)")
             self.save(fig, "%sproduce-throughput%s.png" % (prefix, _part(start, MAX_PANELS, keys)))
 
-    # (b) ---------------------------------------------------------------
     def latency(self, rows, prefix):
         sel = [(n, m) for n, m in rows if any(k in m for k in kr.LATENCY_METRICS)]
         if not sel:
@@ -127,7 +125,6 @@ class Plotter:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
             self.save(fig, "%slatency%s.png" % (prefix, _part(start, MAX_SERIES, sel)))
 
-    # (b2) --------------------------------------------------------------
     def rate_curves(self, doc, rows, prefix):
         """One chart per search: every probe of every repetition; filled markers were
         sustained, crosses were not (their latency, where any was measured, describes a
@@ -164,7 +161,6 @@ class Plotter:
             ax.legend(fontsize=7, loc="upper left")
             self.save(fig, "%srate-curve-%d.png" % (prefix, i + 1))
 
-    # (c) ---------------------------------------------------------------
     def codecs(self, rows, prefix):
         comp, decomp = {}, {}
         for name, m in rows:
@@ -203,7 +199,6 @@ class Plotter:
             else:
                 self.plt.close(fig)
 
-    # (d) ---------------------------------------------------------------
     def ab(self, verdict, prefix):
         rows = []
         for key in ("regressions", "improvements", "unchanged", "inconclusive"):

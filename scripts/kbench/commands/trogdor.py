@@ -68,8 +68,6 @@ def classpath():
     return svc.classpath(cache(), "Trogdor " + TROGDOR_VERSION, fill_trogdor)
 
 
-# ---------------------------------------------------------------- state
-
 def net_tag(d):
     """Names of what this state directory made: short, because interface names are at most
     15 characters, and derived from the directory so that two directories never share one."""
@@ -94,8 +92,6 @@ def pidfiles_of(d):
 def trogdor_state(d):
     return svc.state(pidfiles_of(d))
 
-
-# ---------------------------------------------------------------- network
 
 def ip(*args, why=None):
     """Run ip ARGS; a failure is a ServiceError (WHY, else the command that failed)."""
@@ -184,8 +180,6 @@ def remove_network(d):
                 proc.output(["ip", "netns", "del", value] if kind == "netns" else ["ip", "link", "del", value])
     svc.remove(d + "/network", d + "/host", d + "/brokers")
 
-
-# ---------------------------------------------------------------- processes
 
 def java_and_classpath():
     return svc.java(11, "Trogdor " + TROGDOR_VERSION), classpath()
