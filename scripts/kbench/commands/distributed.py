@@ -1,23 +1,22 @@
 """Run kbench rows from many hosts at once through Apache Kafka's Trogdor, and merge the
-agents' results into one Google Benchmark JSON.
+agents' results into one Google Benchmark JSON (docs/distributed.md).
 
     HOST=$(scripts/trogdor start --agents 3)
     BOOTSTRAP=$(scripts/kafka start --port-base auto --host "$HOST" --dir /tmp/k3)
     scripts/distributed run --agents 3 --bootstrap "$BOOTSTRAP" \\
         --produce 'acks=1,record_bytes=100,rate=20000' --out results/dist.json
 
-One ExternalCommandSpec task per agent (scripts/trogdor-worker runs kbench there) goes
-through the coordinator's REST API; all agents start kbench at one common time. The
-merged file is what scripts/compare, scripts/plot and the summary read: each row's
-throughput is the sum of the agents' rates over the window they all measured, its latency
-percentiles are recomputed from the summed histogram buckets (never averaged), counts are
-summed, and the agents' own JSON is kept under "kbench_agents". An agent that fails or
-disappears fails every merged row with its name; the others' results are still written.
+One task per agent (scripts/trogdor-worker runs kbench there), all started at one common
+time. A merged row's throughput is the sum of the agents' rates over the window they all
+measured; its latency percentiles come from the summed histogram buckets (never averaged).
+An agent that fails or disappears fails every merged row with its name.
 
 Exit status: 0 every row merged, 1 a row failed (the JSON is still written), 2 bad usage
 or a spec kbench refuses.
 """
 
+import bisect
+import itertools
 import json
 import math
 import os
@@ -82,14 +81,9 @@ def percentile(buckets, count, max_us, q):
     bucket holding the ceil(q * count)-th value, clamped to the maximum."""
     if count == 0:
         return 0
-    q = min(max(q, 0.0), 1.0)
-    rank = max(1, math.ceil(q * count))
-    seen = 0
-    for bound, n in buckets:
-        seen += n
-        if seen >= rank:
-            return min(bound, max_us)
-    return max_us
+    rank = max(1, math.ceil(min(max(q, 0.0), 1.0) * count))
+    i = bisect.bisect_left(list(itertools.accumulate(n for _, n in buckets)), rank)
+    return min(buckets[i][0], max_us) if i < len(buckets) else max_us
 
 
 def merge_buckets(histograms):
@@ -165,19 +159,13 @@ def rate_in_window(series, lo, hi):
 
 def _rows(result):
     """Iteration rows of one process's JSON by (run_name, repetition_index)."""
-    out = {}
-    for b in result.get("benchmarks", []):
-        if b.get("run_type", "iteration") != "iteration":
-            continue
-        out[(b.get("run_name", b["name"]), b.get("repetition_index", 0))] = b
-    return out
+    return {(b.get("run_name", b["name"]), b.get("repetition_index", 0)): b
+            for b in result.get("benchmarks", []) if kr.is_iteration(b)}
 
 
 def _series(result, run_name, rep):
-    for s in result.get("kbench_intervals", {}).get(run_name, []):
-        if s.get("repetition_index", 0) == rep:
-            return s
-    return None
+    return next((s for s in result.get("kbench_intervals", {}).get(run_name, [])
+                 if s.get("repetition_index", 0) == rep), None)
 
 
 def merge(results, failures, expected=()):
@@ -243,9 +231,7 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    # Counters whose merge rule (kbench --describe=json) is "sum" add up across agents; the
-    # latency counters are recomputed; every other numeric counter is the records-weighted
-    # mean of the agents' values (batch shapes, ratios).
+    # Counters of merge rule "sum" add up, latency is recomputed, the rest records-weighted.
     latency, rules = recomputed(), facts.merge_rules()
     counters = {k for e in entries.values() for k, v in e.items()
                 if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -269,11 +255,10 @@ def _merge_row(run_name, rep, entries, results):
         out.update(latency_counters(h, open_loop))
         merged_series = {"repetition_index": rep}
         if window:
-            merged_series["start_unix_seconds"] = window[0]
-            merged_series["seconds"] = [window[1] - window[0]]
-            merged_series["records_per_second"] = [out["items_per_second"]]
-            merged_series["mb_per_second"] = [out.get("bytes_per_second", 0.0) / MIB]
             out["window_seconds"] = window[1] - window[0]
+            merged_series.update(start_unix_seconds=window[0], seconds=[out["window_seconds"]],
+                                 records_per_second=[out["items_per_second"]],
+                                 mb_per_second=[out.get("bytes_per_second", 0.0) / MIB])
         merged_series.update(h)
     elif any(k in latency for e in entries.values() for k in e):
         # Percentiles without buckets cannot be merged: averaging them would be wrong.
@@ -422,15 +407,13 @@ def main(args):
     results, failures = wait_for(coordinator, tasks, agent_urls, t_submit + budget + 15)
     benchmarks, intervals, errors = merge(results, failures, rows)
     context = dict(results[min(results)].get("context", {})) if results else {}
-    context["distributed_agents"] = ",".join(agents)
-    context["distributed_coordinator"] = coordinator
-    context["distributed_start_unix_ms"] = str(start_ms)
+    context.update(distributed_agents=",".join(agents), distributed_coordinator=coordinator,
+                   distributed_start_unix_ms=str(start_ms))
     out = {"context": context, "benchmarks": benchmarks, "kbench_intervals": intervals,
            "kbench_agents": {a: results.get(a) for a in agents}, "kbench_agent_failures": failures}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     kr.write_json(args.out, out)
-    # The results are in the file now: free the coordinator of them (each task holds its
-    # agent's whole JSON), so a long-lived coordinator does not grow run after run.
+    # Each task holds its agent's whole JSON: freed, so that a coordinator does not grow.
     for task in tasks.values():
         try_http("DELETE", coordinator + "/coordinator/tasks?taskId=" + task)
     for b in benchmarks:
@@ -446,8 +429,7 @@ def main(args):
 
 
 def wait_for(coordinator, tasks, agent_urls, deadline):
-    """Polls the coordinator until every task is DONE; returns ({agent: result},
-    {agent: why it failed}). An agent that stops answering is failed by name."""
+    """({agent: result}, {agent: why it failed}) once every task is DONE or its agent lost."""
     results, failures, last_seen, progress = {}, {}, {}, {}
     pending = dict(tasks)
     while pending:
@@ -472,8 +454,7 @@ def wait_for(coordinator, tasks, agent_urls, deadline):
                 result = status.get("result") if isinstance(status, dict) else None
                 if result:
                     results[agent] = result
-                # A row that failed on the agent fails its merged row by itself; anything
-                # else that went wrong there fails every row.
+                # A row that failed there fails its merged row; anything else fails every row.
                 row_failed = result and any(b.get("error_occurred") for b in result.get("benchmarks", []))
                 if state.get("error") and not row_failed:
                     failures[agent] = state["error"]
