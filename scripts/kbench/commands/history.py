@@ -80,8 +80,7 @@ class HistoryError(Exception):
 def connect(path, create=True):
     if not create and not os.path.isfile(path):
         raise HistoryError("no history at %s (scripts/history add RUN... makes it)" % path)
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
         db = sqlite3.connect(path, isolation_level=None, timeout=60)
         db.execute("PRAGMA foreign_keys = ON")
@@ -99,10 +98,8 @@ def _id(db, cache, table, name):
     """The id of a benchmark or metric name, made on first use (a benchmark with its family)."""
     if name not in cache:
         row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
-        if table == "benchmarks":
-            insert = ("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
-        else:
-            insert = ("INSERT INTO metrics (name) VALUES (?)", (name,))
+        insert = (("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
+                  if table == "benchmarks" else ("INSERT INTO metrics (name) VALUES (?)", (name,)))
         cache[name] = row[0] if row else db.execute(*insert).lastrowid
     return cache[name]
 
@@ -267,21 +264,16 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
 def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
     """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
     commit order (commit time, then the order runs were added)."""
-    where = ["1 = 1"] if include_dirty else ["r.dirty = 0"]
-    args = []
-    if since is not None:
-        where.append("r.commit_time >= ?")
-        args.append(since)
+    where = ("1 = 1" if include_dirty else "r.dirty = 0") + ("" if since is None else " AND r.commit_time >= ?")
+    args = [] if since is None else [since]
     q = ("SELECT r.series_id, b.name, m.name, p.direction, r.id, r.commit_sha, "
          "r.commit_time, r.commit_subject, p.median, p.lo, p.hi, p.process_values "
          "FROM points p JOIN runs r ON r.id = p.run_id JOIN benchmarks b ON b.id = "
-         "p.benchmark_id JOIN metrics m ON m.id = p.metric_id WHERE " + " AND ".join(where)
+         "p.benchmark_id JOIN metrics m ON m.id = p.metric_id WHERE " + where
          + " ORDER BY r.series_id, b.name, m.name, r.commit_time, r.id")
     out = {}
     for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi, pv) in db.execute(q, args):
-        if name_filter is not None and not name_filter.search(name):
-            continue
-        if metrics is not None and metric not in metrics:
+        if (name_filter is not None and not name_filter.search(name)) or (metrics is not None and metric not in metrics):
             continue
         s = out.setdefault((sid, name, metric), {"direction": direction, "runs": []})
         s["runs"].append({"run": run_id, "commit": sha, "time": ctime, "subject": subject,
