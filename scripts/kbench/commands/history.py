@@ -273,7 +273,7 @@ def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=Fa
          + " ORDER BY r.series_id, b.name, m.name, r.commit_time, r.id")
     out = {}
     for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi, pv) in db.execute(q, args):
-        if (name_filter is not None and not name_filter.search(name)) or (metrics is not None and metric not in metrics):
+        if (name_filter and not name_filter.search(name)) or (metrics is not None and metric not in metrics):
             continue
         s = out.setdefault((sid, name, metric), {"direction": direction, "runs": []})
         s["runs"].append({"run": run_id, "commit": sha, "time": ctime, "subject": subject,
