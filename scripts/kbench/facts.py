@@ -32,8 +32,7 @@ def describe():
 
 
 def offer(document):
-    """A result document read by the scripts: its "kbench_describe" is the fallback when
-    there is no kbench to ask."""
+    """A result read by the scripts: its kbench_describe is the fallback when no kbench can say."""
     global _offered
     if _offered is None and isinstance(document, dict):
         d = document.get(DESCRIBE_KEY)
@@ -81,8 +80,7 @@ def metrics():
 
 
 def merge_rules():
-    """{metric: "sum", "mean", "max" or "histogram"}: how concurrent processes' values combine
-    (kbench.results.combine)."""
+    """{metric: "sum", "mean", "max" or "histogram"}: how concurrent processes combine."""
     ms = describe()["metrics"]
     if any("merge" not in m for m in ms):
         raise FactsUnavailable("the kbench description has no merge rules (a kbench older than "
@@ -104,8 +102,7 @@ def _section(name):
 
 
 def latency():
-    """{"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}: what
-    a latency histogram reports."""
+    """{"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}."""
     return _section("latency")
 
 
@@ -184,8 +181,7 @@ def series_keys():
 
 
 def libraries():
-    """{library name: {"soname", "version_function", "version_key", "codecs"}}: librdkafka,
-    then each codec's library."""
+    """{library name: {"soname", "version_function", "version_key", "codecs"}}."""
     return {lib["name"]: lib for lib in _section("libraries")}
 
 

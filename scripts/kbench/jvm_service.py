@@ -74,8 +74,7 @@ def log_tail(path):
 
 
 class Service:
-    """One service: NAME, the file that marks a state directory as its own, the environment
-    variable and default of that directory."""
+    """One service: NAME, its state directory's marker file, and the directory's variable and default."""
 
     def __init__(self, name, marker, dir_env, default_dir):
         self.name, self.marker, self.dir_env, self.default_dir = name, marker, dir_env, default_dir
@@ -216,8 +215,7 @@ def write_pom(path, prog, version, what, gavs):
 
 
 def mvn(c, probe=""):
-    """Copy the runtime dependencies of C/pom.xml into C/lib.new, offline first when the
-    local repository holds PROBE. False on failure (C/mvn.log)."""
+    """Copy C/pom.xml's runtime dependencies into C/lib.new, offline first if PROBE is cached; False: failed."""
     # One local Maven repository for every service: Kafka's client jars are shared.
     repo = cache_home() + "/kafka/m2"
     args = ["-B", "-q", "-f", c + "/pom.xml", "-Dmaven.repo.local=" + repo,
@@ -263,8 +261,7 @@ def launch(pidfile, log, label, ns, cmd):
 
 
 def pid(pidfile):
-    """The pid if it is alive and is the JVM launch() started with this pid file, else None
-    (never a recycled pid)."""
+    """The pid if it is the live JVM launch() started with this pid file (never a recycled pid), else None."""
     try:
         p = read(pidfile)
         with open("/proc/%s/cmdline" % int(p), "rb") as f:
@@ -371,8 +368,7 @@ def free_ports(host, count, offset):
 
 
 def answers(urls):
-    """Every URL answers a GET with 2xx within 5 s (a readiness probe; the first that does
-    not ends it)."""
+    """Every URL answers a GET with 2xx within 5 s (the first that does not ends the probe)."""
     for url in urls:
         try:
             with urllib.request.urlopen(url, timeout=5) as r:

@@ -121,8 +121,7 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not); a
-    scripts/bench result folder stands for its kbench.json."""
+    """The validated Google Benchmark JSON of PATH (a result folder: its kbench.json), or BenchmarkJsonError."""
     if os.path.isdir(path):
         if not os.path.isfile(os.path.join(path, "kbench.json")):
             raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench result folder)" % path)
@@ -254,8 +253,7 @@ def median_metrics(group):
 
 
 def parse_name(name):
-    """Split `Family/variant/key:value/...` into (family, variant, params, extra): extra
-    lists the other path parts (e.g. the /real_time suffix Google Benchmark appends)."""
+    """(family, variant, params, extra) of `Family/variant/key:value/...`; extra: the other parts."""
     parts = name.split("/")
     family, variant, params, extra = parts[0], None, {}, []
     for i, p in enumerate(parts[1:]):
@@ -270,8 +268,7 @@ def parse_name(name):
 
 
 def processes(data):
-    """The processes a file holds, in order: [(process_id, [entries])] (a merged file tags
-    each entry with PROCESS_KEY; one written by one kbench process is one process)."""
+    """[(process_id, [entries])] of a file, in order (a merged file tags entries with PROCESS_KEY)."""
     per = {}
     for b in data["benchmarks"]:
         per.setdefault(b.get(PROCESS_KEY, 0), []).append(b)
@@ -365,8 +362,7 @@ def _merge_concurrent(datas, sources):
 
 
 def merge_files(out, inputs, pairing=None):
-    """Merges the run files INPUTS into OUT; PAIRING labels it (kbench_pairing) as paired by
-    process order with every other file of that label."""
+    """Merges the run files INPUTS into OUT, labelled PAIRING (kbench_pairing) if given."""
     merged = merge_runs([load(p) for p in inputs], inputs)
     if pairing:
         merged["context"]["kbench_pairing"] = pairing
@@ -434,8 +430,7 @@ def parse_callgrind_total(path):
 
 
 def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
-    """A Google-Benchmark-shaped entry of instructions/iteration, (Ir(2N) - Ir(N)) / N so
-    that start-up, payload generation and Google Benchmark's bookkeeping cancel out."""
+    """An entry of instructions/iteration, (Ir(2N) - Ir(N)) / N: start-up costs cancel out."""
     e = {
         "name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
         "iterations": iterations, "instructions": (ir_2n - ir_n) / float(iterations),

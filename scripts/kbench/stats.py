@@ -60,8 +60,7 @@ def _two_sided(dist, observed):
 
 
 def permutation_p(base, new):
-    """Two-sided p of the exact permutation test of the rank sum, ties included: scipy's
-    permutation_test's p (a test checks it) by dynamic programming, ~1 ms, not ~2 s, a row."""
+    """Two-sided p of the exact rank-sum permutation test, ties included (scipy's, ~2000 times faster)."""
     import numpy as np  # imported late: plotting-free scripts load this module too
     pooled = list(base) + list(new)
     if all(v == pooled[0] for v in pooled):
@@ -79,8 +78,7 @@ def permutation_p(base, new):
 
 
 def signed_rank_p(diffs):
-    """Two-sided p of the exact signed-rank test, ties by mid-ranks, zeros signless (Pratt):
-    scipy's wilcoxon is exact only without ties and zeros."""
+    """Two-sided p of the exact signed-rank test, ties by mid-ranks, zeros signless (Pratt)."""
     import numpy as np
     if not diffs or all(d == 0 for d in diffs):
         return 1.0
@@ -95,8 +93,7 @@ def signed_rank_p(diffs):
 
 
 def u_null_counts(m, n):
-    """Counts of each U = 0..m*n among the C(m+n, m) arrangements of untied samples (the
-    Gaussian binomial coefficient; scipy keeps its exact U distribution private)."""
+    """Counts of each U = 0..m*n among the C(m+n, m) arrangements of untied samples."""
     size = m * n + 1
     c = [1] + [0] * (size - 1)
     for i in range(1, m + 1):
@@ -117,14 +114,12 @@ def _interval_rank(counts, total, alpha):
 
 
 def hl_interval_rank(m, n, alpha):
-    """k such that [D_(k), D_(mn+1-k)] covers the shift with probability >= 1 - 2 alpha
-    (None when even k = 1 cannot)."""
+    """k of the interval [D_(k), D_(mn+1-k)] of level 1 - 2 alpha (None when even k = 1 is not)."""
     return _interval_rank(u_null_counts(m, n), math.comb(m + n, m), alpha)
 
 
 def walsh_interval_rank(n, alpha):
-    """k such that [W_(k), W_(N+1-k)] of the N = n(n+1)/2 Walsh averages covers the
-    center with probability >= 1 - 2 alpha (None when even k = 1 cannot)."""
+    """k of the interval [W_(k), W_(N+1-k)] of the Walsh averages of level 1 - 2 alpha, or None."""
     size = n * (n + 1) // 2 + 1
     counts = [1] + [0] * (size - 1)  # counts of T+ over the 2^n sign vectors, ranks 1..n
     for r in range(1, n + 1):
@@ -134,8 +129,7 @@ def walsh_interval_rank(n, alpha):
 
 
 def _hl_pct(sorted_diffs, k, positive, base_vals):
-    """(estimate, low, high) in % from the sorted pairwise differences (or Walsh averages)
-    and the interval rank k: log ratios when positive, else relative to the base median."""
+    """(estimate, low, high) in % from sorted differences and the interval rank k."""
     est = statistics.median(sorted_diffs)
     lo = hi = None
     if k is not None:
@@ -158,8 +152,7 @@ def shift_estimate(base, new, alpha):
 
 
 def paired_shift(pairs, alpha):
-    """(estimate, low, high, diffs) in % of new vs base over pairs (base, new): the
-    Hodges-Lehmann estimate of the paired differences and its interval."""
+    """(estimate, low, high, diffs): the Hodges-Lehmann shift in % over pairs (base, new)."""
     positive = all(a > 0 and b > 0 for a, b in pairs)
     f = math.log if positive else (lambda v: v)
     d = [f(b) - f(a) for a, b in pairs]
@@ -193,8 +186,7 @@ MIN_MODERATED_ROWS = 5
 
 
 def trimmed_parts(values, trim=TRIM):
-    """(trimmed mean, winsorized variance, h kept values) of values, or of many samples
-    along the last axis (int(trim * n) cut from each end, as scipy's trim_mean cuts)."""
+    """(trimmed mean, winsorized variance, kept values) along the last axis, as scipy trims."""
     import numpy as np
     a = np.sort(np.asarray(values, dtype=float), axis=-1)
     n = a.shape[-1]
@@ -243,8 +235,7 @@ def location_stat(base, new=None):
 
 
 def trigamma_inverse(x):
-    """y with trigamma(y) = x (elementwise): Newton's method on 1/trigamma as limma's
-    trigammaInverse (Smyth 2004), monotonically convergent from y = 0.5 + 1/x."""
+    """y with trigamma(y) = x (elementwise), by Newton's method as limma's trigammaInverse."""
     import numpy as np
     from scipy.special import polygamma
     x = np.asarray(x, dtype=float)
@@ -320,8 +311,7 @@ def family_prior(s2, d):
 
 
 def moderated_p(diff, s2, d, scale, d0=0.0, s0sq=0.0, df_cap=None):
-    """(two-sided p, df) of t with the variance moderated by the prior (d0, s0^2) on d0 + d
-    df, at most df_cap (the family's total); elementwise over arrays."""
+    """(two-sided p, df) of t, its variance moderated by the prior (d0, s0^2), df at most df_cap."""
     import numpy as np
     from scipy.stats import t as student_t
     d0 = np.asarray(d0, dtype=float)

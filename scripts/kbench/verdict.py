@@ -68,8 +68,7 @@ def _set_shift(row, est, lo, hi, alpha):
 
 def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
                    within=((), ()), direction=None, threshold_down=None, base_threshold=None):
-    """The row of one metric: its shift, test and verdict against `threshold` % up and
-    `threshold_down` % down (default: the same; see threshold_limits)."""
+    """The row of one metric: its shift, test and verdict against `threshold` % (up and down)."""
     if direction is None:
         direction = kr.metric_direction(metric)
     row = _new_row(name, metric, direction, kind, base_vals, new_vals, within)
@@ -100,8 +99,7 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
 
 
 def _location_test(row, stat, rank_name, rank_p):
-    """Sets the row's p_value, test (and df, _stat for the family's moderation): the trimmed
-    t of `stat`, or the exact rank test `rank_p` when there is no stat."""
+    """The row's p_value and test: the trimmed t of `stat`, else the exact rank test `rank_p`."""
     if stat is not None:
         p, row["df"] = stats.location_p(stat)
         row["test"], row["_stat"] = "trimmed t", stat
@@ -112,8 +110,7 @@ def _location_test(row, stat, rank_name, rank_p):
 
 
 def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, family_label="primary"):
-    """The verdict of a row from its p-value (Holm-adjusted over `family` rows when given)
-    and its shift's estimate and interval."""
+    """The verdict of a row from its p-value (Holm-adjusted over `family` rows) and its shift."""
     bad = est * direction < 0
     pname = "p" if family is None else "adjusted p"
     down = row.get("threshold_down_pct", threshold)
@@ -355,8 +352,7 @@ def _held_load(g):
 
 
 def _fell_behind(name, b, n):
-    """Why an open-loop row's latency cannot be judged (a process fell short of its offered
-    load), or None."""
+    """Why an open-loop row's latency cannot be judged (it fell short of its load), or None."""
     if not kr.is_open_loop(name, [r for runs in b["processes"] + n["processes"] for r in runs]):
         return None
     short = []
@@ -425,8 +421,7 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
 
 
 def exit_code(result, accept_inconclusive=False):
-    """0 all judged and none regressed; 1 a regression; 3 something not judged (only
-    deciding rows count)."""
+    """0 all judged and none regressed; 1 a regression; 3 something not judged (deciding rows only)."""
     if result["regressions"]:
         return 1
     if (result["errored"] or result["only_in_base"] or result["only_in_new"]

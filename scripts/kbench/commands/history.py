@@ -174,8 +174,7 @@ def parse_time(text):
 
 
 def add_runs(db, checked, repo=None, commit_time=None, log=cli.info):
-    """Adds checked runs ([(path, data, digest)]) in one transaction; (added, already
-    present)."""
+    """Adds checked runs ([(path, data, digest)]) in one transaction; (added, already present)."""
     crash_after = int(os.environ.get("KBENCH_HISTORY_TEST_CRASH", "0") or 0)  # tests only
     added = present = 0
     db.execute("BEGIN IMMEDIATE")
@@ -262,8 +261,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
 
 
 def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
-    """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
-    commit order (commit time, then the order runs were added)."""
+    """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, runs in commit order."""
     where = ("1 = 1" if include_dirty else "r.dirty = 0") + ("" if since is None else " AND r.commit_time >= ?")
     args = [] if since is None else [since]
     q = ("SELECT r.series_id, b.name, m.name, p.direction, r.id, r.commit_sha, "
@@ -306,8 +304,7 @@ def e_divisive(values, pvalue, permutations):
 
 
 def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pvalue=0.01, permutations=100):
-    """Change points of one series. Each change: its index (first run after the step), the
-    commits around it, compare's row (shift %, interval, p, verdict)."""
+    """The change points of one series: index, commits around it, compare's row."""
     # Runs of one commit are one position: a step happens between commits.
     firsts = [i for i, r in enumerate(runs) if i == 0 or runs[i - 1]["commit"] != r["commit"]]
     changes = []
@@ -529,8 +526,7 @@ def main(args):
 
 
 def add(db, run_dir, *, repo=None, commit_time=None):
-    """Adds the run RUN_DIR (a result folder or a kbench JSON file) to the history DB;
-    (added, already present), or HistoryError."""
+    """Adds the run RUN_DIR to the history DB; (added, already present), or HistoryError."""
     return add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
 
 

@@ -88,8 +88,7 @@ BINDINGS = ("slf4j-reload4j-", "slf4j-log4j12-", "log4j-slf4j-impl-", "log4j-slf
 
 
 def missing_binding(lib):
-    """GROUP:ARTIFACT:VERSION of the SLF4J binding LIB lacks (Kafka 4.x's poms name none:
-    the broker would log nothing), else None."""
+    """The SLF4J binding LIB lacks, GROUP:ARTIFACT:VERSION (else the broker logs nothing), or None."""
     names = sorted(os.path.basename(f) for f in glob.glob(lib + "/*.jar"))
     slf4j = [n[len("slf4j-api-"):-len(".jar")] for n in names if n.startswith("slf4j-api-")]
     if not slf4j or any(n.startswith(BINDINGS) for n in names):

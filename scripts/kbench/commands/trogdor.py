@@ -140,8 +140,7 @@ def add_nodes(d, br, kind, count, subnet, first, shaping):
 
 
 def add_node_ns(d, br, name, short, addr, shaping):
-    """A namespace with loopback and one veth on bridge BR, shaped as SHAPING says; no
-    default route."""
+    """A namespace with loopback and one veth on bridge BR, shaped as SHAPING says."""
     ns, host_if = ns_name(d, name), br + short
     peer_if = host_if + "p"
     note(d, "netns " + ns)
