@@ -179,8 +179,7 @@ def classpath_valid(path):
 
 
 def classpath(c, what, fill):
-    """The classpath of the jars in C/lib; the first time, FILL(C) puts them in C/lib.new,
-    under a lock (a second script waits for the first one's Maven run)."""
+    """The classpath of the jars in C/lib, which FILL(C) puts in C/lib.new the first time (locked)."""
     if classpath_valid(c + "/classpath"):
         return read(c + "/classpath")
     if not shutil.which("mvn"):
@@ -243,8 +242,7 @@ def render_template(src, out, values):
 
 
 def launch(pidfile, log, label, ns, cmd):
-    """Start CMD detached in a session of its own (in network namespace NS unless empty),
-    output to LOG, its pid in PIDFILE; the JVM carries PIDFILE's name, which pid() checks."""
+    """Start CMD detached (in namespace NS unless empty), output to LOG, pid in PIDFILE (pid() checks it)."""
     wrap = ["ip", "netns", "exec", ns] if ns else []  # ip execs CMD: the pid stays the JVM's
     with open(log, "w") as out:
         child = subprocess.Popen(wrap + [cmd[0], "-Dkbench.pidfile=" + pidfile] + cmd[1:],
@@ -283,8 +281,7 @@ def status_exit(st):
 
 
 def wait(timeout, period, ready, died, late, pidfiles):
-    """Every PERIOD s until READY() is true. When a JVM of the PIDFILES exits first,
-    ServiceError(DIED(PIDFILE)); after TIMEOUT s, ServiceError(LATE())."""
+    """Every PERIOD s until READY(); ServiceError(DIED(PIDFILE)) when a JVM exits, LATE() after TIMEOUT s."""
     deadline = time.monotonic() + timeout
     while True:
         for f in pidfiles:
@@ -350,8 +347,7 @@ def bind(host, port):
 
 
 def free_ports(host, count, offset):
-    """A port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1 can all be bound on
-    HOST now (the kernel picks P), or None."""
+    """P with P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1 free on HOST now, or None."""
     for _ in range(ATTEMPTS):
         first = bind(host, 0)
         if first is None:

@@ -193,8 +193,7 @@ def entry_metrics(entry):
 
 
 def invalid_metrics(entry):
-    """Metrics of one entry whose values cannot be measurements: not finite, below zero, or
-    zero where only a positive value means anything (must_be_positive)."""
+    """Metrics of an entry that are not measurements: not finite, negative, or a zero that must be positive."""
     bad = []
     for key, value in entry.items():
         if key in STANDARD_KEYS and key not in ("real_time", "cpu_time"):
@@ -462,8 +461,7 @@ def context_text(path):
 
 
 def callgrind_json(table, only=()):
-    """The instruction JSON of bench-commits' callgrind runs: TABLE holds (name, N, its
-    callgrind.out, 2N's, 2N's run JSON) per row; ONLY, the functions counted, if any."""
+    """The instruction JSON of TABLE's callgrind runs (name, N, out N, out 2N, run JSON), counting ONLY."""
     benches = []
     ctx = None
     for name, n, out_n, out_2n, run_json in table:

@@ -142,8 +142,7 @@ def _hl_pct(sorted_diffs, k, positive, base_vals):
 
 
 def shift_estimate(base, new, alpha):
-    """(estimate, low, high, scale): Hodges-Lehmann shift of new vs base in %, scale "log"
-    (a ratio) or "abs" (relative to the base median); low/high None with too few samples."""
+    """(estimate, low, high, scale) of the Hodges-Lehmann shift in %: scale "log" (a ratio) or "abs"."""
     positive = all(v > 0 for v in base) and all(v > 0 for v in new)
     f = math.log if positive else (lambda v: v)
     diffs = sorted(f(y) - f(x) for x in base for y in new)
@@ -219,8 +218,7 @@ def yuen_parts(base, new):
 
 
 def location_stat(base, new=None):
-    """{"diff", "s2", "d", "scale"} of one row of log values: yuen_parts, or with one sample
-    (the pairs' log differences) the one-sample trimmed t. None without variance."""
+    """{"diff", "s2", "d", "scale"} of yuen_parts, or of one sample's trimmed t; None: no variance."""
     if new is None:
         tm, wv, h = trimmed_parts(base)
         if h < 2 or wv <= 0:

@@ -254,8 +254,7 @@ def machine_drift(result, share=0.8, min_rows=5):
 
 
 def judged_metrics(name, all_runs):
-    """[(metric, direction)] judged for benchmark `name` given its repetitions' metrics: time
-    (unless a counter marks an untimed row), then the counters that have a direction."""
+    """[(metric, direction)] of `name`: time (unless the row is untimed), then counters with a direction."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
     ordered = (([] if untimed else [kr.time_metric(name)]) + [k for k in names if k not in ("cpu_time", "real_time")])
@@ -273,8 +272,7 @@ LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    """(row or None, metric, deciding, why unjudged) of one benchmark's metrics; a deciding
-    metric without a row makes the benchmark not judged."""
+    """(row or None, metric, deciding, why unjudged) for each metric of one benchmark."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
     plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs) if m not in dict(primary)]
@@ -319,9 +317,8 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
                 yield None, metric, True, "%s missing on the %s side" % (metric, " and ".join(missing))
             continue
         t, t_down = metric_threshold(metric, threshold, b, n)
-        notes = []
-        if behind and metric in kr.OPEN_LOOP_METRICS:
-            notes.append("windows short of the offered load left out: %s" % behind)
+        notes = (["windows short of the offered load left out: %s" % behind]
+                 if behind and metric in kr.OPEN_LOOP_METRICS else [])
         pairs = (stats.paired_samples(b, n, metric) if paired and metric not in kr.DETERMINISTIC_METRICS else None)
         if pairs is not None and len(pairs) < stats.min_pairs(alpha):
             # As in compare_sides, chosen from counts, never from the metric's values.
@@ -383,8 +380,7 @@ def metric_threshold(metric, threshold, b, n):
 
 
 def threshold_limits(up):
-    """(up, down) of a threshold that is a factor: +up % above the base, -up / (1 + up) %
-    below it (100 %: twice or half; -100 % is out of reach of a ratio)."""
+    """(up, down) of a threshold that is a factor: +up % above the base, -up / (1 + up) % below."""
     return up, 100.0 * up / (100.0 + up)
 
 

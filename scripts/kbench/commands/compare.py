@@ -215,12 +215,8 @@ def threshold_text(r):
 
 def _verdict_text(r, markdown=False):
     note = "" if markdown or not r.get("note") else " (%s)" % r["note"]
-    if r["verdict"] == "regression":
-        word = "**REGRESSION**" if markdown else "REGRESSION"
-    elif r["verdict"] == "inconclusive":
-        word = "inconclusive: " + r["reason"]
-    else:
-        word = r["verdict"]
+    word = {"regression": "**REGRESSION**" if markdown else "REGRESSION",
+            "inconclusive": "inconclusive: %s" % r.get("reason")}.get(r["verdict"], r["verdict"])
     return (_md(word) if markdown else word) + note
 
 

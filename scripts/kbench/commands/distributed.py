@@ -77,8 +77,7 @@ def check_workload(workload):
 
 
 def percentile(buckets, count, max_us, q):
-    """LatencyHistogram::Percentile on (upper bound, count) buckets: the upper bound of the
-    bucket holding the ceil(q * count)-th value, clamped to the maximum."""
+    """LatencyHistogram::Percentile: the bound of the bucket of the ceil(q * count)-th value, at most max."""
     if count == 0:
         return 0
     rank = max(1, math.ceil(min(max(q, 0.0), 1.0) * count))
@@ -143,8 +142,7 @@ def common_window(series_by_agent):
 
 
 def rate_in_window(series, lo, hi):
-    """(records/s, bytes/s, seconds) of the agent within [lo, hi]: each interval sample counts
-    with the part of it that lies inside (its rate taken as even within its ~1 s)."""
+    """(records/s, bytes/s, seconds) of the agent's interval samples within [lo, hi], or None."""
     records = value_bytes = seconds = 0.0
     for a, b, rps, mbps in _interval_spans(series) or []:
         inside = min(b, hi) - max(a, lo)

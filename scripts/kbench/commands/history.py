@@ -377,8 +377,7 @@ def _series_changes(item, kw):
 
 
 def all_changes(series, **kw):
-    """([(key, change)] over every series, {key: newest commit}); many series are spread
-    over the CPUs (each seeded on its own: the same result)."""
+    """([(key, change)] over every series, {key: newest commit}); many series spread over the CPUs."""
     import functools
     newest = {key: s["runs"][-1]["commit"] for key, s in series.items() if s["runs"]}
     items = list(series.items())

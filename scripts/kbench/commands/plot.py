@@ -23,12 +23,8 @@ MAX_AB_ROWS = 40    # bars per A/B chart
 
 def medians(data):
     """[(name, {metric: median})] in file order, skipping errored benchmarks."""
-    out = []
-    for name, g in kr.group_runs(data).items():
-        m = kr.median_metrics(g)
-        if m:
-            out.append((name, m))
-    return out
+    rows = ((name, kr.median_metrics(g)) for name, g in kr.group_runs(data).items())
+    return [(name, m) for name, m in rows if m]
 
 
 def short_labels(names):
