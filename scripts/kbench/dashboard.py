@@ -88,8 +88,7 @@ def _g(v):
 
 
 def chart_svg(i, runs, changes, commit_index):
-    """(svg, hover data) of one series: the min-max band of each run, the median line, change
-    points as dashed lines; hover data names commits by their index in commit_index."""
+    """(svg, hover data) of one series: its runs' band, median line and change points."""
     n = len(runs)
     lo = min(r["lo"] for r in runs)
     hi = max(r["hi"] for r in runs)
@@ -160,8 +159,7 @@ def family_slug(family):
 
 
 def write_report(out_dir, series, changes, groups, labels, totals):
-    """index.html and a page per family in OUT_DIR of the SERIES with their CHANGES (GROUPS:
-    grouped by commit); TOTALS: (runs, commits). Returns [(family, benchmarks, page path)]."""
+    """index.html and a page per family in OUT_DIR; [(family, benchmarks, page path)]."""
     os.makedirs(out_dir, exist_ok=True)
     by_key = {}
     for key, ch in changes:

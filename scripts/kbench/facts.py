@@ -157,8 +157,7 @@ def is_secret_setting(key):
 
 
 def context_keys(comparison=None):
-    """{key: row} of the run context's keys (a key ending in "." names a family of keys);
-    with COMPARISON ("critical", "version", "ignored", "other") only those keys."""
+    """{key: row} of the context's keys ("client.": a family), only those of COMPARISON if given."""
     return {k["key"]: k for k in _section("context")["keys"] if comparison is None or k["comparison"] == comparison}
 
 

@@ -295,8 +295,7 @@ def wait(timeout, period, ready, died, late, pidfiles):
 
 
 def stop(sig, timeout, what, pidfiles):
-    """Send SIG (signal.SIGTERM, SIGKILL) to the live JVMs of the PIDFILES, SIGKILL those left
-    after TIMEOUT s, then delete the PIDFILES. False, signalling nothing, when none was alive."""
+    """SIG, then SIGKILL after TIMEOUT s, to the live JVMs of PIDFILES; False when none was alive."""
     live = [(f, p) for f, p in ((f, pid(f)) for f in pidfiles) if p]
     if live:
         pids = [p for _, p in live]

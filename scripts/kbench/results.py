@@ -216,8 +216,7 @@ def is_iteration(entry):
 
 
 def group_runs(data):
-    """{name: {"runs": [metrics...], "errors": [msg...], "aggregates": {aggregate_name:
-    metrics}}} of a file (aggregates: for --benchmark_report_aggregates_only files)."""
+    """{name: {"runs": [metrics...], "errors": [...], "aggregates": {name: metrics}}} of a file."""
     groups = {}
     for b in data["benchmarks"]:
         name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)

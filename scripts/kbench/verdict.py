@@ -398,8 +398,7 @@ def moderate_family(rows):
 
 
 def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="primary"):
-    """Holm's step-down adjustment of the rows' p-values (family-wise: any false alarm costs
-    a bisection), then each verdict re-decided on the adjusted p; intervals stay per row."""
+    """Holm's adjustment of the rows' p-values (family-wise), each verdict re-decided on it."""
     tested = [r for r in rows if r.get("p_value") is not None]
     for r in rows:
         r["p_adjusted"] = None

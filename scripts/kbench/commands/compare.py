@@ -105,8 +105,7 @@ def main(args):
 
 def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, force=False,
           no_pairing=False, name_filter=None):
-    """The verdict document (--out) of BASE_FILES against NEW_FILES; METRIC: name(s) to judge
-    instead of the primary metrics; NAME_FILTER: a compiled regex. CompareError: exit 2."""
+    """The verdict document of BASE_FILES against NEW_FILES (--out); CompareError: exit 2."""
     threshold = 5.0 if threshold is None else threshold
     metrics = [metric] if isinstance(metric, str) else list(metric or [])
     base, new = _side("base", base_files), _side("new", new_files)

@@ -419,8 +419,7 @@ def client_config(directory, java=False):
 
 
 def run_class(args, *, version=None, directory=None, **subprocess_kwargs):
-    """subprocess.run of Java main class ARGS[0] (or a TOOLS name) with ARGS[1:] on the
-    classpath of Kafka VERSION, by default the one running in DIRECTORY."""
+    """subprocess.run of Java class ARGS[0] (or a TOOLS name) on the classpath of Kafka VERSION."""
     if not args:
         raise KafkaError("run-class: missing CLASS", 2)
     cls = args[0]
