@@ -1,20 +1,12 @@
-"""kbench's results history: a database of runs, change points over commits, a static
-dashboard. Runs are keyed by commit, commit time, benchmark name and the context that makes
-runs comparable (host, CPU model and count, target, build type, librdkafka and broker
-versions): each such context is a series of its own, never mixed with another. Runs of a
-dirty tree are kept but left out of changes and report unless --include-dirty.
+"""kbench's results history (docs/history.md): a SQLite database of runs, change points over
+commits, a static dashboard. Each context that makes runs comparable (machine, target, build
+type, librdkafka and broker versions) is a series of its own. Runs of a dirty tree are left
+out of changes and report unless --include-dirty.
 
-Database: SQLite (all-or-nothing adds, reads by index). Tables: series (one per comparable
-context), runs (one per JSON file, keyed by its digest), benchmarks, metrics, samples (every
-repetition of every counter, per process), errors, extras (interval samples, rate curves)
-and points: per run, benchmark and judged metric, the median of the process medians.
-
-Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
-over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench.verdict.compare_metric) on up to WINDOW runs either side, and kept only as a
-regression or improvement. The newest commit gets its own check (E-Divisive cannot split
-off a last, single point): its run against a t prediction interval from the runs since the
-last change point, corrected over all series by Benjamini-Hochberg.
+Change points: E-Divisive (signal-processing-algorithms) over each series of run medians,
+each judged by scripts/compare's test on up to WINDOW runs either side. The newest commit's
+run is checked against a t prediction interval from the runs since the last change point,
+corrected over all series by Benjamini-Hochberg.
 """
 
 import argparse

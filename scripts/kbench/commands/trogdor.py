@@ -9,13 +9,9 @@ each host runs its own part (docs/distributed.md).
     HOST=$(scripts/trogdor start --agents 3)
     scripts/kafka start --port-base auto --host "$HOST"
 
-Files in the state directory (--dir, env KBENCH_TROGDOR_DIR, default /tmp/kbench-trogdor):
-cluster.json (Trogdor's cluster file), coordinator (its URL), agents (one "NAME ADDRESS"
-line each), brokers ("NAME ADDRESS NAMESPACE"), host (the bridge address), network (what
-stop removes), logs/.
-
-Environment: KBENCH_CACHE (cache root, default ~/.cache/kbench; jars in trogdor/3.9.1/),
-JAVA_HOME.
+State directory (--dir, env KBENCH_TROGDOR_DIR, default /tmp/kbench-trogdor): cluster.json,
+coordinator, agents, brokers, host, network (what stop removes), logs/. Environment:
+KBENCH_CACHE (cache root, default ~/.cache/kbench), JAVA_HOME.
 
 Exit status: 0 ok, 1 failure, 2 bad usage or a missing prerequisite, 3 (status) stopped,
 130 (143) interrupted by SIGINT (SIGTERM): what start began is stopped.
