@@ -164,7 +164,6 @@ def write_report(out_dir, series, changes, groups, labels, totals):
     by_key = {}
     for key, ch in changes:
         by_key.setdefault(key, []).append(ch)
-    # Benchmarks per (family, series), the metrics each has.
     fams = {}
     for (sid, name, metric) in series:
         fams.setdefault(name.split("/")[0], {}).setdefault((sid, name), []).append(metric)

@@ -123,8 +123,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, famil
                         "%s < %g and shift %s" % (pname, alpha, ">= %g %%" % threshold
                                                   if down == threshold else "beyond " + limits))
     if lo is not None and -down < lo and hi < threshold:
-        # Inside a wider threshold of its own (latency) but significantly beyond --threshold:
-        # never "unchanged" (a p99 eight times the base's is inside 25 x).
+        # Inside a wider threshold of its own but significantly beyond --threshold: not unchanged.
         base_t = row.get("base_threshold_pct")
         if base_t is not None and p < alpha and ranks_agree and abs(est) >= base_t:
             return _verdict(row, "inconclusive", "significant shift of %s, inside %s but beyond +-%g %%: moved, "

@@ -313,7 +313,6 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run", direction=direction)
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
-    # The newest commit: its run median(s) against the runs since the last step.
     last = firsts[-1] if firsts else 0
     if len(firsts) >= 2 and not any(c["index"] == last for c in changes):
         start = max([c["index"] for c in changes] + [0])

@@ -483,14 +483,11 @@ def cmd_run_class(args):
 # name: (what runs it, its one-line help, more of its description)
 COMMANDS = {
     "start": (cmd_start, "start a cluster and print its bootstrap address",
-              """Resolve Kafka if needed, format storage, start N combined broker+controller
-nodes and wait until all N brokers are registered. Prints the bootstrap address as its
-only stdout line and writes the settings a client needs to DIR/client.properties,
-whatever the security mode."""),
+              """Start N combined broker+controller nodes and wait until all are registered; the
+settings a client needs are in DIR/client.properties, whatever the security mode."""),
     "stop": (lambda a: stop(a.dir, a.timeout or 30), "stop the cluster and delete its data and secrets",
              """SIGTERM, then SIGKILL after --timeout s (default 30); delete the nodes' data,
-certificates and client settings, and scrub the passwords from their configuration;
-logs are kept."""),
+certificates and client settings and scrub the passwords; logs are kept."""),
     "status": (cmd_status, "show the cluster's state; exit 0 running, 3 stopped, 1 partly running",
                "State, version, security, bootstrap, client config, pids and log paths."),
     "stop-node": (lambda a: stop_node(a.dir, a.node, kill=a.kill, timeout=a.timeout or 30),
@@ -502,9 +499,8 @@ a crash. The other nodes keep running."""),
                    """In its namespace, if the cluster was started with --netns; waits until every
 broker of the cluster is registered."""),
     "client-config": (cmd_client_config, "print the path of the running cluster's client settings",
-                      """librdkafka's (for kbench --client-config FILE) or, with --java, the Java
-clients' (for Kafka's tools: --command-config, --producer.config ...). The file
-holds the cluster's throwaway secrets; they never go on a command line."""),
+                      """librdkafka's (kbench --client-config FILE) or, with --java, the Java clients'
+(--command-config ...): the cluster's secrets never go on a command line."""),
     "classpath": (cmd_classpath, "print the Kafka classpath",
                   "Resolving it from Maven Central if needed."),
     "run-class": (cmd_run_class, "run a Java main class on the Kafka classpath",

@@ -164,7 +164,6 @@ class Plotter:
             if fam != "Codec" or var not in ("compress", "decompress") or "codec" not in params \
                     or "bytes_per_second" not in m:
                 continue
-            # Points of one chart share everything but codec and level.
             setting = tuple((k, v) for k, v in params.items() if k not in ("codec", "level"))
             label = params["codec"] + (":%s" % params["level"] if "level" in params else "")
             (comp if var == "compress" else decomp).setdefault(setting, {})[label] = m

@@ -370,13 +370,10 @@ def add_arguments(parser):
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     start_p = commands.add_parser("start", help="start a coordinator and agents; print the bridge address",
                                   formatter_class=cli.HelpFormatter, description="""\
-On this machine (root): make a bridge and one network namespace per node, start a
-coordinator and N agents each with its own address, write DIR/cluster.json and wait
-until the coordinator sees every agent. Prints the address brokers should listen on
-(this host's end of the bridge).
-With --nodes FILE --role R --node NAME, on real hosts: start this host's part of the
-cluster FILE describes (a Trogdor cluster file, see docs/distributed.md), without
-namespaces. Run it on every host named in FILE.""")
+On this machine (root): a bridge, a network namespace per node, a coordinator and N agents;
+prints the address brokers should listen on (this host's end of the bridge).
+With --nodes FILE --role R --node NAME, on every real host FILE names: start its part of
+that Trogdor cluster file (docs/distributed.md).""")
     start_p.set_defaults(run=cmd_start)
     start_p.add_argument("--agents", type=int, default=2, metavar="N", help="agents, 1..%d (default 2)" % MAX_AGENTS)
     start_p.add_argument("--brokers", type=int, default=0, metavar="M",
