@@ -1,10 +1,9 @@
 """Statistical A/B comparison of kbench results (Google Benchmark JSON), with exit-coded
 verdicts; docs/comparing.md says how they are reached.
 
-Sides: BASE and NEW are each a JSON file or a scripts/bench result folder (its
-kbench.json); --base F... --new F... take several files per side. With >= 2 kbench
-processes on both sides, the sample is one value per process (the median of its
-repetitions); otherwise the repetitions.
+Sides: BASE and NEW are each a JSON file or a scripts/bench result folder; --base F...
+--new F... take several files per side. The samples are process medians when both sides
+have >= 2 kbench processes, else the repetitions.
 
 Each row's primary metric(s) (by its kind: kbench --describe) decide the verdict and the
 exit code; every other metric with a direction is secondary, reported with its interval,
@@ -17,11 +16,10 @@ Contexts: a different target, build type or machine makes the numbers incomparab
 compare refuses (exit 2) unless --force. Differing versions are what you are comparing
 and are only shown.
 
-Exit: 0 every benchmark in common got a verdict on its primary metric(s), none
-regressed; 1 regression(s); 2 bad input or options (a --filter or --metric that
-matches nothing); 3 no regression, but a benchmark errored, is missing on one
-side, lacks its primary metric on a side, or a verdict is inconclusive
-(--accept-inconclusive waives only the last).
+Exit: 0 every benchmark in common got a verdict on its primary metric(s), none regressed;
+1 regression(s); 2 bad input or options (a --filter or --metric that matches nothing); 3
+no regression, but a benchmark errored, is missing on one side, lacks its primary metric
+on a side, or a verdict is inconclusive (--accept-inconclusive waives only the last).
 """
 
 import os

@@ -436,9 +436,8 @@ def add_arguments(ap):
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="{add,changes,report,series}",
                             parser_class=cli.ArgumentParser)
     a = sub.add_parser("add", help="store runs", description=(
-        "Store runs: a scripts/bench result folder or a kbench JSON file each. Adding a run "
-        "twice is a no-op; a malformed or foreign JSON is refused (exit 2) and nothing is "
-        "written; all files go in one transaction."))
+        "Store runs (result folders or kbench JSON files) in one transaction; a run already "
+        "there is a no-op, a malformed or foreign JSON is refused (exit 2) and nothing written."))
     a.add_argument("runs", nargs="+", metavar="RUN")
     a.add_argument("--repo", default=root, help="git repository for commit times and subjects (default: this one)")
     a.add_argument("--commit-time", metavar="T", help="commit time (Unix seconds or ISO) "
@@ -453,10 +452,9 @@ def add_arguments(ap):
     sel.add_argument("--threshold", type=float, default=2.0, help="smallest step in %% that is reported (default 2)")
     sel.add_argument("--repo", default=root, help=argparse.SUPPRESS)
     c = sub.add_parser("changes", parents=[sel], help="change points per series", description=(
-        "E-Divisive change points per series (benchmark x metric), each judged by "
-        "scripts/compare's test on the runs either side: the commit range, the step in % "
-        "with its interval and p, and what moved together. Exit 1 when the newest commit "
-        "of a series starts a regression, 3 when no series has enough runs to be judged."))
+        "Change points per series (benchmark x metric): commit range, step in % with its "
+        "interval and p, what moved together. Exit 1 when the newest commit of a series "
+        "starts a regression, 3 when no series has enough runs to be judged."))
     c.add_argument("--json", metavar="OUT", help="also write the changes as JSON")
     r = sub.add_parser("report", parents=[sel], help="write the HTML dashboard", description=(
         "A static HTML site: index.html and one page per family; no server."))
