@@ -332,11 +332,10 @@ def check_spec(args):
     """kbench parses the spec itself: a spec it refuses is refused here, before any task."""
     if not os.access(args.kbench, os.X_OK):
         cli.die("kbench not found at %s (build it, or give --kbench)" % args.kbench)
-    argv = [args.kbench, "--benchmark_list_tests"]
-    argv.append("--produce=" + args.produce if args.produce else "--consume=" + args.consume)
-    argv.append("--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/")))
-    for s in args.settings:
-        argv += ["-X", s]
+    argv = [args.kbench, "--benchmark_list_tests",
+            "--produce=" + args.produce if args.produce else "--consume=" + args.consume,
+            "--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/"))]
+    argv += [word for s in args.settings for word in ("-X", s)]
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         cli.die("kbench refuses the spec: %s" % p.stderr.strip().splitlines()[0] if p.stderr.strip()

@@ -30,10 +30,8 @@ def medians(data):
 def short_labels(names):
     """Drop the key:value parts every name shares, so labels show what differs."""
     parsed = [kr.parse_name(n) for n in names]
-    common = None
-    for fam, var, params, _ in parsed:
-        items = set(params.items()) | {("__family", fam), ("__variant", var)}
-        common = items if common is None else common & items
+    common = set.intersection(*(set(params.items()) | {("__family", fam), ("__variant", var)}
+                                for fam, var, params, _ in parsed)) if parsed else set()
     labels = []
     for n, (fam, var, params, _extra) in zip(names, parsed):
         parts = []

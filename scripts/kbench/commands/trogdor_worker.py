@@ -40,19 +40,13 @@ def die_with_parent():
 
 
 def kbench_argv(w, out_json):
-    argv = [w["kbench"], "--bootstrap=" + w["bootstrap"]]
     family = "Produce" if w.get("produce") else "Consume"
-    if w.get("produce"):
-        argv.append("--produce=" + w["produce"])
-    if w.get("consume"):
-        argv.append("--consume=" + w["consume"])
+    argv = [w["kbench"], "--bootstrap=" + w["bootstrap"]]
+    argv += ["--%s=%s" % (key, w[key]) for key in ("produce", "consume") if w.get(key)]
     argv.append("--benchmark_filter=" + (w.get("filter") or "^%s/" % family))
-    for key, opt in (("window_seconds", "--window-seconds"), ("warmup_seconds", "--warmup-seconds"),
-                     ("repetitions", "--benchmark_repetitions")):
-        if key in w:
-            argv.append("%s=%s" % (opt, w[key]))
-    for key, value in sorted(w.get("settings", {}).items()):
-        argv += ["-X", "%s=%s" % (key, value)]
+    argv += ["%s=%s" % (opt, w[key]) for key, opt in (("window_seconds", "--window-seconds"),
+             ("warmup_seconds", "--warmup-seconds"), ("repetitions", "--benchmark_repetitions")) if key in w]
+    argv += [word for key, value in sorted(w.get("settings", {}).items()) for word in ("-X", "%s=%s" % (key, value))]
     if w.get("client_config_file"):
         argv.append("--client-config=" + w["client_config_file"])
     if w.get("produce"):
