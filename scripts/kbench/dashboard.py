@@ -1,7 +1,6 @@
-"""The results history's dashboard: a static HTML site (index.html and a page per family of
-benchmarks) of each series' run medians over commits, with its change points; scripts/history
-report writes it. No server: the pages carry their data as JSON and a little JavaScript
-for the hover and the filter.
+"""The results history's dashboard (scripts/history report): a static HTML site, index.html
+and a page per family, of each series' run medians over commits with its change points; the
+pages carry their data as JSON and a little JavaScript for the hover and the filter.
 """
 
 import html
@@ -89,9 +88,7 @@ def _g(v):
 
 
 def chart_svg(i, runs, changes, commit_index):
-    """One series as SVG: the min-max band of each run, the median line, change points
-    as dashed lines labelled with their commit. Returns (svg, hover data); the hover data
-    refers to commits by their index in commit_index (one table per page)."""
+    """(svg, hover data) of one series: its runs' band, median line and change points."""
     n = len(runs)
     lo = min(r["lo"] for r in runs)
     hi = max(r["hi"] for r in runs)
@@ -119,8 +116,7 @@ def chart_svg(i, runs, changes, commit_index):
         parts.append('<polygon class="band" points="%s %s"/>' % (top, bottom))
         parts.append('<polyline class="med" points="%s"/>' % med)
     else:
-        parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f5fbf"/>'
-                     % (x(0), y(runs[0]["median"])))
+        parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="#1f5fbf"/>' % (x(0), y(runs[0]["median"])))
     for ch in changes:
         cx = x(ch["index"] - 0.5) if n > 1 else x(0)
         parts.append('<g class="cp %s" data-commit="%s"><line x1="%.1f" x2="%.1f" y1="%d" '
@@ -129,8 +125,7 @@ def chart_svg(i, runs, changes, commit_index):
                         min(cx + 3, W - 140), short(ch["after_commit"])[:8],
                         text.percent(ch["change_pct"]), short(ch["before_commit"]),
                         short(ch["after_commit"]), html.escape(change_text(ch))))
-    parts.append('<text class="axis" x="%d" y="%d">%s</text>' % (
-        PAD_L, H - 4, html.escape(short(runs[0]["commit"]))))
+    parts.append('<text class="axis" x="%d" y="%d">%s</text>' % (PAD_L, H - 4, html.escape(short(runs[0]["commit"]))))
     parts.append('<text class="axis" x="%d" y="%d" text-anchor="end">%s</text>' % (
         W - PAD_R, H - 4, html.escape(short(runs[-1]["commit"]))))
     parts.append('<circle class="dot" r="4" cx="0" cy="0" style="display:none"/></svg>')
@@ -145,8 +140,7 @@ def chart_svg(i, runs, changes, commit_index):
 
 
 def primary_metric(name, metrics):
-    """The metric a benchmark's chart shows: its row's first primary metric, else the first
-    recorded."""
+    """The metric a benchmark's chart shows: its first primary metric, else the first one."""
     first = results.primary_metrics(name)[0][0]
     return first if first in metrics else sorted(metrics)[0]
 
@@ -155,8 +149,7 @@ def _write_page(path, title, body, data=None):
     with open(path, "w", encoding="utf-8") as f:
         f.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>"
                 "<style>%s</style></head><body>%s<div id=\"tip\"></div>"
-                "<script type=\"application/json\" id=\"kbench-data\">%s</script>"
-                "<script>%s</script></body></html>"
+                "<script type=\"application/json\" id=\"kbench-data\">%s</script><script>%s</script></body></html>"
                 % (html.escape(title), CSS, body,
                    json.dumps(data or {}, separators=(",", ":")).replace("</", "<\\/"), JS))
 
@@ -166,14 +159,11 @@ def family_slug(family):
 
 
 def write_report(out_dir, series, changes, groups, labels, totals):
-    """index.html and a page per family in OUT_DIR: the SERIES' charts with their CHANGES
-    (groups: the same, grouped by commit), their series LABELS; TOTALS: (runs, commits).
-    Returns [(family, benchmarks, page path)]."""
+    """index.html and a page per family in OUT_DIR; [(family, benchmarks, page path)]."""
     os.makedirs(out_dir, exist_ok=True)
     by_key = {}
     for key, ch in changes:
         by_key.setdefault(key, []).append(ch)
-    # Benchmarks per (family, series), the metrics each has.
     fams = {}
     for (sid, name, metric) in series:
         fams.setdefault(name.split("/")[0], {}).setdefault((sid, name), []).append(metric)
@@ -185,8 +175,7 @@ def write_report(out_dir, series, changes, groups, labels, totals):
                 '<p><input id="filter" placeholder="filter benchmarks (regular expression)">'
                 '</p><p>Each chart: one benchmark over commits (oldest left), the median of '
                 'each run (line) and the spread of its processes (band); dashed lines mark '
-                'change points (red regression, green improvement). Hover for the numbers.'
-                '</p>' % html.escape(family)]
+                'change points (red regression, green improvement). Hover for the numbers.</p>' % html.escape(family)]
         for sid, charts in itertools.groupby(sorted(fams[family].items()), key=lambda kv: kv[0][0]):
             body.append("<h2>%s</h2>" % html.escape(labels.get(sid, str(sid))))
             for (_, name), metrics in charts:
@@ -214,11 +203,9 @@ def write_report(out_dir, series, changes, groups, labels, totals):
     runs_n, commits_n = totals
     body = ["<h1>kbench history</h1><p>%d runs of %d commits, %d series of points. "
             "Generated %s.</p><h2>Families</h2><ul>" % (
-                runs_n, commits_n, len(series),
-                datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+                runs_n, commits_n, len(series), datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
     for family, n, path in pages:
-        body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>'
-                    % (os.path.basename(path), html.escape(family), n))
+        body.append('<li><a href="%s">%s</a> (%d benchmarks)</li>' % (os.path.basename(path), html.escape(family), n))
     body.append("</ul><h2>Latest regressions and improvements</h2>")
     if not groups:
         body.append("<p>No change points.</p>")
@@ -229,16 +216,13 @@ def write_report(out_dir, series, changes, groups, labels, totals):
             rows = "".join(
                 '<div class="%s">%s %s: %s%s</div>' % (
                     "reg" if m["verdict"] == "regression" else "imp",
-                    '<a href="%s">%s</a>' % (family_slug(m["benchmark"].split("/")[0]),
-                                             html.escape(m["benchmark"])),
+                    '<a href="%s">%s</a>' % (family_slug(m["benchmark"].split("/")[0]), html.escape(m["benchmark"])),
                     html.escape(m["metric"]), html.escape(change_text(m)),
-                    " (newest commit)" if m["how"] == "newest" else "")
-                for m in g["members"])
+                    " (newest commit)" if m["how"] == "newest" else "") for m in g["members"])
             body.append('<tr><td data-commit="%s">%s..%s<br>%s<br><small>%s</small></td>'
                         '<td>%s</td><td>%s</td></tr>' % (
                             g["after_commit"], short(g["before_commit"]), short(g["after_commit"]), day(g["time"]),
-                            html.escape((g["subject"] or "")[:80]),
-                            html.escape(labels.get(g["series"], "")), rows))
+                            html.escape((g["subject"] or "")[:80]), html.escape(labels.get(g["series"], "")), rows))
         body.append("</table>")
     _write_page(os.path.join(out_dir, "index.html"), "kbench history", "".join(body))
     return pages

@@ -4,11 +4,8 @@
     scripts/lib/python -m kbench.docs            # rewrite every stale block
     scripts/lib/python -m kbench.docs --check    # name the stale files, exit 1; write nothing
 
-A generated block lies between `<!-- NAME: begin -->` and `<!-- NAME: end -->` in one of the
-files of BLOCKS. A `<!-- usage:COMMAND: begin -->` block, in any of them, holds COMMAND's
-options as its parser has them; a command without a parser of its own yet (no
-add_arguments) leaves its block as it is. tests/scripts/test_facts.py fails when a
-committed block differs from what this writes.
+A block lies between `<!-- NAME: begin -->` and `<!-- NAME: end -->` (BLOCKS); a
+`<!-- usage:COMMAND: begin -->` block holds COMMAND's options as its parser has them.
 """
 
 import os
@@ -22,8 +19,7 @@ USAGE_BLOCK = re.compile(r"<!-- usage:([\w-]+): begin -->")
 
 def _table(headers, rows):
     """A Markdown table; a | inside a cell is escaped."""
-    return text.table(headers, [[str(c).replace("|", r"\|") for c in r] for r in rows],
-                      markdown=True)
+    return text.table(headers, [[str(c).replace("|", r"\|") for c in r] for r in rows], markdown=True)
 
 
 def _code(name):
@@ -40,8 +36,7 @@ def codecs_line():
         levels = c["levels"]
         words = []
         if levels["max"] > levels["min"]:
-            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"],
-                                                          levels["default"]))
+            words.append("levels %d to %d, default %d" % (levels["min"], levels["max"], levels["default"]))
         if c["name"] != "none" and not c["librdkafka_name"]:
             words.append("librdkafka does not write it")
         return _code(c["name"]) + (" (%s)" % "; ".join(words) if words else "")
@@ -50,8 +45,7 @@ def codecs_line():
 
 def families_table(example=True):
     header = ("family", "measures") + (("example",) if example else ())
-    return _table(header, [(_code(f["name"]), f["measures"])
-                           + ((_code(f["example"]),) if example else ())
+    return _table(header, [(_code(f["name"]), f["measures"]) + ((_code(f["example"]),) if example else ())
                            for f in facts.families()])
 
 
@@ -74,16 +68,14 @@ def equivalence_table():
         if up:
             rows.append((_code(m["name"]), "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
                          % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))))
-    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"),
-                  rows)
+    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"), rows)
 
 
 def primary_table():
     """What decides each kind of row, in the order the kinds are checked."""
     return _table(("rows", "marked by", "primary metric(s)", "why"),
                   [(_code(k["kind"]), _code(k["marker"]) if k["marker"] else "every other row",
-                    ", ".join(_code(p) for p in k["primary"]), k["why"])
-                   for k in facts.row_kinds()])
+                    ", ".join(_code(p) for p in k["primary"]), k["why"]) for k in facts.row_kinds()])
 
 
 def _key_name(key):
@@ -103,14 +95,12 @@ def comparison_table():
     for comparison, meaning in meanings.items():
         keys = facts.context_keys(comparison)
         names = ", ".join(_code(_key_name(k)) for k in keys)
-        rows.append((comparison, meaning, names if comparison != "other"
-                     else "every other key (%s)" % names))
+        rows.append((comparison, meaning, names if comparison != "other" else "every other key (%s)" % names))
     return _table(("a differing key is", "what it means", "keys"), rows)
 
 
 def usage_table(command):
-    """COMMAND's options and sub-commands as its parser has them; None when it has no
-    parser of its own yet."""
+    """COMMAND's options and sub-commands as its parser has them (None: it has no parser)."""
     from kbench import __main__ as entry
     module = entry.command_module(command)
     if module is None or not hasattr(module, "add_arguments"):
@@ -131,13 +121,11 @@ def usage_table(command):
 
 def blocks():
     """{doc path relative to the project: [(marker name, generated text)]}."""
-    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), keys_table(f))
-            for f in facts.families() if f["keys_flag"]]
+    keys = [("%s-keys" % f["keys_flag"].lstrip("-"), keys_table(f)) for f in facts.families() if f["keys_flag"]]
     return {"README.md": [("options", options_table()), ("codecs", codecs_line()),
                           ("families", families_table(False))],
             "docs/families.md": [("families", families_table())] + keys,
-            "docs/counters.md": [("metric-directions", directions_table()),
-                                 ("context-keys", context_table())],
+            "docs/counters.md": [("metric-directions", directions_table()), ("context-keys", context_table())],
             "docs/comparing.md": [("primary-metrics", primary_table()),
                                   ("equivalence-thresholds", equivalence_table()),
                                   ("context-comparisons", comparison_table())]}
@@ -172,8 +160,7 @@ def render(root=ROOT):
 def main(argv):
     ap = cli.ArgumentParser(prog="kbench.docs", description=__doc__.split("\n\n")[0],
                             formatter_class=cli.HelpFormatter)
-    ap.add_argument("--check", action="store_true",
-                    help="name the files whose generated blocks are stale and exit 1")
+    ap.add_argument("--check", action="store_true", help="name the files whose generated blocks are stale and exit 1")
     args = ap.parse_args(argv)
     try:
         stale = [(path, new) for path, (old, new) in render().items() if new != old]

@@ -1,17 +1,8 @@
-"""What kbench says it is: the facts the scripts use about families, metrics, row kinds,
-codecs and the libraries they load, the run context's keys and secret settings, read from
-`kbench --describe=json` (fixtures/describe.h). The C++ tables are the one place each fact
-is written; no script, test or doc keeps a copy of its own (tests/scripts/test_facts.py
-fails if one appears).
-
-Where the description comes from, first found:
-  KBENCH_DESCRIBE=FILE     a saved `kbench --describe=json`, or a result file (its
-                           top-level "kbench_describe": every result carries one)
-  KBENCH_BIN               the kbench binary to ask
-  build/kbench             the project's own build
-
-Run as a program it prints the description as the scripts see it (`json`); the docs'
-generated tables come from it through kbench.docs.
+"""What kbench says it is (families, metrics, row kinds, codecs, libraries, context keys,
+secret settings), read from `kbench --describe=json`: the C++ tables are the one place each
+fact is written (tests/scripts/test_facts.py fails on a copy). Asked, first found, of
+KBENCH_DESCRIBE=FILE (a saved description, or a result: its "kbench_describe"), KBENCH_BIN,
+build/kbench. Run as a program it prints the description (`json`).
 """
 
 import json
@@ -41,8 +32,7 @@ def describe():
 
 
 def offer(document):
-    """A result document read by the scripts: its "kbench_describe" is the fallback when
-    there is no kbench to ask (results compared on a machine without a build)."""
+    """A result read by the scripts: its kbench_describe is the fallback when no kbench can say."""
     global _offered
     if _offered is None and isinstance(document, dict):
         d = document.get(DESCRIBE_KEY)
@@ -63,8 +53,7 @@ def _load(kbench_bin=None):
             raise FactsUnavailable("KBENCH_DESCRIBE=%s holds no kbench description (neither "
                                    "kbench --describe=json nor a result)" % path)
         return doc
-    # KBENCH_BIN may be a build older than --describe (bench-commits' other commit): then the
-    # project's own build says it.
+    # KBENCH_BIN may be older than --describe (bench-commits' other commit): then build/ says.
     own = os.path.join(ROOT, "build", "kbench")
     tried = []
     for binary in dict.fromkeys(b for b in (kbench_bin or os.environ.get("KBENCH_BIN"), own) if b):
@@ -91,8 +80,7 @@ def metrics():
 
 
 def merge_rules():
-    """{metric: how the values of processes that ran a row at the same time combine}: "sum",
-    "mean", "max" or "histogram" (kbench.results.combine says what each does)."""
+    """{metric: "sum", "mean", "max" or "histogram"}: how concurrent processes combine."""
     ms = describe()["metrics"]
     if any("merge" not in m for m in ms):
         raise FactsUnavailable("the kbench description has no merge rules (a kbench older than "
@@ -114,14 +102,12 @@ def _section(name):
 
 
 def latency():
-    """The quantiles a latency histogram reports, by open-loop and queueing name, and its
-    max: {"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}."""
+    """{"quantiles": [{"q", "metric", "queue_metric"}...], "max": {...}, "rule": text}."""
     return _section("latency")
 
 
 def is_not_run(error_message):
-    """True for the error of a row the loaded librdkafka cannot run (fixtures/runner.h's
-    kNotRunPrefix): listed as not run, never as a failure."""
+    """True for the error of a row the loaded librdkafka cannot run (not a failure)."""
     prefix = describe().get("librdkafka", {}).get("not_run_prefix")
     return bool(prefix) and str(error_message or "").startswith(prefix)
 
@@ -141,9 +127,7 @@ def cluster_name_regex(description=None):
 
 
 def cluster_regex(*binaries):
-    """cluster_name_regex() as told by the first of BINARIES that can say, or None. A kbench
-    older than --describe cannot (then, as for KBENCH_BIN, the project's own build says), so
-    bench-commits asks its other side's build next."""
+    """cluster_name_regex() as told by the first of BINARIES that can say, or None."""
     for binary in binaries:
         if os.access(binary, os.X_OK):
             try:
@@ -154,8 +138,7 @@ def cluster_regex(*binaries):
 
 
 def librdkafka_codecs():
-    """librdkafka's names of the codecs it writes (its compression.codec values, less none),
-    which builtin.features lists too."""
+    """librdkafka's names of the codecs it writes (compression.codec values, less none)."""
     return [c["librdkafka_name"] for c in describe()["codecs"]
             if c["librdkafka_name"] and c["librdkafka_name"] != "none"]
 
@@ -166,8 +149,7 @@ def codec_version_keys():
 
 
 def is_secret_setting(key):
-    """kbench's own rule (harness/context.h SecretSettings): a setting whose value must
-    never reach results, logs or the console."""
+    """kbench's rule: a setting whose value must never reach results, logs or the console."""
     rule = describe()["secret_settings"]
     k = key.lower()
     return (any(m in k for m in rule["markers"])
@@ -175,17 +157,12 @@ def is_secret_setting(key):
 
 
 def context_keys(comparison=None):
-    """{key: row} of the run context's keys (row: written_by, comparison, series, meaning), in
-    the table's order; with COMPARISON ("critical", "version", "ignored", "other") only the
-    keys a difference in which means that to a comparison. A key ending in "." names a
-    family of keys (client.<setting>)."""
-    return {k["key"]: k for k in _section("context")["keys"]
-            if comparison is None or k["comparison"] == comparison}
+    """{key: row} of the context's keys ("client.": a family), only those of COMPARISON if given."""
+    return {k["key"]: k for k in _section("context")["keys"] if comparison is None or k["comparison"] == comparison}
 
 
 def context_comparison(key):
-    """What a difference in context key KEY means to a comparison: "critical", "version",
-    "ignored", or "other" (also for a key kbench does not describe)."""
+    """What a difference in context key KEY means to a comparison ("other" if unknown)."""
     for name, row in context_keys().items():
         if key == name or (name.endswith(".") and key.startswith(name)):
             return row["comparison"]
@@ -193,21 +170,17 @@ def context_comparison(key):
 
 
 def run_keys():
-    """The context keys kbench writes in every run (the others depend on the target, the
-    environment or the scripts)."""
-    return [k for k, row in context_keys().items()
-            if row["written_by"] == "kbench" and not row.get("when")]
+    """The context keys kbench writes in every run."""
+    return [k for k, row in context_keys().items() if row["written_by"] == "kbench" and not row.get("when")]
 
 
 def series_keys():
-    """The context keys whose values make a results-history series (runs that differ in one
-    are kept apart)."""
+    """The context keys whose values make a results-history series."""
     return [k for k, row in context_keys().items() if row["series"]]
 
 
 def libraries():
-    """{library name: {"soname", "version_function", "version_key", "codecs"}} of the shared
-    libraries whose build decides a result: librdkafka, then each codec's library."""
+    """{library name: {"soname", "version_function", "version_key", "codecs"}}."""
     return {lib["name"]: lib for lib in _section("libraries")}
 
 
@@ -218,16 +191,13 @@ def codec_libraries():
 
 
 def version_functions():
-    """{library name: the function it exports that reports its version}, for the libraries
-    that have one (snappy has none)."""
-    return {n: lib["version_function"] for n, lib in libraries().items()
-            if lib["version_function"]}
+    """{library name: the function that reports its version}, where it has one."""
+    return {n: lib["version_function"] for n, lib in libraries().items() if lib["version_function"]}
 
 
 def _cli(argv):
     from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench.facts",
-                        description="kbench's description as the scripts see it.")
+    ap = ArgumentParser(prog="kbench.facts", description="kbench's description as the scripts see it.")
     ap.add_argument("question", choices=("json",), help="json: the description")
     ap.parse_args(argv)
     try:

@@ -1,9 +1,6 @@
-"""The supervisor of kbench's JVM services (kbench.commands.kafka, kbench.commands.trogdor):
-their state directories, Java, classpaths resolved by Maven, and their JVMs, each started
-detached with a pid file and a log, waited for, reported and stopped (SIGTERM, then SIGKILL).
-The service modules keep what is theirs: configuration, command lines, readiness checks and
-messages. Failures raise ServiceError(message, status): 2 for bad input or a missing
-prerequisite, 1 for a failed run.
+"""The supervisor of kbench's JVM services (kbench.commands.kafka, .trogdor): state
+directories, Java, classpaths resolved by Maven, and JVMs started detached with a pid file
+and a log, waited for and stopped. Failures raise ServiceError(message, status).
 """
 
 import contextlib
@@ -20,8 +17,7 @@ import urllib.request
 
 from kbench import cli, proc
 
-# Attempts before free_ports gives up: each takes a fresh port from the kernel, and only a
-# machine whose ports are nearly all taken fails them all.
+# Attempts before free_ports gives up, each with a fresh port from the kernel.
 ATTEMPTS = 50
 # Pinned so that resolution behaves the same on every machine.
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
@@ -36,8 +32,7 @@ class ServiceError(Exception):
 
 
 def terminate(signum, _frame):
-    """A SIGTERM handler for the commands: end as Ctrl-C does (finally blocks and clean-ups
-    run), with exit status 128 + SIGTERM."""
+    """A SIGTERM handler: end as Ctrl-C does (clean-ups run), exit status 128 + SIGTERM."""
     raise SystemExit(128 + signum)
 
 
@@ -79,24 +74,21 @@ def log_tail(path):
 
 
 class Service:
-    """One service: NAME (in messages: Kafka, Trogdor), the file that marks a state directory
-    as its own, the environment variable and default of that directory."""
+    """One service: NAME, its state directory's marker file, and the directory's variable and default."""
 
     def __init__(self, name, marker, dir_env, default_dir):
         self.name, self.marker, self.dir_env, self.default_dir = name, marker, dir_env, default_dir
         self.command = "scripts/" + name.lower()
 
     def state_dir(self, d=None):
-        """D, else $DIR_ENV, else the default; absolute, so that pid checks against
-        /proc/PID/cmdline compare like with like."""
+        """D, else $DIR_ENV, else the default; absolute, as pid() compares it."""
         return os.path.realpath(d or os.environ.get(self.dir_env) or self.default_dir)
 
     def owns(self, d):
         return os.path.isfile(os.path.join(d, self.marker))
 
     def check_dir(self, d):
-        """Refuse (status 2) a D that is not new, empty or ours (start deletes what an earlier
-        start left), or not writable."""
+        """Refuse (status 2) a D that is not new, empty or ours, or not writable."""
         cli.check_out_dir(d, "--dir")
         if os.path.exists(d) and not self.owns(d) and (not os.path.isdir(d) or os.listdir(d)):
             raise ServiceError("%s is not empty and not a kbench %s state directory (no %s); pick a new or "
@@ -108,8 +100,7 @@ class Service:
 
     def lock(self, d, wait):
         """One start or stop at a time per D (WAIT 0: do not wait)."""
-        return locked(os.path.join(d, ".lock"), wait,
-                      "another %s start/stop is working on %s" % (self.command, d))
+        return locked(os.path.join(d, ".lock"), wait, "another %s start/stop is working on %s" % (self.command, d))
 
     def stop(self, d, timeout, stop):
         """Stop what D runs: STOP(D, TIMEOUT) under D's lock; nothing to stop is fine."""
@@ -136,8 +127,6 @@ def locked(path, wait, busy):
                 time.sleep(0.1)
         yield
 
-
-# ---------------------------------------------------------------- Java
 
 def find_java():
     home = os.environ.get("JAVA_HOME")
@@ -172,8 +161,6 @@ def java(need, what):
     return binary
 
 
-# ---------------------------------------------------------------- classpaths
-
 def cache_home():
     if os.environ.get("KBENCH_CACHE"):
         return os.environ["KBENCH_CACHE"]
@@ -192,9 +179,7 @@ def classpath_valid(path):
 
 
 def classpath(c, what, fill):
-    """The classpath of the jars in C/lib. The first time, FILL(C) puts them in C/lib.new
-    (a Maven run takes minutes; a lock makes a second script wait for the first one's
-    instead of starting its own)."""
+    """The classpath of the jars in C/lib, which FILL(C) puts in C/lib.new the first time (locked)."""
     if classpath_valid(c + "/classpath"):
         return read(c + "/classpath")
     if not shutil.which("mvn"):
@@ -229,9 +214,7 @@ def write_pom(path, prog, version, what, gavs):
 
 
 def mvn(c, probe=""):
-    """Copy the runtime dependencies of C/pom.xml into C/lib.new; offline first when the
-    local repository holds PROBE (a path under it), as it then may hold everything. False
-    on failure: C/mvn.log says why."""
+    """Copy C/pom.xml's runtime dependencies into C/lib.new, offline first if PROBE is cached; False: failed."""
     # One local Maven repository for every service: Kafka's client jars are shared.
     repo = cache_home() + "/kafka/m2"
     args = ["-B", "-q", "-f", c + "/pom.xml", "-Dmaven.repo.local=" + repo,
@@ -258,13 +241,8 @@ def render_template(src, out, values):
     write_line(out, text)
 
 
-# ---------------------------------------------------------------- processes
-
 def launch(pidfile, log, label, ns, cmd):
-    """Start CMD detached (in network namespace NS unless empty), stdout and stderr to LOG,
-    its pid in PIDFILE. A session of its own: the JVM outlives the tool and does not get the
-    caller's Ctrl-C. The JVM carries its pid file's name as a system property: pid() knows it
-    by that, so a recycled pid is never taken for it."""
+    """Start CMD detached (in namespace NS unless empty), output to LOG, pid in PIDFILE (pid() checks it)."""
     wrap = ["ip", "netns", "exec", ns] if ns else []  # ip execs CMD: the pid stays the JVM's
     with open(log, "w") as out:
         child = subprocess.Popen(wrap + [cmd[0], "-Dkbench.pidfile=" + pidfile] + cmd[1:],
@@ -281,8 +259,7 @@ def launch(pidfile, log, label, ns, cmd):
 
 
 def pid(pidfile):
-    """The pid if it is alive and is the JVM launch() started with this pid file, else None.
-    A recycled pid or a zombie fails the check, so stop never signals a stranger."""
+    """The pid if it is the live JVM launch() started with this pid file (never a recycled pid), else None."""
     try:
         p = read(pidfile)
         with open("/proc/%s/cmdline" % int(p), "rb") as f:
@@ -304,8 +281,7 @@ def status_exit(st):
 
 
 def wait(timeout, period, ready, died, late, pidfiles):
-    """Every PERIOD s until READY() is true. When a JVM of the PIDFILES exits first,
-    ServiceError(DIED(PIDFILE)); after TIMEOUT s, ServiceError(LATE())."""
+    """Every PERIOD s until READY(); ServiceError(DIED(PIDFILE)) when a JVM exits, LATE() after TIMEOUT s."""
     deadline = time.monotonic() + timeout
     while True:
         for f in pidfiles:
@@ -319,8 +295,7 @@ def wait(timeout, period, ready, died, late, pidfiles):
 
 
 def stop(sig, timeout, what, pidfiles):
-    """Send SIG (signal.SIGTERM, SIGKILL) to the live JVMs of the PIDFILES, SIGKILL those left
-    after TIMEOUT s, then delete the PIDFILES. False, signalling nothing, when none was alive."""
+    """SIG, then SIGKILL after TIMEOUT s, to the live JVMs of PIDFILES; False when none was alive."""
     live = [(f, p) for f, p in ((f, pid(f)) for f in pidfiles) if p]
     if live:
         pids = [p for _, p in live]
@@ -336,7 +311,6 @@ def stop(sig, timeout, what, pidfiles):
                     break
                 cli.info("%s: pid %s did not stop within %d s; sending SIGKILL" % (what, " ".join(left), timeout))
                 kill(signal.SIGKILL, left)
-                # SIGKILL cannot be ignored: a few seconds more is only for the kernel to reap them.
                 killed, deadline = True, time.monotonic() + 5
             time.sleep(0.2)
     for f in pidfiles:
@@ -350,8 +324,6 @@ def kill(sig, pids):
         with contextlib.suppress(OSError):
             os.kill(int(p), sig)
 
-
-# ---------------------------------------------------------------- network
 
 def port_open(host, port):
     """Something accepts connections on HOST:PORT."""
@@ -374,11 +346,7 @@ def bind(host, port):
 
 
 def free_ports(host, count, offset):
-    """A port P such that P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1 can all be bound on
-    HOST now, or None, so that scripts and tests never collide on fixed ports."""
-    # The kernel picks P (bind to port 0), which avoids its ephemeral range's busy ports;
-    # the others are only tried. They are all free at once, but only at this moment:
-    # the caller still checks them before it starts anything.
+    """P with P..P+COUNT-1 and P+OFFSET..P+OFFSET+COUNT-1 free on HOST now, or None."""
     for _ in range(ATTEMPTS):
         first = bind(host, 0)
         if first is None:
@@ -395,8 +363,7 @@ def free_ports(host, count, offset):
 
 
 def answers(urls):
-    """Every URL answers a GET with 2xx within 5 s (a readiness probe). The first that does
-    not ends the probe: each further URL could only add its own timeout to the wait."""
+    """Every URL answers a GET with 2xx within 5 s (the first that does not ends the probe)."""
     for url in urls:
         try:
             with urllib.request.urlopen(url, timeout=5) as r:

@@ -74,8 +74,7 @@ def make_certificates(tls, hosts, password):
             openssl("pkcs12", "-export", "-in", who + ".pem", "-inkey", who + ".key.plain", "-certfile", "ca.pem",
                     "-name", who, "-out", who + ".p12", "-passout", "env:KBENCH_TLS_PASS")
             svc.remove("%s/%s.csr" % (tls, who), "%s/%s.ext" % (tls, who))
-        # librdkafka's client key, encrypted (PKCS#8): ssl.key.password is then a real secret
-        # that the redaction and the leak tests have to keep out of every output.
+        # librdkafka's client key, encrypted: a real ssl.key.password for the leak tests.
         openssl("pkcs8", "-topk8", "-in", "client.key.plain", "-out", "client.key", "-passout", "env:KBENCH_TLS_PASS")
         svc.remove(tls + "/*.key.plain", tls + "/ca.srl")
         for f in ("ca.pem", "broker.pem", "client.pem"):
@@ -118,8 +117,7 @@ def prepare(d, mode, hosts):
                    "sasl.password=" + client_pw]
         java += ["sasl.mechanism=" + SCRAM_MECHANISM,
                  'sasl.jaas.config=%s required username="%s" password="%s";' % (module, SCRAM_CLIENT_USER, client_pw)]
-        # KRaft keeps SCRAM credentials in the metadata log: users that exist before the first
-        # broker starts (the brokers need theirs to replicate) are written at format time.
+        # KRaft keeps SCRAM users in the metadata log: the first ones are written at format time.
         scram = ["--add-scram", "%s=[name=%s,password=%s]" % (SCRAM_MECHANISM, SCRAM_BROKER_USER, broker_pw),
                  "--add-scram", "%s=[name=%s,password=%s]" % (SCRAM_MECHANISM, SCRAM_CLIENT_USER, client_pw)]
     old = os.umask(0o077)

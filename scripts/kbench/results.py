@@ -11,21 +11,8 @@ import statistics
 
 from kbench import cli, facts
 
-# The metric tables, from kbench's own description (kbench --describe=json, the tables of
-# fixtures/counters.cc), read when first used (module attributes: results.UNITS):
-#   METRICS                {metric: (direction, why)}: +1 higher is better, -1 lower is
-#                          better, 0 informational (shown, never judged)
-#   METRIC_DIRECTIONS      {metric: direction}
-#   OPEN_LOOP_METRICS      latency percentiles: latency only on open-loop rows
-#   DETERMINISTIC_METRICS  decided by threshold, not by a test (callgrind instructions)
-#   UNITS                  {metric: unit} for display
-#   UNTIMED_ROW_COUNTERS   counters of rows whose time is not their measure
-#   PRIMARY_METRICS        ((kind, marker or None, primary metrics, why), ...) in the order
-#                          they are checked
-#   PRIMARY_DIRECTIONS     {metric: direction where it is primary, if that differs}
-#   LATENCY_METRICS        the open-loop latency quantiles by rising q, then the maximum
-#   EQUIVALENCE_PCT        {metric: the smallest change in % a comparison judges, where the
-#                          metric has one of its own}
+# The metric tables (module attributes: results.UNITS), from kbench --describe=json when
+# first used. Directions: +1 higher is better, -1 lower is better, 0 informational.
 _tables_cache = None
 
 
@@ -45,14 +32,12 @@ def _tables():
             "DETERMINISTIC_METRICS": {n for n, m in ms.items() if m["deterministic"]},
             "UNITS": {n: m["unit"] for n, m in ms.items() if m["unit"]},
             "UNTIMED_ROW_COUNTERS": tuple(n for n, m in ms.items() if m["marks_untimed_row"]),
-            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]),
-                                      k["why"]) for k in kinds),
+            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]), k["why"]) for k in kinds),
             "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
                                    if m["primary_direction"] != m["direction"]},
             "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
             + [lat["max"]["metric"]],
-            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items()
-                                if m.get("equivalence_pct")},
+            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items() if m.get("equivalence_pct")},
         }
     return _tables_cache
 
@@ -63,8 +48,7 @@ def __getattr__(name):
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
-# Which kbench process an entry came from, in files that merge several processes
-# (scripts/bench --processes, scripts/bench-commits): compare uses one value per process.
+# Which kbench process an entry came from, in files that merge several processes.
 PROCESS_KEY = "kbench_process"
 # The number of processes a file's rows combine, when they ran at the same time (merge_runs).
 CONCURRENT_KEY = "kbench_concurrent_processes"
@@ -76,12 +60,7 @@ RATE_CURVES_KEY = "kbench_rate_curves"
 def row_kind(name, runs=()):
     """The PRIMARY_METRICS kind of row `name` given its repetitions' metrics."""
     for kind, marker, _, _ in _tables()["PRIMARY_METRICS"]:
-        if marker is None:
-            return kind
-        if kind == "open_loop":
-            if is_open_loop(name, runs):
-                return kind
-        elif any(marker in r for r in runs):
+        if marker is None or (is_open_loop(name, runs) if kind == "open_loop" else any(marker in r for r in runs)):
             return kind
     return "timed"
 
@@ -96,14 +75,12 @@ def primary_metrics(name, runs=()):
         out.append((m, _tables()["PRIMARY_DIRECTIONS"].get(m) or metric_direction(m)))
     return out
 
-# Keys of a benchmark entry that Google Benchmark itself writes; every other
-# numeric top-level key is a user counter.
+# Keys Google Benchmark writes; every other numeric key of an entry is a user counter.
 STANDARD_KEYS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
     "repetitions", "repetition_index", "threads", "iterations", "real_time",
     "cpu_time", "time_unit", "error_occurred", "error_message", "aggregate_name",
-    "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n",
-    PROCESS_KEY,
+    "aggregate_unit", "label", "big_o", "rms", "complexity", "complexity_n", PROCESS_KEY,
 }
 
 TIME_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -144,12 +121,10 @@ def judged_direction(metric, name, runs=()):
 
 
 def load(path):
-    """The parsed, validated Google Benchmark JSON of path (BenchmarkJsonError: why not); a
-    scripts/bench result folder stands for its kbench.json."""
+    """The validated Google Benchmark JSON of PATH (a result folder: its kbench.json), or BenchmarkJsonError."""
     if os.path.isdir(path):
         if not os.path.isfile(os.path.join(path, "kbench.json")):
-            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench "
-                                     "result folder)" % path)
+            raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench result folder)" % path)
         path = os.path.join(path, "kbench.json")
     try:
         with open(path, "r", encoding="utf-8") as f:
@@ -218,10 +193,7 @@ def entry_metrics(entry):
 
 
 def invalid_metrics(entry):
-    """Metrics of one entry whose values cannot be measurements: not finite (inf, nan), below
-    zero, or zero where only a positive value means anything (a time, a rate, a latency: a
-    row that measured nothing). entry_metrics drops the non-finite ones; compare must not
-    judge what is left as if the sample were whole."""
+    """Metrics of an entry that are not measurements: not finite, negative, or a zero that must be positive."""
     bad = []
     for key, value in entry.items():
         if key in STANDARD_KEYS and key not in ("real_time", "cpu_time"):
@@ -244,9 +216,7 @@ def is_iteration(entry):
 
 
 def group_runs(data):
-    """A file's entries by benchmark name: {name: {"runs": [metrics...], "errors": [msg...],
-    "aggregates": {aggregate_name: metrics}}}; aggregates are a fallback for files written
-    with --benchmark_report_aggregates_only."""
+    """{name: {"runs": [metrics...], "errors": [...], "aggregates": {name: metrics}}} of a file."""
     groups = {}
     for b in data["benchmarks"]:
         name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)
@@ -281,8 +251,7 @@ def median_metrics(group):
 
 
 def parse_name(name):
-    """Split `Family/variant/key:value/...` into (family, variant, params, extra): extra
-    lists the other path parts (e.g. the /real_time suffix Google Benchmark appends)."""
+    """(family, variant, params, extra) of `Family/variant/key:value/...`; extra: the other parts."""
     parts = name.split("/")
     family, variant, params, extra = parts[0], None, {}, []
     for i, p in enumerate(parts[1:]):
@@ -297,8 +266,7 @@ def parse_name(name):
 
 
 def processes(data):
-    """The processes a file holds, in order: [(process_id, [entries])] (a merged file tags
-    each entry with PROCESS_KEY; one written by one kbench process is one process)."""
+    """[(process_id, [entries])] of a file, in order (a merged file tags entries with PROCESS_KEY)."""
     per = {}
     for b in data["benchmarks"]:
         per.setdefault(b.get(PROCESS_KEY, 0), []).append(b)
@@ -306,17 +274,10 @@ def processes(data):
 
 
 def merge_runs(datas, sources=None, *, concurrent=False):
-    """Merge several runs into one file of repetitions.
-
-    Runs one after another (CONCURRENT false): every iteration entry becomes one repetition
-    (renumbered per name in input order) and keeps its process in PROCESS_KEY, so compare can
-    take one value per process. Aggregates are dropped (they describe one process). The
-    context is the first file's, with `kbench_merged_runs` (processes) added.
-
-    Processes that ran the same rows at the same time (CONCURRENT): repetition i of every
-    process becomes one entry, each metric combined by its rule (combine); every process
-    must have run every row, as many times, without an error.
-    """
+    """Merge several runs into one file of repetitions, each keeping its process in
+    PROCESS_KEY (aggregates dropped; the first file's context). CONCURRENT (processes that
+    ran the same rows at the same time): repetition i of every process becomes one entry,
+    each metric combined by its rule (combine)."""
     if not datas:
         raise BenchmarkJsonError("nothing to merge")
     if concurrent:
@@ -352,13 +313,9 @@ def merge_runs(datas, sources=None, *, concurrent=False):
 
 
 def combine(values, weights=None):
-    """One value per metric from the metrics of processes that ran a row at the same time
-    (VALUES: a {metric: value} per process), each by its rule (facts.merge_rules): "sum"
-    adds up (counts, rates), "max" takes the worst process's (a wall time, a peak),
-    "histogram" (latency quantiles) the worst process's too, where the caller cannot
-    recompute it from the merged histogram, and "mean" (the rest, and metrics the table
-    does not know) the mean, weighted by WEIGHTS (each process's records/s) when given.
-    A metric is combined only where every process has it."""
+    """{metric: value} of processes that ran a row at the same time (VALUES: a {metric: value}
+    each, for the metrics all have), by facts.merge_rules: "sum", "max", "histogram" (the
+    worst process's) or "mean" (the default), weighted by WEIGHTS when given."""
     rules = facts.merge_rules()
     weights = list(weights) if weights is not None else [1.0] * len(values)
     out = {}
@@ -383,8 +340,7 @@ def _merge_concurrent(datas, sources):
             if g["errors"]:
                 raise BenchmarkJsonError("%s failed in %s: %s" % (name, source, g["errors"][0]))
             if not g["runs"]:
-                raise BenchmarkJsonError("%s in %s has no repetitions (aggregates only?)"
-                                         % (name, source))
+                raise BenchmarkJsonError("%s in %s has no repetitions (aggregates only?)" % (name, source))
             per_name.setdefault(name, []).append(g["runs"])
     benches = []
     for name, procs in per_name.items():
@@ -392,13 +348,11 @@ def _merge_concurrent(datas, sources):
             raise BenchmarkJsonError("%s ran in %d of %d processes" % (name, len(procs), len(datas)))
         reps = len(procs[0])
         if any(len(runs) != reps for runs in procs):
-            raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions"
-                                     % name)
+            raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions" % name)
         for i in range(reps):
             benches.append(dict({"name": name, "run_name": name, "run_type": "iteration",
                                  "repetitions": reps, "repetition_index": i, "threads": 1,
-                                 "iterations": 1, "time_unit": "ns"},
-                                **combine([runs[i] for runs in procs])))
+                                 "iterations": 1, "time_unit": "ns"}, **combine([runs[i] for runs in procs])))
     ctx = dict(datas[0].get("context", {}))
     ctx[CONCURRENT_KEY] = len(datas)
     ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
@@ -406,8 +360,7 @@ def _merge_concurrent(datas, sources):
 
 
 def merge_files(out, inputs, pairing=None):
-    """Merges the run files INPUTS into OUT; PAIRING marks it as paired by process order
-    with every other file given the same label (kbench_pairing; scripts/compare pairs them)."""
+    """Merges the run files INPUTS into OUT, labelled PAIRING (kbench_pairing) if given."""
     merged = merge_runs([load(p) for p in inputs], inputs)
     if pairing:
         merged["context"]["kbench_pairing"] = pairing
@@ -415,8 +368,7 @@ def merge_files(out, inputs, pairing=None):
 
 
 def _merge_per_run_samples(datas, key):
-    """Each process's per-run samples (kbench_intervals, kbench_rate_curves) for a merged
-    file, each keeping its process (PROCESS_KEY, numbered as merge_runs numbers them)."""
+    """The per-run samples under KEY for a merged file, numbered as merge_runs numbers them."""
     merged = {}
     next_pid = 0
     for data in datas:
@@ -432,16 +384,13 @@ def _merge_per_run_samples(datas, key):
     return merged
 
 
-# glibc's allocator, by source file as callgrind names it. Which path malloc takes depends on
-# what other threads freed and when (librdkafka allocates a message on the caller's thread
-# and frees it on a broker thread after delivery), so inside a send call its instructions
-# vary from run to run by more than a 2 % change of the send path itself.
+# glibc's allocator, by source file: its path depends on what other threads freed and when,
+# so its instructions vary from run to run by more than a 2 % change of the send path.
 ALLOCATOR_FILES = re.compile(r"(^|/)malloc/(malloc|arena)\.c:")
 
 
 def allocator_instructions(path):
-    """Ir spent in glibc's allocator (self cost of its functions) in a callgrind.out file,
-    read with callgrind_annotate (valgrind's own reader of the format)."""
+    """Ir spent in glibc's allocator (self cost) in a callgrind.out file (callgrind_annotate)."""
     import subprocess
     try:
         out = subprocess.run(["callgrind_annotate", "--threshold=100", path],
@@ -479,15 +428,11 @@ def parse_callgrind_total(path):
 
 
 def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
-    """A Google-Benchmark-shaped entry of instructions/iteration, (Ir(2N) - Ir(N)) / N so
-    that start-up, payload generation and Google Benchmark's bookkeeping cancel out."""
+    """An entry of instructions/iteration, (Ir(2N) - Ir(N)) / N: start-up costs cancel out."""
     e = {
-        "name": name, "run_name": name, "run_type": "iteration",
-        "repetitions": 1, "repetition_index": 0, "threads": 1,
-        "iterations": iterations,
-        "instructions": (ir_2n - ir_n) / float(iterations),
-        "instructions_total_n": ir_n, "instructions_total_2n": ir_2n,
-        "time_unit": "ns",
+        "name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1,
+        "iterations": iterations, "instructions": (ir_2n - ir_n) / float(iterations),
+        "instructions_total_n": ir_n, "instructions_total_2n": ir_2n, "time_unit": "ns",
     }
     for key in ("family_index", "per_family_instance_index"):
         if key in (context_entry or {}):
@@ -496,8 +441,7 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
 
 
 def has_rows(path):
-    """True when the Google Benchmark JSON at PATH holds benchmark entries (a filter that
-    matched nothing leaves none)."""
+    """True when the Google Benchmark JSON at PATH holds benchmark entries."""
     try:
         with open(path, encoding="utf-8") as f:
             return bool(json.load(f).get("benchmarks"))
@@ -516,9 +460,7 @@ def context_text(path):
 
 
 def callgrind_json(table, only=()):
-    """The instruction JSON of bench-commits' callgrind runs: TABLE holds (name, N,
-    callgrind.out of N, callgrind.out of 2N, 2N's run JSON) per row; ONLY, the functions
-    counted (--instructions-of), if any."""
+    """The instruction JSON of TABLE's callgrind runs (name, N, out N, out 2N, run JSON), counting ONLY."""
     benches = []
     ctx = None
     for name, n, out_n, out_2n, run_json in table:
@@ -536,8 +478,7 @@ def callgrind_json(table, only=()):
     ctx = ctx or {}
     ctx["kbench_measure"] = "callgrind_instructions_per_iteration"
     if only:
-        # Counting only inside FUNC: a FUNC the row never calls (a typo, an inlined or
-        # static name) would give 0 on both sides, which compares as unchanged.
+        # A function the row never calls would give 0 on both sides: "unchanged".
         for b in benches:
             if b["instructions"] <= 0:
                 raise BenchmarkJsonError(

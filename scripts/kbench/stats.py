@@ -1,45 +1,16 @@
 """The samples of a comparison and the statistics on them: which values a side gives
 (Side, samples, paired_samples), the location tests, the shift and its interval, and the
-family's variance prior. kbench/verdict.py turns them into verdicts.
+family's variance prior; kbench/verdict.py turns them into verdicts. docs/comparing.md says
+why each is as it is.
 
-Samples. Each side is one or more files of one or more kbench processes (merged files tag
-entries with kbench_process). When either side holds two or more processes of a benchmark,
-the sample is one value per process (the median of its repetitions): repetitions of one
-process share its drift (CPU placement, cache and allocator state, the broker's), which is
-as large as the effects looked for. A side with a single process then gives one sample and
-the row is inconclusive: process medians are never judged against one process's
-repetitions (ten process medians at 5 % against ten repetitions at 0.5 %: a verdict in 59
-of 200 A/A comparisons). Only when both sides have a single process are the repetitions the
-samples on both sides, and the row says so.
+Samples: with two or more kbench processes on either side, one value per process (the
+median of its repetitions: a process's repetitions share its drift); repetitions only when
+both sides have a single process. Paired rounds (both files carry the same kbench_pairing,
+scripts/bench-commits) give the pairs' log differences.
 
-Test: Yuen's trimmed-mean t on log values (10 % trimmed from each end), Welch form
-(yuen_parts), each row's variance moderated across the family of deciding rows (empirical
-Bayes, Smyth 2004: squeeze_variances, family_prior). Not the exact rank test it replaced: at
-10 vs 10 its smallest p is 1.1e-5 and Holm over a hundred rows needs 1e-4, so it flags a
-+15 % row at 5 % CV only when the samples barely overlap (docs/validation.md, V11); a plain
-t on ten samples a side has at most 14 degrees of freedom, which in that tail costs the
-power. A profile's rows share one machine, so pooling what they say about variance gives
-each row the degrees of freedom of many; the trimming keeps one slow process from deciding.
-What is moderated is the row's combined squared standard error on its Welch degrees of
-freedom, not each side apart (which would count the prior twice). The prior is only as
-strong as the family supports (family_prior): its degrees of freedom are the lower end of a
-one-sided 75 % interval (five rows at 3-8 % CV had 1.4 % family-wise false alarms at alpha
-1 % with the point estimate), and a row beyond what the prior predicts gets fewer prior
-degrees of freedom, down to none, as in limma's robust fit. Where logs are impossible
-(metrics that can be zero) or values do not vary, the exact rank tests decide
-(permutation_p, signed_rank_p). A verdict still needs as many samples as the
-distribution-free test would (min_samples: 5 per side at alpha 0.01; min_pairs: 8 pairs).
-tests/scripts/gate_calibration.py measures the family-wise false alarms and the power.
-
-Shift: the Hodges-Lehmann estimate of log(new) - log(base) in %, with its
-distribution-free interval (k from the exact null distribution of U). Metrics that can be
-zero use plain differences relative to the base median.
-
-Paired samples. When scripts/bench-commits ran base and new in interleaved rounds (both
-merged files carry the same kbench_pairing), process i of each side ran next to each other,
-so a change of the machine's speed between rounds hits both alike. The sample is then the
-pairs' log differences: one-sample trimmed t (moderated as above), Hodges-Lehmann shift of
-the Walsh averages. It needs 8 pairs (fewer: compared unpaired); --unpaired ignores it.
+Test: Yuen's trimmed t on log values, Welch form, each row's variance moderated across the
+family of deciding rows (Smyth 2004, limma's robust fit); exact rank tests where logs are
+impossible or values do not vary. Shift: Hodges-Lehmann with its distribution-free interval.
 """
 
 import math
@@ -47,7 +18,7 @@ import statistics
 
 from kbench import results as kr
 
-# Set alike on both sides by scripts/bench-commits (see "Paired samples" above).
+# Set alike on both sides by scripts/bench-commits: the sides ran in paired rounds.
 PAIRING_KEY = "kbench_pairing"
 
 
@@ -89,12 +60,7 @@ def _two_sided(dist, observed):
 
 
 def permutation_p(base, new):
-    """Two-sided p of the exact permutation test of the rank sum, ties included.
-
-    Same p as scipy.stats.permutation_test over the pooled mid-ranks with
-    n_resamples=inf (a test checks that), but by dynamic programming over the rank sums:
-    scipy takes ~2 s per row at 10 vs 10, this ~1 ms, and stays exact where scipy samples.
-    """
+    """Two-sided p of the exact rank-sum permutation test, ties included (scipy's, ~2000 times faster)."""
     import numpy as np  # imported late: plotting-free scripts load this module too
     pooled = list(base) + list(new)
     if all(v == pooled[0] for v in pooled):
@@ -112,9 +78,7 @@ def permutation_p(base, new):
 
 
 def signed_rank_p(diffs):
-    """Two-sided p of the exact signed-rank test, ties by mid-ranks and zeros ranked but
-    signless (Pratt), by dynamic programming over the doubled rank sums: exact at any n.
-    Hand-written: scipy's wilcoxon is exact only without ties and zeros."""
+    """Two-sided p of the exact signed-rank test, ties by mid-ranks, zeros signless (Pratt)."""
     import numpy as np
     if not diffs or all(d == 0 for d in diffs):
         return 1.0
@@ -129,11 +93,7 @@ def signed_rank_p(diffs):
 
 
 def u_null_counts(m, n):
-    """Counts of each U = 0..m*n among the C(m+n, m) arrangements of untied samples.
-
-    The Gaussian binomial coefficient prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i), expanded
-    with integers. Written here because scipy keeps its exact U distribution private.
-    """
+    """Counts of each U = 0..m*n among the C(m+n, m) arrangements of untied samples."""
     size = m * n + 1
     c = [1] + [0] * (size - 1)
     for i in range(1, m + 1):
@@ -154,16 +114,12 @@ def _interval_rank(counts, total, alpha):
 
 
 def hl_interval_rank(m, n, alpha):
-    """k such that [D_(k), D_(mn+1-k)] covers the shift with probability >= 1 - 2 alpha.
-
-    None when even the widest interval (k = 1) cannot reach that level.
-    """
+    """k of the interval [D_(k), D_(mn+1-k)] of level 1 - 2 alpha (None when even k = 1 is not)."""
     return _interval_rank(u_null_counts(m, n), math.comb(m + n, m), alpha)
 
 
 def walsh_interval_rank(n, alpha):
-    """k such that [W_(k), W_(N+1-k)] of the N = n(n+1)/2 Walsh averages covers the
-    center with probability >= 1 - 2 alpha (None when even k = 1 cannot)."""
+    """k of the interval [W_(k), W_(N+1-k)] of the Walsh averages of level 1 - 2 alpha, or None."""
     size = n * (n + 1) // 2 + 1
     counts = [1] + [0] * (size - 1)  # counts of T+ over the 2^n sign vectors, ranks 1..n
     for r in range(1, n + 1):
@@ -173,8 +129,7 @@ def walsh_interval_rank(n, alpha):
 
 
 def _hl_pct(sorted_diffs, k, positive, base_vals):
-    """(estimate, low, high) in % from the sorted pairwise differences (or Walsh averages)
-    and the interval rank k: log ratios when positive, else relative to the base median."""
+    """(estimate, low, high) in % from sorted differences and the interval rank k."""
     est = statistics.median(sorted_diffs)
     lo = hi = None
     if k is not None:
@@ -182,18 +137,12 @@ def _hl_pct(sorted_diffs, k, positive, base_vals):
     if positive:
         return tuple(None if d is None else math.expm1(d) * 100.0 for d in (est, lo, hi))
     ref = abs(statistics.median(base_vals))
-    return tuple(None if d is None else 0.0 if d == 0
-                 else d / ref * 100.0 if ref else math.copysign(math.inf, d)
+    return tuple(None if d is None else 0.0 if d == 0 else d / ref * 100.0 if ref else math.copysign(math.inf, d)
                  for d in (est, lo, hi))
 
 
 def shift_estimate(base, new, alpha):
-    """(estimate, low, high, scale): Hodges-Lehmann shift of new vs base in %.
-
-    scale "log" when every value is positive (the shift is a ratio), else "abs"
-    (differences relative to the base median). low/high are None when the samples are
-    too few for a (1 - 2 alpha) interval.
-    """
+    """(estimate, low, high, scale) of the Hodges-Lehmann shift in %: scale "log" (a ratio) or "abs"."""
     positive = all(v > 0 for v in base) and all(v > 0 for v in new)
     f = math.log if positive else (lambda v: v)
     diffs = sorted(f(y) - f(x) for x in base for y in new)
@@ -202,9 +151,7 @@ def shift_estimate(base, new, alpha):
 
 
 def paired_shift(pairs, alpha):
-    """(estimate, low, high, diffs) in % of new vs base over pairs (base, new): the
-    Hodges-Lehmann estimate of the paired differences (log ratios when every value is
-    positive, else differences relative to the base median) and its interval."""
+    """(estimate, low, high, diffs): the Hodges-Lehmann shift in % over pairs (base, new)."""
     positive = all(a > 0 and b > 0 for a, b in pairs)
     f = math.log if positive else (lambda v: v)
     d = [f(b) - f(a) for a, b in pairs]
@@ -231,28 +178,20 @@ def spread_pct(vals):
         return 0.0 if max(vals) == min(vals) else math.inf
     return (max(vals) - min(vals)) / abs(med) * 100.0
 
-# ---------------------------------------------------------------- location test
-
-# Share trimmed from each end of a sample (Yuen): one of ten. Not the textbook twenty: at
-# n = 10 that leaves 10 degrees of freedom, which costs more power than moderation gives.
+# Share trimmed from each end (Yuen): not the textbook 20 %, which at n = 10 costs power.
 TRIM = 0.10
 # Fewest tested rows from which a variance prior is fitted; below it each row stands alone.
 MIN_MODERATED_ROWS = 5
 
 
 def trimmed_parts(values, trim=TRIM):
-    """(trimmed mean, winsorized variance, h) of values, h the number of values the trimmed
-    mean keeps (int(trim * n) cut from each end, as scipy's trim_mean and mstats.winsorize
-    cut). values may hold many samples along its last axis (then arrays come back).
-    Hand-written: the winsorized variance needs the sorted sample anyway, and scipy's
-    trim_mean sums its partitioned values in another order (another last bit)."""
+    """(trimmed mean, winsorized variance, kept values) along the last axis, as scipy trims."""
     import numpy as np
     a = np.sort(np.asarray(values, dtype=float), axis=-1)
     n = a.shape[-1]
     g = int(trim * n)
     kept = a[..., g:n - g]
-    w = np.concatenate([np.repeat(kept[..., :1], g, axis=-1), kept,
-                        np.repeat(kept[..., -1:], g, axis=-1)], axis=-1)
+    w = np.concatenate([np.repeat(kept[..., :1], g, axis=-1), kept, np.repeat(kept[..., -1:], g, axis=-1)], axis=-1)
     tm, wv = kept.mean(axis=-1), w.var(axis=-1, ddof=1)
     if a.ndim == 1:
         return float(tm), float(wv), n - 2 * g
@@ -260,13 +199,9 @@ def trimmed_parts(values, trim=TRIM):
 
 
 def yuen_parts(base, new):
-    """(diff, s2, d, scale) of Yuen's two-sample trimmed t in its Welch form (Yuen 1974):
-    each side's squared standard error (n - 1) s_w^2 / (h (h - 1)), t = diff / sqrt(se_b^2 +
-    se_n^2) on Welch-Satterthwaite degrees of freedom d. Not the pooled (Yuen-Dixon) form:
-    with unequal counts and noise it is anti-conservative (10 vs 5 samples, the smaller side
-    twice as noisy: 3 % false alarms at alpha 1 %). The combined standard error is s2 *
-    scale, scale = 1/h_b + 1/h_n, so that rows of different counts moderate alike.
-    base, new: samples along the last axis (arrays of rows allowed)."""
+    """(diff, s2, d, scale) of Yuen's trimmed t in its Welch form (the pooled form is
+    anti-conservative with unequal counts and noise): t = diff / sqrt(s2 * scale) on d
+    degrees of freedom. Samples along the last axis (arrays of rows allowed)."""
     import numpy as np
     tb, wb, hb = trimmed_parts(base)
     tn, wn, hn = trimmed_parts(new)
@@ -283,10 +218,7 @@ def yuen_parts(base, new):
 
 
 def location_stat(base, new=None):
-    """The location test's parts for one row of log values: {"diff", "s2", "d", "scale"},
-    t = diff / sqrt(s2 * scale) on d degrees of freedom. Two samples: yuen_parts; one
-    (base = the pairs' log differences): the one-sample trimmed t. None when the
-    winsorized variance is zero (the rank tests decide)."""
+    """{"diff", "s2", "d", "scale"} of yuen_parts, or of one sample's trimmed t; None: no variance."""
     if new is None:
         tm, wv, h = trimmed_parts(base)
         if h < 2 or wv <= 0:
@@ -301,8 +233,7 @@ def location_stat(base, new=None):
 
 
 def trigamma_inverse(x):
-    """y with trigamma(y) = x (elementwise): Newton's method on 1/trigamma as limma's
-    trigammaInverse (Smyth 2004), monotonically convergent from y = 0.5 + 1/x."""
+    """y with trigamma(y) = x (elementwise), by Newton's method as limma's trigammaInverse."""
     import numpy as np
     from scipy.special import polygamma
     x = np.asarray(x, dtype=float)
@@ -317,24 +248,16 @@ def trigamma_inverse(x):
     return np.where(x < 1e-6, 1.0 / x, y)
 
 
-# The prior's degrees of freedom are the lower end of a one-sided interval of this coverage:
-# an overestimated d0 makes the tests of rows noisier than the prior anti-conservative.
+# An overestimated prior d0 makes the tests of rows noisier than the prior anti-conservative.
 PRIOR_DF_COVERAGE = 0.75
 
 
 def squeeze_variances(s2, d, coverage=None):
-    """(d0, s0^2): the scaled inverse chi-square prior of the rows' variances s2 (on d degrees
-    of freedom each), fitted by the moments of log s2 (Smyth 2004, section 6.2; limma's
-    fitFDist without a covariate, which a test checks against reference values). A row's
-    moderated variance is (d0 s0^2 + d s2) / (d0 + d) on d0 + d degrees of freedom. d0 is
-    inf when the variances spread no more than sampling alone would (s0^2 is their mean).
-
-    coverage: d0 is instead the lower end of a one-sided interval of that coverage, from
-    the chi-square distribution of the sample variance of the G log variances (G - 1
-    degrees of freedom): with five rows the moment estimate of d0 is often far too large;
-    with a hundred the bound is near it. s2 and d may hold many families along leading axes.
-    Hand-written: limma's Python port (inmoose) needs a newer scipy and statsmodels than
-    Debian ships, and a genomics stack besides."""
+    """(d0, s0^2): the scaled inverse chi-square prior of variances s2 on d degrees of
+    freedom, by the moments of log s2 (limma's fitFDist; d0 inf when they spread no more
+    than sampling would). coverage: d0 is the lower end of a one-sided interval of that
+    coverage. Families may lie along leading axes. (limma's Python port needs a newer
+    scipy than Debian ships.)"""
     import numpy as np
     from scipy.special import digamma, polygamma
     from scipy.stats import chi2
@@ -359,14 +282,9 @@ def squeeze_variances(s2, d, coverage=None):
 
 
 def family_prior(s2, d):
-    """(d0 per row, s0^2, total df) of a family of rows with variances s2 on d degrees of
-    freedom (rows along the last axis): squeeze_variances's prior at PRIOR_DF_COVERAGE, then,
-    as limma's robust fit (Phipson et al. 2016), a row more extreme than the prior predicts is
-    moderated less: its upper tail probability under the prior (s2 / s0^2 ~ F(d, d0)) over
-    the empirical one of its rank, (G - rank + 0.5) / G, is the chance that it belongs to the
-    prior, and its prior df are d0 (limma: the pooled df when d0 is inf) times that chance,
-    made monotone in the tail probability. A 20 %-CV row among 99 at 2 % had 42 times the
-    nominal rate of p < 1e-4 without this. Unlike limma, an outlier's prior df go to 0."""
+    """(d0 per row, s0^2, total df) of rows with variances s2 on d df (last axis): the prior
+    at PRIOR_DF_COVERAGE, each row's d0 scaled by the chance it belongs to the prior (its
+    tail probability over its rank's, as limma's robust fit; an outlier's d0 goes to 0)."""
     import numpy as np
     from scipy.stats import chi2, rankdata
     from scipy.stats import f as f_dist
@@ -379,8 +297,7 @@ def family_prior(s2, d):
     total = d.sum(axis=-1, keepdims=True)
     ratio = s2 / s0sq
     sure = np.isinf(d0)
-    tail = np.where(sure, chi2.sf(ratio * d, d),
-                    f_dist.sf(ratio, d, np.where(sure, 1.0, d0)))
+    tail = np.where(sure, chi2.sf(ratio * d, d), f_dist.sf(ratio, d, np.where(sure, 1.0, d0)))
     empirical = (g - rankdata(ratio, axis=-1) + 0.5) / g
     belongs = np.minimum(1.0, tail / empirical)
     row_d0 = np.where(belongs < 1.0, belongs * np.where(sure, total, d0), d0)
@@ -392,10 +309,7 @@ def family_prior(s2, d):
 
 
 def moderated_p(diff, s2, d, scale, d0=0.0, s0sq=0.0, df_cap=None):
-    """(two-sided p, df) of t = diff / sqrt(s2~ * scale), s2~ the variance moderated by the
-    prior (d0, s0^2) on d0 + d degrees of freedom, at most df_cap (the family's total: no
-    row knows its variance better than all rows together); s0^2 on df_cap when d0 is inf.
-    Elementwise over arrays."""
+    """(two-sided p, df) of t, its variance moderated by the prior (d0, s0^2), df at most df_cap."""
     import numpy as np
     from scipy.stats import t as student_t
     d0 = np.asarray(d0, dtype=float)
@@ -419,11 +333,9 @@ def location_p(stat, d0=0.0, s0sq=0.0, df_cap=None):
 def log_values(vals):
     return [math.log(v) for v in vals] if all(v > 0 for v in vals) else None
 
-# ---------------------------------------------------------------- samples
-
 class Side:
-    """One side of a comparison: the processes of one or more files. groups: name ->
-    {"processes": [[metrics of each repetition], ...], "errors": [...], "process_ids": [...]}"""
+    """The processes of one or more files. groups: name -> {"processes": [[metrics of each
+    repetition], ...], "errors": [...], "process_ids": [...]}"""
 
     def __init__(self, label, datas):
         self.label = label
@@ -469,14 +381,9 @@ def _empty_group():
 
 
 def samples(base_group, new_group, metric):
-    """(base values, new values, kind, within-process spreads) for one metric.
-
-    kind "process": one value per process (the median of its repetitions) whenever either
-    side has two or more processes (a side with one process then gives one sample: see the
-    module's "Samples"); kind "repetition": every repetition, when both sides have one
-    process. Deterministic metrics (instructions) repeat exactly: one process against
-    several pools the repetitions.
-    """
+    """(base values, new values, kind, within-process spreads) for one metric: kind
+    "process" (process medians) when either side has several processes, else "repetition";
+    a deterministic metric of one process against several pools the repetitions."""
     def per_process(g):
         return [[r[metric] for r in runs if metric in r] for runs in g["processes"]]
     bp = [v for v in per_process(base_group) if v]
@@ -484,14 +391,12 @@ def samples(base_group, new_group, metric):
     within = ([cv_pct(v) for v in bp if len(v) > 1], [cv_pct(v) for v in np_ if len(v) > 1])
     several = len(bp) >= 2 or len(np_) >= 2
     if (len(bp) >= 2 and len(np_) >= 2) or (several and metric not in kr.DETERMINISTIC_METRICS):
-        return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_],
-                "process", within)
+        return ([statistics.median(v) for v in bp], [statistics.median(v) for v in np_], "process", within)
     return [x for v in bp for x in v], [x for v in np_ for x in v], "repetition", within
 
 
 def paired_samples(base_group, new_group, metric):
-    """[(base, new)] per round: the medians of process i on each side, for the rounds in
-    which both sides have the metric."""
+    """[(base, new)]: the medians of process i on each side, where both have the metric."""
     def by_id(g):
         out = {}
         for pid, runs in zip(g.get("process_ids", []), g["processes"]):

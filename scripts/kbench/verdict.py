@@ -1,18 +1,9 @@
-"""The verdict of a comparison of kbench results: per benchmark and judged metric, from the
-samples and tests of kbench/stats.py, and the verdict document scripts/compare writes.
-
-Verdicts, per benchmark and judged metric, at level alpha with threshold T %:
-  regression / improvement  p < alpha and the estimated shift is at least T % in the
-                            bad / good direction;
-  unchanged                 the (1 - 2 alpha) interval of the shift lies inside
-                            (-T %, +T %) (TOST: any shift is smaller than T);
-  inconclusive              everything else.
-The deciding rows are each benchmark's primary metric(s) (kbench.results.PRIMARY_METRICS)
-or the --metric names; the others are secondary, never deciding the exit code. The deciding
-rows' p-values are adjusted together (Holm, adjust_family).
-
-Deterministic metrics (callgrind `instructions`) repeat to ~0.001 %: no test, the median
-change decides against T, provided the runs of each side agree within T / 2.
+"""The verdict of a comparison of kbench results, per benchmark and judged metric, from the
+samples and tests of kbench/stats.py, and the verdict document scripts/compare writes:
+regression / improvement (Holm-adjusted p < alpha and a shift of at least T %), unchanged
+(the (1 - 2 alpha) interval inside +-T %), else inconclusive; docs/comparing.md. Only the
+primary metrics (or --metric) decide. Deterministic metrics (callgrind instructions) have no
+test: the median change decides, provided each side's runs agree within T / 2.
 """
 
 import json
@@ -35,8 +26,7 @@ def p_text(p):
 def change_text(row):
     """A row's shift and its interval: "+3.10% [+1.2%, +5.0%]"."""
     lo, hi = row.get("ci_low_pct"), row.get("ci_high_pct")
-    interval = "" if lo is None or hi is None else " [%s, %s]" % (
-        text.percent(lo, 1), text.percent(hi, 1))
+    interval = "" if lo is None or hi is None else " [%s, %s]" % (text.percent(lo, 1), text.percent(hi, 1))
     change = row["change_pct"]
     if change is None and row.get("change_note"):  # from a base median of zero
         change = math.copysign(math.inf, row["new_median"] - row["base_median"])
@@ -45,15 +35,11 @@ def change_text(row):
 
 def _new_row(name, metric, direction, kind, base_vals, new_vals, within):
     return {
-        "name": name, "metric": metric,
-        "direction": "higher_is_better" if direction > 0 else "lower_is_better",
-        "unit": unit(metric), "samples": kind,
-        "n_base": len(base_vals), "n_new": len(new_vals),
-        "base_median": statistics.median(base_vals),
-        "new_median": statistics.median(new_vals),
+        "name": name, "metric": metric, "direction": "higher_is_better" if direction > 0 else "lower_is_better",
+        "unit": unit(metric), "samples": kind, "n_base": len(base_vals), "n_new": len(new_vals),
+        "base_median": statistics.median(base_vals), "new_median": statistics.median(new_vals),
         "base_cv_pct": stats.cv_pct(base_vals), "new_cv_pct": stats.cv_pct(new_vals),
-        "base_within_cv_pct": _median_or_none(within[0]),
-        "new_within_cv_pct": _median_or_none(within[1]),
+        "base_within_cv_pct": _median_or_none(within[0]), "new_within_cv_pct": _median_or_none(within[1]),
         "p_value": None, "ci_low_pct": None, "ci_high_pct": None, "ci_level": None,
     }
 
@@ -82,8 +68,7 @@ def _set_shift(row, est, lo, hi, alpha):
 
 def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="repetition",
                    within=((), ()), direction=None, threshold_down=None, base_threshold=None):
-    """The row of one metric: its shift, test and verdict against `threshold` % up and
-    `threshold_down` % down (default: the same; see threshold_limits)."""
+    """The row of one metric: its shift, test and verdict against `threshold` % (up and down)."""
     if direction is None:
         direction = kr.metric_direction(metric)
     row = _new_row(name, metric, direction, kind, base_vals, new_vals, within)
@@ -94,8 +79,7 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
         row["change_pct"] = change
         spread = max(stats.spread_pct(base_vals), stats.spread_pct(new_vals))
         if spread >= threshold / 2.0:
-            return _verdict(row, "inconclusive",
-                            "runs disagree by %.3g %% on one side; not deterministic" % spread)
+            return _verdict(row, "inconclusive", "runs disagree by %.3g %% on one side; not deterministic" % spread)
         if abs(change) >= threshold:
             return _verdict(row, "regression" if change * direction < 0 else "improvement",
                             "deterministic metric moved by >= %g %%" % threshold)
@@ -105,11 +89,9 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
     est, lo, hi, _ = stats.shift_estimate(base_vals, new_vals, alpha)
     _set_shift(row, est, lo, hi, alpha)
     if stats.min_two_sided_p(n1, n2) >= alpha:
-        return _verdict(row, "inconclusive",
-                        "%d vs %d %s samples: a verdict at p < %g needs >= %d per side%s"
+        return _verdict(row, "inconclusive", "%d vs %d %s samples: a verdict at p < %g needs >= %d per side%s"
                         % (n1, n2, kind, alpha, stats.min_samples(alpha),
-                           "; run more kbench processes (scripts/bench --processes N)"
-                           if kind == "process" else ""))
+                           "; run more kbench processes (scripts/bench --processes N)" if kind == "process" else ""))
     logs_b, logs_n = stats.log_values(base_vals), stats.log_values(new_vals)
     stat = stats.location_stat(logs_b, logs_n) if logs_b and logs_n else None
     p = _location_test(row, stat, "rank sum", lambda: stats.permutation_p(base_vals, new_vals))
@@ -117,8 +99,7 @@ def compare_metric(name, metric, base_vals, new_vals, alpha, threshold, kind="re
 
 
 def _location_test(row, stat, rank_name, rank_p):
-    """Sets the row's p_value, test (and df, _stat for the family's moderation): the trimmed
-    t of `stat`, or the exact rank test `rank_p` when there is no stat."""
+    """The row's p_value and test: the trimmed t of `stat`, else the exact rank test `rank_p`."""
     if stat is not None:
         p, row["df"] = stats.location_p(stat)
         row["test"], row["_stat"] = "trimmed t", stat
@@ -128,34 +109,26 @@ def _location_test(row, stat, rank_name, rank_p):
     return p
 
 
-def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
-            family_label="primary"):
-    """The verdict of a row from its p-value (Holm-adjusted over `family` rows when given)
-    and its shift's estimate and interval."""
+def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None, family_label="primary"):
+    """The verdict of a row from its p-value (Holm-adjusted over `family` rows) and its shift."""
     bad = est * direction < 0
     pname = "p" if family is None else "adjusted p"
     down = row.get("threshold_down_pct", threshold)
     limits = fmt_limits(down, threshold)
     beyond = est >= threshold or est <= -down  # as far as the threshold, either way
-    # The t decides, but only where the distribution-free interval agrees that the shift is
-    # not zero: with few samples one value far from the rest can make a t significant that
-    # the ranks do not support (4 of 5 values +25 %, the fifth unchanged).
+    # With few samples one far value can make a t significant that the ranks do not support.
     ranks_agree = lo is not None and (lo > 0 or hi < 0)
     if p < alpha and beyond and ranks_agree:
         return _verdict(row, "regression" if bad else "improvement",
                         "%s < %g and shift %s" % (pname, alpha, ">= %g %%" % threshold
                                                   if down == threshold else "beyond " + limits))
     if lo is not None and -down < lo and hi < threshold:
-        # A metric judged against a wider threshold of its own (latency) whose shift is
-        # significant and beyond --threshold has moved: too little to flag, but never
-        # "unchanged" (a p99 eight times the base's is inside 25 x).
+        # Inside a wider threshold of its own but significantly beyond --threshold: not unchanged.
         base_t = row.get("base_threshold_pct")
         if base_t is not None and p < alpha and ranks_agree and abs(est) >= base_t:
-            return _verdict(row, "inconclusive",
-                            "significant shift of %s, inside %s but beyond +-%g %%: moved, "
+            return _verdict(row, "inconclusive", "significant shift of %s, inside %s but beyond +-%g %%: moved, "
                             "not unchanged" % (text.percent(est), limits, base_t))
-        return _verdict(row, "unchanged",
-                        "%g %% interval inside %s" % (100 * row["ci_level"], limits))
+        return _verdict(row, "unchanged", "%g %% interval inside %s" % (100 * row["ci_level"], limits))
     if p < alpha and beyond:
         why = ("significant (%s %s), but %s" % (
             pname, p_text(p), "its distribution-free interval reaches 0" if lo is not None
@@ -164,8 +137,7 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
         why = "significant, but its interval reaches past %s" % limits
     elif beyond and family is not None and row["p_value"] < alpha:
         why = ("shift of %s is significant alone (p %s) but not over the %d %s rows "
-               "(Holm-adjusted p >= %g)" % (text.percent(est), p_text(row["p_value"]), family,
-                                            family_label, alpha))
+               "(Holm-adjusted p >= %g)" % (text.percent(est), p_text(row["p_value"]), family, family_label, alpha))
     elif beyond:
         why = "shift of %s is not significant (%s >= %g)" % (text.percent(est), pname, alpha)
     else:
@@ -173,11 +145,9 @@ def _decide(row, p, est, lo, hi, alpha, threshold, direction, family=None,
     return _verdict(row, "inconclusive", why)
 
 
-def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None,
-                          base_threshold=None):
-    """compare_metric for paired rounds (see "Paired samples")."""
-    row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs],
-                   [b for _, b in pairs], ((), ()))
+def compare_metric_paired(name, metric, pairs, alpha, threshold, direction, threshold_down=None, base_threshold=None):
+    """compare_metric for paired rounds (stats.paired_samples)."""
+    row = _new_row(name, metric, direction, "pair", [a for a, _ in pairs], [b for _, b in pairs], ((), ()))
     _set_threshold(row, threshold, threshold_down, base_threshold)
     est, lo, hi, diffs = stats.paired_shift(pairs, alpha)
     positive = all(a > 0 and b > 0 for a, b in pairs)  # then diffs are log ratios
@@ -213,53 +183,40 @@ def unit(metric):
     return "ns" if metric in ("cpu_time", "real_time") else kr.UNITS.get(metric, "")
 
 
-def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None,
-                  unpaired=False):
+def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metrics=None, unpaired=False):
     """Compare two Sides. Returns the verdict dict (see verdict_json)."""
-    bnames, nnames = ([n for n in s.names() if name_filter is None or name_filter.search(n)]
-                      for s in (base, new))
+    bnames, nnames = ([n for n in s.names() if name_filter is None or name_filter.search(n)] for s in (base, new))
     nset, bset = set(nnames), set(bnames)
     common = [n for n in bnames if n in nset]
-    # Fewer rounds than a paired verdict needs (min_pairs): the same processes unpaired. A
-    # choice made from the counts alone, never from the data, so either test keeps its level.
+    # Chosen from the counts alone, never from the data, so either test keeps its level.
     can_pair = (not unpaired and base.pairing is not None and base.pairing == new.pairing
                 and base.n_processes == new.n_processes)
     paired = can_pair and base.n_processes >= stats.min_pairs(alpha)
     result = {
         "alpha": alpha, "threshold_pct": threshold, "min_samples": stats.min_samples(alpha),
         "regressions": [], "improvements": [], "unchanged": [], "inconclusive": [],
-        "secondary": [], "unjudged": [], "errored": [],
-        "only_in_base": [n for n in bnames if n not in nset],
-        "only_in_new": [n for n in nnames if n not in bset],
-        "context_diff": context_diff(base.context, new.context),
-        "processes": {"base": base.n_processes, "new": new.n_processes},
-        "paired": paired,
-        "pairing_unused": can_pair and not paired,
-        "pairing": base.pairing if can_pair else None,
+        "secondary": [], "unjudged": [], "errored": [], "only_in_base": [n for n in bnames if n not in nset],
+        "only_in_new": [n for n in nnames if n not in bset], "context_diff": context_diff(base.context, new.context),
+        "processes": {"base": base.n_processes, "new": new.n_processes}, "paired": paired,
+        "pairing_unused": can_pair and not paired, "pairing": base.pairing if can_pair else None,
         "rows": [], "common": common,
     }
     for name in common:
         bg, ng = base.groups[name], new.groups[name]
-        failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng))
-                  if g["errors"] or not g["processes"]]
+        failed = [(side, g["errors"]) for side, g in (("base", bg), ("new", ng)) if g["errors"] or not g["processes"]]
         for side, errors in failed:
             result["errored"].append({"name": name, "side": side, "repetitions": len(errors),
-                                      "message": errors[0] if errors
-                                      else "no repetitions (aggregates only?)"})
+                                      "message": errors[0] if errors else "no repetitions (aggregates only?)"})
         if failed:
             continue
-        for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold,
-                                                              metrics, paired):
+        for row, metric, _deciding, why in _compare_benchmark(name, bg, ng, alpha, threshold, metrics, paired):
             if row is None:
                 result["unjudged"].append({"name": name, "metric": metric, "reason": why})
             else:
                 result["rows"].append(row)
     adjust_family([r for r in result["rows"] if r["primary"]], alpha, threshold)
-    # Secondary rows are a family of their own (Holm, no moderation: different quantities
-    # whose variances have nothing in common): one that moved is reported without deciding
-    # the exit code, and an unadjusted p among dozens of secondaries does not cry wolf.
-    adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold,
-                  moderate=False, label="secondary")
+    # Secondary rows are a family of their own, not moderated: different quantities.
+    adjust_family([r for r in result["rows"] if not r["primary"]], alpha, threshold, moderate=False, label="secondary")
     for row in result["rows"]:
         if row["primary"]:
             result[VERDICT_KEYS[row["verdict"]]].append(row)
@@ -269,20 +226,15 @@ def compare_sides(base, new, alpha=0.01, threshold=5.0, name_filter=None, metric
 
 
 def machine_drift(result, share=0.8, min_rows=5):
-    """Did (nearly) every benchmark move the same way between two runs that were not
-    interleaved? A change of the machine's speed (a neighbour's load, a throttled vCPU)
-    moves every timed row alike, a code change rarely (two runs of one build half an hour
-    apart on a 2-core VM differed by +12 to +28 % on every Codec and Batch row).
-    Returns None, or {"rows", "same_way", "median_pct", "direction"} when at least `share`
-    of the benchmarks (at least `min_rows`) moved the same way by a median of at least half
-    the threshold. Paired rounds cancel such drift: never flagged."""
+    """{"rows", "same_way", "median_pct", "direction"} when at least `share` of at least
+    `min_rows` benchmarks of unpaired runs moved the same way by a median of half the
+    threshold or more (the machine's speed changed, not the code), else None."""
     if result["paired"]:
         return None
     worse = []
     seen = set()
     for r in result["rows"]:
-        if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS
-                or not r.get("primary", True)):
+        if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS or not r.get("primary", True)):
             continue
         seen.add(r["name"])  # a benchmark's first primary metric: its time or throughput
         c = r.get("change_pct")
@@ -301,50 +253,37 @@ def machine_drift(result, share=0.8, min_rows=5):
 
 
 def judged_metrics(name, all_runs):
-    """[(metric, direction)] that a comparison (or the history) judges for benchmark `name`
-    given its repetitions' metrics: time first, then counters in the benchmark's order.
-    Rows with a counter that marks an untimed row (kbench --describe=json: marks_untimed_row;
-    a fixed-length window, a maximum-rate search) are judged on their counters, not their
-    time. Informational and unknown metrics, and latency of an unthrottled row, are left out."""
+    """[(metric, direction)] of `name`: time (unless the row is untimed), then counters with a direction."""
     names = list(dict.fromkeys(k for r in all_runs for k in r))
     untimed = any(c in r for r in all_runs for c in kr.UNTIMED_ROW_COUNTERS)
-    ordered = (([] if untimed else [kr.time_metric(name)])
-               + [k for k in names if k not in ("cpu_time", "real_time")])
+    ordered = (([] if untimed else [kr.time_metric(name)]) + [k for k in names if k not in ("cpu_time", "real_time")])
     directions = ((m, kr.judged_direction(m, name, all_runs)) for m in ordered)
     return [(m, d) for m, d in directions if d]
 
 
 def _missing(name, metric, b, n):
     """The sides ("base", "new") on which `metric` of benchmark `name` has no value."""
-    return [s for s, g in (("base", b), ("new", n))
-            if not any(metric in r for runs in g["processes"] for r in runs)]
+    return [s for s, g in (("base", b), ("new", n)) if not any(metric in r for runs in g["processes"] for r in runs)]
 
 
-# The reason of a benchmark that lacks every --metric (scripts/compare tells it apart from a
-# --metric that no benchmark has, which is bad input).
+# The reason of a benchmark that lacks every --metric (compare tells it from bad input).
 LACKS_METRIC = "has no %s, the metric asked for (--metric): not judged"
 
 
 def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
-    """Rows of one benchmark: (row or None, metric, deciding, why unjudged). Deciding are the
-    primary metrics, or the --metric names. A deciding metric that yields no row comes back
-    as (None, metric, True, reason): the benchmark counts as not judged, not dropped."""
+    """(row or None, metric, deciding, why unjudged) for each metric of one benchmark."""
     all_runs = [r for runs in b["processes"] + n["processes"] for r in runs]
     primary = kr.primary_metrics(name, all_runs)
-    plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs)
-                            if m not in dict(primary)]
+    plan = list(primary) + [(m, d) for m, d in judged_metrics(name, all_runs) if m not in dict(primary)]
     if metrics is not None:
         known = dict(plan)
         plan = []
         for m in sorted(metrics):
-            d = known.get(m) or kr.PRIMARY_DIRECTIONS.get(m) or kr.judged_direction(m, name,
-                                                                                    all_runs)
+            d = known.get(m) or kr.PRIMARY_DIRECTIONS.get(m) or kr.judged_direction(m, name, all_runs)
             if d and (m in known or any(m in r for r in all_runs)):
                 plan.append((m, d))
         deciding = {m for m, _ in plan}
         if not plan:
-            # Judging only --metric, and this benchmark has none of them: it was not judged,
-            # and the summary must not say that every row was.
             for m in sorted(metrics):
                 yield None, m, True, LACKS_METRIC % m
             return
@@ -356,9 +295,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
         is_deciding = metric in deciding
         b, n = all_b, all_n
         if behind and metric in kr.OPEN_LOOP_METRICS:
-            # A window short of its offered load measured queueing at a lower load, not
-            # latency at the load asked for: latency is judged on the windows that held the
-            # load, or not at all (delivered_rate still judges the shortfall itself).
+            # Latency only of the windows that held their offered load (else it is queueing).
             b, n = _held_load(all_b), _held_load(all_n)
             if not b["processes"] or not n["processes"]:
                 if is_deciding:
@@ -375,33 +312,24 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
             continue
         missing = _missing(name, metric, b, n)
         if missing:
-            # A secondary metric missing on a side is shown as missing, not judged; a
-            # --metric that neither side has is simply not this benchmark's.
             if is_deciding and not (metrics is not None and len(missing) == 2):
-                yield None, metric, True, "%s missing on the %s side" % (
-                    metric, " and ".join(missing))
+                yield None, metric, True, "%s missing on the %s side" % (metric, " and ".join(missing))
             continue
         t, t_down = metric_threshold(metric, threshold, b, n)
-        notes = []
-        if behind and metric in kr.OPEN_LOOP_METRICS:
-            notes.append("windows short of the offered load left out: %s" % behind)
-        pairs = (stats.paired_samples(b, n, metric)
-                 if paired and metric not in kr.DETERMINISTIC_METRICS else None)
+        notes = (["windows short of the offered load left out: %s" % behind]
+                 if behind and metric in kr.OPEN_LOOP_METRICS else [])
+        pairs = (stats.paired_samples(b, n, metric) if paired and metric not in kr.DETERMINISTIC_METRICS else None)
         if pairs is not None and len(pairs) < stats.min_pairs(alpha):
-            # Rounds left out (short windows, a metric absent in some rounds) left fewer pairs
-            # than a paired verdict needs: the rounds that remain, unpaired. Like the choice
-            # in compare_sides, it is made from counts, never from the metric's values.
+            # As in compare_sides, chosen from counts, never from the metric's values.
             notes.append("%d pairs left of %d rounds, fewer than the %d a paired verdict "
-                         "needs: compared unpaired" % (len(pairs), len(all_b["processes"]),
-                                                       stats.min_pairs(alpha)))
+                         "needs: compared unpaired" % (len(pairs), len(all_b["processes"]), stats.min_pairs(alpha)))
             pairs = None
         base_t = threshold if kr.EQUIVALENCE_PCT.get(metric) else None
         if pairs is not None:
             row = compare_metric_paired(name, metric, pairs, alpha, t, direction, t_down, base_t)
         else:
             bv, nv, kind, within = stats.samples(b, n, metric)
-            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down,
-                                 base_t)
+            row = compare_metric(name, metric, bv, nv, alpha, t, kind, within, direction, t_down, base_t)
         row["primary"] = is_deciding
         if notes:
             row["note"] = "; ".join(notes)
@@ -409,8 +337,7 @@ def _compare_benchmark(name, b, n, alpha, threshold, metrics, paired=False):
 
 
 def _held_load(g):
-    """A group without the repetitions whose window fell short of its offered load (and
-    without processes left empty)."""
+    """A group without the repetitions whose window fell short of its offered load."""
     procs, ids = [], []
     for pid, runs in zip(g.get("process_ids", range(len(g["processes"]))), g["processes"]):
         kept = [r for r in runs if not r.get("rate_shortfall", 0) > 0]
@@ -421,14 +348,12 @@ def _held_load(g):
 
 
 def _fell_behind(name, b, n):
-    """Why an open-loop row's latency cannot be judged (None when it can): a process on
-    either side fell short of the offered load (rate_shortfall), so its latency is queueing."""
+    """Why an open-loop row's latency cannot be judged (it fell short of its load), or None."""
     if not kr.is_open_loop(name, [r for runs in b["processes"] + n["processes"] for r in runs]):
         return None
     short = []
     for side, g in (("base", b), ("new", n)):
-        count = sum(1 for runs in g["processes"] if any(r.get("rate_shortfall", 0) > 0
-                                                        for r in runs))
+        count = sum(1 for runs in g["processes"] if any(r.get("rate_shortfall", 0) > 0 for r in runs))
         if count:
             short.append("%d of %d %s processes" % (count, len(g["processes"]), side))
     if not short:
@@ -438,13 +363,9 @@ def _fell_behind(name, b, n):
 
 
 def metric_threshold(metric, threshold, b, n):
-    """(up, down): the threshold in % a metric is judged against, above and below the base.
-    `threshold` either way; for a metric with an equivalence threshold of its own (kbench
-    --describe=json: equivalence_pct, the latency percentiles) the larger of the two, as a
-    factor either way (threshold_limits), since its spread between identical runs keeps the
-    interval of 8 paired rounds far wider than the default threshold (docs/comparing.md);
-    for max_rate the search grid's step where that is smaller (a search moves by whole steps;
-    a one-step move of about 4.3-5.3 % must not read "unchanged" under a 5 % threshold)."""
+    """(up, down) in % a metric is judged against: `threshold`; for a metric with an
+    equivalence_pct of its own (latency) the larger, as a factor (threshold_limits); for
+    max_rate the search grid's step where smaller (a search moves by whole steps)."""
     own = kr.EQUIVALENCE_PCT.get(metric)
     if own:
         return threshold_limits(max(threshold, own))
@@ -458,21 +379,16 @@ def metric_threshold(metric, threshold, b, n):
 
 
 def threshold_limits(up):
-    """(up, down) of a threshold that is a factor: +up % above the base, and the same factor
-    below it, -up / (1 + up) % (100 %: twice or half). A threshold beyond a few tens of %
-    must be a factor: -100 % is out of reach of a ratio, so "+-200 %" could never see an
-    improvement, and would call a drop to a tenth "unchanged"."""
+    """(up, down) of a threshold that is a factor: +up % above the base, -up / (1 + up) % below."""
     return up, 100.0 * up / (100.0 + up)
 
 
 def moderate_family(rows):
-    """Re-test the rows that have a location_stat with variances moderated across them
-    (family_prior). The prior is the same for every row and needs no correction of its own."""
+    """Re-test the rows that have a location_stat with variances moderated across them."""
     stats_rows = [r for r in rows if r.get("_stat")]
     if len(stats_rows) < stats.MIN_MODERATED_ROWS:
         return
-    d0, s0sq, total = stats.family_prior([r["_stat"]["s2"] for r in stats_rows],
-                                   [r["_stat"]["d"] for r in stats_rows])
+    d0, s0sq, total = stats.family_prior([r["_stat"]["s2"] for r in stats_rows], [r["_stat"]["d"] for r in stats_rows])
     for r, row_d0 in zip(stats_rows, d0):
         row_d0 = float(row_d0)
         r["p_value"], r["df"] = stats.location_p(r["_stat"], row_d0, float(s0sq), float(total))
@@ -481,14 +397,7 @@ def moderate_family(rows):
 
 
 def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="primary"):
-    """Family-wise control over the deciding rows: Holm's step-down adjustment of their
-    p-values (statsmodels' multipletests), then each verdict re-decided on the adjusted p.
-
-    Holm, not Benjamini-Hochberg: the gate asks "did anything regress?", and any false alarm
-    costs a bisection, so the error to bound is the chance of any false regression, not
-    the share of false ones among those flagged. Holm bounds it under any dependence between
-    rows (rows of one run share the machine's drift). The intervals ("unchanged") stay at
-    the per-row level: a verdict of unchanged is not an alarm."""
+    """Holm's adjustment of the rows' p-values (family-wise), each verdict re-decided on it."""
     tested = [r for r in rows if r.get("p_value") is not None]
     for r in rows:
         r["p_adjusted"] = None
@@ -502,15 +411,11 @@ def adjust_family(rows, alpha, threshold, method="holm", moderate=True, label="p
         r["p_adjusted"] = float(pa)
         direction = 1 if r["direction"] == "higher_is_better" else -1
         _decide(r, float(pa), r["change_pct"], r.get("ci_low_pct"), r.get("ci_high_pct"),
-                alpha, r.get("threshold_pct", threshold), direction, family=len(tested),
-                family_label=label)
+                alpha, r.get("threshold_pct", threshold), direction, family=len(tested), family_label=label)
 
 
 def exit_code(result, accept_inconclusive=False):
-    """0 all judged and none regressed; 1 a regression; 3 something not judged.
-
-    Only deciding (primary, or --metric) rows count; a benchmark whose deciding metric
-    gave no verdict (missing on a side, errored) is never green."""
+    """0 all judged and none regressed; 1 a regression; 3 something not judged (deciding rows only)."""
     if result["regressions"]:
         return 1
     if (result["errored"] or result["only_in_base"] or result["only_in_new"]
@@ -555,8 +460,7 @@ def verdict_json(result, accept_inconclusive=False):
     moved = secondary_moves(result)
     out = {"alpha": result["alpha"], "threshold_pct": result["threshold_pct"],
            "min_samples": result["min_samples"], "processes": result["processes"],
-           "exit_code": exit_code(result, accept_inconclusive),
-           "accept_inconclusive": accept_inconclusive}
+           "exit_code": exit_code(result, accept_inconclusive), "accept_inconclusive": accept_inconclusive}
     for key in ("regressions", "improvements", "unchanged", "inconclusive", "secondary"):
         out[key] = [clean(r) for r in result[key]]
     for verdict in ("regression", "improvement"):
@@ -565,23 +469,18 @@ def verdict_json(result, accept_inconclusive=False):
                test=("trimmed t on logs, variances moderated over the family; exact rank "
                      "tests where logs are impossible or values do not vary"),
                multiplicity={"method": "holm", "family": "primary rows with a p-value",
-                             "size": sum(1 for r in result["rows"]
-                                         if r["primary"] and r.get("p_value") is not None)})
+                             "size": sum(1 for r in result["rows"] if r["primary"] and r.get("p_value") is not None)})
     for key in ("errored", "only_in_base", "only_in_new", "context_diff"):
         out[key] = result[key]
     out["machine_drift"] = machine_drift(result)
-    # What the console report needs besides the rows: the benchmarks in common (the rows'
-    # order) and how the samples were formed.
     out.update(common=result["common"], paired=result["paired"],
                pairing_unused=result["pairing_unused"], pairing=result.get("pairing"))
     return out
 
 
 def secondary_moves(result):
-    """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved
-    significantly over the secondary family (Holm), which the summary counts and lists."""
-    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v]
-            for v in ("regression", "improvement")}
+    """{"regression": [rows], "improvement": [rows]}: the secondary rows that moved."""
+    return {v: [r for r in result.get("secondary", []) if r["verdict"] == v] for v in ("regression", "improvement")}
 
 
 def compile_filter(pattern):

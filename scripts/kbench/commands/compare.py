@@ -1,37 +1,25 @@
 """Statistical A/B comparison of kbench results (Google Benchmark JSON), with exit-coded
-verdicts.
+verdicts; docs/comparing.md says how they are reached.
 
-Sides: BASE and NEW are each a JSON file or a scripts/bench result folder (its
-kbench.json); --base F... --new F... take several files per side. A file merged
-from several kbench processes (scripts/bench --processes N, scripts/bench-commits)
-keeps each process apart. With >= 2 processes on both sides, the sample is one
-value per process (the median of its repetitions); otherwise the repetitions.
+Sides: BASE and NEW are each a JSON file or a scripts/bench result folder; --base F...
+--new F... take several files per side. The samples are process medians when both sides
+have >= 2 kbench processes, else the repetitions.
 
-Primary metric: one per row (two on open-loop rows), by family, decides the
-verdict and the exit code: time (cpu_time, or real_time for /real_time rows)
-for in-process rows; items_per_second for windowed closed-loop rows; max_rate
-for maximum-rate searches; delivered_rate, p50_us and p99_us for open-loop rows
-(rate:N); instructions in instruction mode. Every other metric with a
-direction is secondary: reported with its interval, never deciding, unless
-named with --metric (then the named metrics decide). See docs/comparing.md.
+Each row's primary metric(s) (by its kind: kbench --describe) decide the verdict and the
+exit code; every other metric with a direction is secondary, reported with its interval,
+never deciding, unless named with --metric (then the named metrics decide). Verdicts:
+regression/improvement (Holm-adjusted p < alpha and a shift of at least the threshold),
+unchanged (the (1 - 2 alpha) interval of the shift inside +-threshold), inconclusive.
+Latency and max_rate may be judged against thresholds of their own (the Threshold column).
 
-Verdicts per benchmark and metric: regression/improvement (Holm-adjusted p < alpha
-and a shift of at least the threshold), unchanged (the (1 - 2 alpha) interval of the
-shift inside +-threshold), inconclusive (everything else). Latency has a threshold of
-its own (equivalence_pct in kbench --describe=json); max_rate uses the search grid's
-step where smaller; the table's Threshold column shows each row's. The test, the
-thresholds and the family-wise control: docs/comparing.md.
+Contexts: a different target, build type or machine makes the numbers incomparable;
+compare refuses (exit 2) unless --force. Differing versions are what you are comparing
+and are only shown.
 
-Contexts: a different target, build_type, host_name, cpu_model or num_cpus
-makes the numbers incomparable; compare refuses (exit 2) unless --force.
-Differing versions (git_sha, librdkafka_version, broker_version, codecs) are
-what you are comparing and are only shown.
-
-Exit: 0 every benchmark in common got a verdict on its primary metric(s), none
-regressed; 1 regression(s); 2 bad input or options (a --filter or --metric that
-matches nothing); 3 no regression, but a benchmark errored, is missing on one
-side, lacks its primary metric on a side, or a verdict is inconclusive
-(--accept-inconclusive waives only the last).
+Exit: 0 every benchmark in common got a verdict on its primary metric(s), none regressed;
+1 regression(s); 2 bad input or options (a --filter or --metric that matches nothing); 3
+no regression, but a benchmark errored, is missing on one side, lacks its primary metric
+on a side, or a verdict is inconclusive (--accept-inconclusive waives only the last).
 """
 
 import os
@@ -62,15 +50,13 @@ def add_arguments(ap):
     ap.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
     ap.add_argument("--metric", action="append", metavar="NAME",
                     help="only this metric (repeatable), e.g. --metric instructions")
-    ap.add_argument("--force", action="store_true",
-                    help="compare even when target/build/machine differ")
+    ap.add_argument("--force", action="store_true", help="compare even when target/build/machine differ")
     ap.add_argument("--accept-inconclusive", action="store_true",
                     help="exit 0 (not 3) when the only unjudged rows are inconclusive")
     ap.add_argument("--unpaired", action="store_true",
                     help="ignore the pairing of interleaved rounds (scripts/bench-commits) and "
                          "compare the sides as independent samples")
-    ap.add_argument("--quiet", action="store_true",
-                    help="print only rows that are not 'unchanged', and the summary")
+    ap.add_argument("--quiet", action="store_true", help="print only rows that are not 'unchanged', and the summary")
     ap.add_argument("--format", choices=("text", "markdown"), default="text",
                     help="markdown: the verdict as a Markdown table (a pull-request comment) "
                          "on stdout, instead of the text table")
@@ -100,14 +86,12 @@ def main(args):
     cli.dry_run_exit()
     try:
         result = judge(base_paths, new_paths, alpha=args.alpha, threshold=args.threshold,
-                       metric=args.metric, force=args.force, no_pairing=args.unpaired,
-                       name_filter=name_filter)
+                       metric=args.metric, force=args.force, no_pairing=args.unpaired, name_filter=name_filter)
     except CompareError as e:
         cli.die(str(e))
     if args.accept_inconclusive:
         result.update(accept_inconclusive=True, exit_code=exit_code(result, True))
     if args.format == "markdown":
-        # Markdown is a document for others to read: only it goes to stdout.
         if context_lines(result):
             print(context_lines(result), file=sys.stderr)
         print(markdown(result), end="")
@@ -117,15 +101,9 @@ def main(args):
     return result["exit_code"]
 
 
-# ---------------------------------------------------------------- the interface
-
 def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, force=False,
           no_pairing=False, name_filter=None):
-    """The verdict document of BASE_FILES against NEW_FILES (files or scripts/bench result
-    folders), what scripts/compare writes with --out. METRIC: a name or names to judge
-    instead of the primary metrics; NAME_FILTER: a compiled regex of the benchmarks to
-    judge. Raises CompareError for input that cannot be compared (exit 2). Warnings about
-    contexts (with FORCE) go to stderr."""
+    """The verdict document of BASE_FILES against NEW_FILES (--out); CompareError: exit 2."""
     threshold = 5.0 if threshold is None else threshold
     metrics = [metric] if isinstance(metric, str) else list(metric or [])
     base, new = _side("base", base_files), _side("new", new_files)
@@ -137,8 +115,7 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
             if not force:
                 raise CompareError("the %s side mixes incomparable contexts (%s); pass --force "
                                    "to compare anyway" % (side.label, ", ".join(mixed)))
-    result = kv.compare_sides(base, new, alpha, threshold, name_filter, set(metrics) or None,
-                              no_pairing)
+    result = kv.compare_sides(base, new, alpha, threshold, name_filter, set(metrics) or None, no_pairing)
     if not result["common"]:
         raise CompareError("no benchmark names in common between %s and %s%s" % (
             " ".join(base_files), " ".join(new_files),
@@ -147,24 +124,19 @@ def judge(base_files, new_files, *, alpha=0.01, threshold=None, metric=None, for
         if not any(r["metric"] == m for r in result["rows"] + [
                 u for u in result["unjudged"] if u["reason"] != kv.LACKS_METRIC % m]):
             raise CompareError("--metric %s matches no judged metric of the %d benchmark(s) in "
-                               "common (a metric without a direction cannot be judged)"
-                               % (m, len(result["common"])))
+                               "common (a metric without a direction cannot be judged)" % (m, len(result["common"])))
     critical = {k: d for k, d in result["context_diff"].items() if d["kind"] == "critical"}
     if critical:
-        _warn(["context %s differs: %s vs %s" % (key, d["base"], d["new"])
-               for key, d in critical.items()]
+        _warn(["context %s differs: %s vs %s" % (key, d["base"], d["new"]) for key, d in critical.items()]
               + ["these runs measured different things; differences are not regressions."])
         if not force:
-            raise CompareError("incomparable contexts (%s); pass --force to compare anyway"
-                               % ", ".join(critical))
+            raise CompareError("incomparable contexts (%s); pass --force to compare anyway" % ", ".join(critical))
     return kv.verdict_json(result)
 
 
 def write(verdict, *, json_path=None, markdown_path=None, console=True):
-    """The verdict as JSON (JSON_PATH), as Markdown (MARKDOWN_PATH), and as the text report
-    on stdout (CONSOLE)."""
-    for path, body in ((json_path, lambda: kv.dumps(verdict) + "\n"),
-                       (markdown_path, lambda: markdown(verdict))):
+    """The verdict as JSON, as Markdown, and as the text report on stdout (CONSOLE)."""
+    for path, body in ((json_path, lambda: kv.dumps(verdict) + "\n"), (markdown_path, lambda: markdown(verdict))):
         if path:
             try:
                 os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -203,8 +175,6 @@ def _warn(lines):
     print("\n".join([bar] + ["WARNING: " + line for line in lines] + [bar]), file=sys.stderr)
 
 
-# ---------------------------------------------------------------- the report
-
 HEADER = ("Benchmark", "Metric", "Role", "n", "Base", "New", "Change [interval]", "Threshold",
           "p-value", "adj. p", "Verdict")
 ALIGN = ("left",) * 3 + ("right",) * 7 + ("left",)
@@ -222,8 +192,7 @@ def _cells(r, markdown=False):
     return [("`%s`" % _md(r["name"])) if markdown else r["name"], r["metric"],
             "primary" if r.get("primary", True) else "secondary",
             ("%d pairs" % r["n_base"] if r.get("samples") == "pair" else "%d:%d%s" % (
-                r["n_base"], r["n_new"], "" if markdown else
-                "p" if r.get("samples") == "process" else "r")),
+                r["n_base"], r["n_new"], "" if markdown else "p" if r.get("samples") == "process" else "r")),
             *(_value(r, side, not markdown) for side in ("base", "new")),
             kv.change_text(r), threshold_text(r), kv.p_text(r["p_value"]),
             kv.p_text(r.get("p_adjusted")), _verdict_text(r, markdown)]
@@ -243,12 +212,8 @@ def threshold_text(r):
 
 def _verdict_text(r, markdown=False):
     note = "" if markdown or not r.get("note") else " (%s)" % r["note"]
-    if r["verdict"] == "regression":
-        word = "**REGRESSION**" if markdown else "REGRESSION"
-    elif r["verdict"] == "inconclusive":
-        word = "inconclusive: " + r["reason"]
-    else:
-        word = r["verdict"]
+    word = {"regression": "**REGRESSION**" if markdown else "REGRESSION",
+            "inconclusive": "inconclusive: %s" % r.get("reason")}.get(r["verdict"], r["verdict"])
     return (_md(word) if markdown else word) + note
 
 
@@ -260,8 +225,7 @@ def _md(v):
 def context_lines(verdict):
     """What differs between the sides' contexts that does not stop the comparison."""
     diff = verdict["context_diff"]
-    lines = ["comparing %s %s vs %s" % (k, d["base"], d["new"])
-             for k, d in diff.items() if d["kind"] == "version"]
+    lines = ["comparing %s %s vs %s" % (k, d["base"], d["new"]) for k, d in diff.items() if d["kind"] == "version"]
     lines += ["note: context %s differs: %s vs %s" % (k, _short(d["base"]), _short(d["new"]))
               for k, d in diff.items() if d["kind"] == "other"]
     return "\n".join(lines)
@@ -286,8 +250,7 @@ def report(verdict, quiet=False):
     shown = [r for r in rows(verdict) if not quiet or r["verdict"] != "unchanged"]
     if shown:
         out.append(text.table(HEADER, [_cells(r) for r in shown], align=ALIGN))
-    out += (["ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"])
-             for e in verdict["errored"]]
+    out += (["ERROR on %s side: %s: %s" % (e["side"], e["name"], e["message"]) for e in verdict["errored"]]
             + ["NOT JUDGED: %s: %s" % (u["name"], u["reason"]) for u in verdict["unjudged"]]
             + ["only in base: %s" % name for name in verdict["only_in_base"]]
             + ["only in new:  %s" % name for name in verdict["only_in_new"]]
@@ -297,11 +260,9 @@ def report(verdict, quiet=False):
 
 
 def markdown(verdict, title="kbench"):
-    """The verdict as GitHub-flavoured Markdown (a pull-request comment): the summary, then
-    a table of the rows that are not unchanged, the unchanged ones folded away."""
+    """The verdict as GitHub Markdown (a pull-request comment), unchanged rows folded away."""
     code = exit_code(verdict)
-    head = {0: "no regression", 1: "REGRESSION", 2: "bad input",
-            3: "not everything could be judged"}[code]
+    head = {0: "no regression", 1: "REGRESSION", 2: "bad input", 3: "not everything could be judged"}[code]
     out = ["### %s: %s" % (title, head), ""]
     diff = verdict["context_diff"]
     out += ["Comparing `%s` %s → %s  " % (key, _md(diff[key]["base"]), _md(diff[key]["new"]))
@@ -336,8 +297,7 @@ def drift_line(drift):
     return ("WARNING: %d of %d benchmarks moved the same way (median %+.1f %%, %s): the "
             "machine's speed may have changed between these runs, which were not interleaved. "
             "Rerun them as interleaved rounds (scripts/bench-commits BASE NEW) before trusting "
-            "a verdict." % (drift["same_way"], drift["rows"], drift["median_pct"],
-                            drift["direction"]))
+            "a verdict." % (drift["same_way"], drift["rows"], drift["median_pct"], drift["direction"]))
 
 
 def spread_lines(verdict):
@@ -387,20 +347,17 @@ def summary_line(verdict):
             _count(len(moved["regression"]), "regression"),
             _count(len(moved["improvement"]), "improvement"), len(verdict["secondary"])))
     if verdict["only_in_base"] or verdict["only_in_new"]:
-        extra.append("%d only in base, %d only in new" % (len(verdict["only_in_base"]),
-                                                          len(verdict["only_in_new"])))
+        extra.append("%d only in base, %d only in new" % (len(verdict["only_in_base"]), len(verdict["only_in_new"])))
     own = {}
     for r in rows(verdict):
         up = r.get("threshold_pct")
         if r.get("primary") and up is not None and up != verdict["threshold_pct"]:
             own.setdefault(r["metric"], set()).add(threshold_text(r))
-    own_text = "; own: " + ", ".join("%s %s" % (m, " or ".join(sorted(t)))
-                                     for m, t in own.items()) if own else ""
+    own_text = "; own: " + ", ".join("%s %s" % (m, " or ".join(sorted(t))) for m, t in own.items()) if own else ""
     code = exit_code(verdict)
     return ("compare: %s, %s, %d unchanged, %d inconclusive over %d common benchmarks "
             "(alpha %g family-wise, Holm; threshold %g %%%s)%s; exit %d (%s)" % (
-                _count(len(verdict["regressions"]), "regression"),
-                _count(len(verdict["improvements"]), "improvement"),
+                _count(len(verdict["regressions"]), "regression"), _count(len(verdict["improvements"]), "improvement"),
                 len(verdict["unchanged"]), len(verdict["inconclusive"]),
                 len(verdict["common"]), verdict["alpha"], verdict["threshold_pct"], own_text,
                 "; " + "; ".join(extra) if extra else "", code, EXIT_MEANING[code]))

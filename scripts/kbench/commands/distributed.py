@@ -1,23 +1,22 @@
 """Run kbench rows from many hosts at once through Apache Kafka's Trogdor, and merge the
-agents' results into one Google Benchmark JSON.
+agents' results into one Google Benchmark JSON (docs/distributed.md).
 
     HOST=$(scripts/trogdor start --agents 3)
     BOOTSTRAP=$(scripts/kafka start --port-base auto --host "$HOST" --dir /tmp/k3)
     scripts/distributed run --agents 3 --bootstrap "$BOOTSTRAP" \\
         --produce 'acks=1,record_bytes=100,rate=20000' --out results/dist.json
 
-One ExternalCommandSpec task per agent (scripts/trogdor-worker runs kbench there) goes
-through the coordinator's REST API; all agents start kbench at one common time. The
-merged file is what scripts/compare, scripts/plot and the summary read: each row's
-throughput is the sum of the agents' rates over the window they all measured, its latency
-percentiles are recomputed from the summed histogram buckets (never averaged), counts are
-summed, and the agents' own JSON is kept under "kbench_agents". An agent that fails or
-disappears fails every merged row with its name; the others' results are still written.
+One task per agent (scripts/trogdor-worker runs kbench there), all started at one common
+time. A merged row's throughput is the sum of the agents' rates over the window they all
+measured; its latency percentiles come from the summed histogram buckets (never averaged).
+An agent that fails or disappears fails every merged row with its name.
 
 Exit status: 0 every row merged, 1 a row failed (the JSON is still written), 2 bad usage
 or a spec kbench refuses.
 """
 
+import bisect
+import itertools
 import json
 import math
 import os
@@ -77,21 +76,13 @@ def check_workload(workload):
     return problems
 
 
-# ---------------------------------------------------------------- histograms
-
 def percentile(buckets, count, max_us, q):
-    """LatencyHistogram::Percentile on (upper bound, count) buckets: the upper bound of the
-    bucket holding the ceil(q * count)-th value, clamped to the maximum."""
+    """LatencyHistogram::Percentile: the bound of the bucket of the ceil(q * count)-th value, at most max."""
     if count == 0:
         return 0
-    q = min(max(q, 0.0), 1.0)
-    rank = max(1, math.ceil(q * count))
-    seen = 0
-    for bound, n in buckets:
-        seen += n
-        if seen >= rank:
-            return min(bound, max_us)
-    return max_us
+    rank = max(1, math.ceil(min(max(q, 0.0), 1.0) * count))
+    i = bisect.bisect_left(list(itertools.accumulate(n for _, n in buckets)), rank)
+    return min(buckets[i][0], max_us) if i < len(buckets) else max_us
 
 
 def merge_buckets(histograms):
@@ -120,8 +111,6 @@ def latency_counters(h, open_loop):
     return out
 
 
-# ---------------------------------------------------------------- merging
-
 STANDARD = kr.STANDARD_KEYS
 MIB = 1024.0 * 1024.0
 
@@ -138,8 +127,7 @@ def _interval_spans(series):
     if start is None:
         return None
     spans, t = [], start
-    for width, rps, mbps in zip(series["seconds"], series["records_per_second"],
-                                series["mb_per_second"]):
+    for width, rps, mbps in zip(series["seconds"], series["records_per_second"], series["mb_per_second"]):
         spans.append((t, t + width, rps, mbps))
         t += width
     return spans
@@ -154,8 +142,7 @@ def common_window(series_by_agent):
 
 
 def rate_in_window(series, lo, hi):
-    """(records/s, bytes/s, seconds) of the agent within [lo, hi]: each interval sample counts
-    with the part of it that lies inside (its rate taken as even within its ~1 s)."""
+    """(records/s, bytes/s, seconds) of the agent's interval samples within [lo, hi], or None."""
     records = value_bytes = seconds = 0.0
     for a, b, rps, mbps in _interval_spans(series) or []:
         inside = min(b, hi) - max(a, lo)
@@ -170,19 +157,13 @@ def rate_in_window(series, lo, hi):
 
 def _rows(result):
     """Iteration rows of one process's JSON by (run_name, repetition_index)."""
-    out = {}
-    for b in result.get("benchmarks", []):
-        if b.get("run_type", "iteration") != "iteration":
-            continue
-        out[(b.get("run_name", b["name"]), b.get("repetition_index", 0))] = b
-    return out
+    return {(b.get("run_name", b["name"]), b.get("repetition_index", 0)): b
+            for b in result.get("benchmarks", []) if kr.is_iteration(b)}
 
 
 def _series(result, run_name, rep):
-    for s in result.get("kbench_intervals", {}).get(run_name, []):
-        if s.get("repetition_index", 0) == rep:
-            return s
-    return None
+    return next((s for s in result.get("kbench_intervals", {}).get(run_name, [])
+                 if s.get("repetition_index", 0) == rep), None)
 
 
 def merge(results, failures, expected=()):
@@ -248,9 +229,7 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    # Counters whose merge rule (kbench --describe=json) is "sum" add up across agents; the
-    # latency counters are recomputed; every other numeric counter is the records-weighted
-    # mean of the agents' values (batch shapes, ratios).
+    # Counters of merge rule "sum" add up, latency is recomputed, the rest records-weighted.
     latency, rules = recomputed(), facts.merge_rules()
     counters = {k for e in entries.values() for k, v in e.items()
                 if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -260,8 +239,7 @@ def _merge_row(run_name, rep, entries, results):
         if rules.get(key) == "sum":
             out[key] = float(sum(values.values()))
         else:
-            out[key] = sum(v * records[a] for a, v in values.items()) / (
-                sum(records[a] for a in values) or 1.0)
+            out[key] = sum(v * records[a] for a, v in values.items()) / (sum(records[a] for a in values) or 1.0)
     if "rate_shortfall" in out and "target_rate" in out and "achieved_rate" in out:
         # fixtures/rate_search.h FellShort, over the summed rates.
         floor = 0.99 * out["target_rate"]
@@ -271,24 +249,20 @@ def _merge_row(run_name, rep, entries, results):
     hists = [s for s in series.values() if s and "latency_buckets" in s]
     if hists and len(hists) == len(series):
         h = merge_buckets(hists)
-        open_loop = any(k in latency and not k.startswith("queue_") for e in entries.values()
-                        for k in e)
+        open_loop = any(k in latency and not k.startswith("queue_") for e in entries.values() for k in e)
         out.update(latency_counters(h, open_loop))
         merged_series = {"repetition_index": rep}
         if window:
-            merged_series["start_unix_seconds"] = window[0]
-            merged_series["seconds"] = [window[1] - window[0]]
-            merged_series["records_per_second"] = [out["items_per_second"]]
-            merged_series["mb_per_second"] = [out.get("bytes_per_second", 0.0) / MIB]
             out["window_seconds"] = window[1] - window[0]
+            merged_series.update(start_unix_seconds=window[0], seconds=[out["window_seconds"]],
+                                 records_per_second=[out["items_per_second"]],
+                                 mb_per_second=[out.get("bytes_per_second", 0.0) / MIB])
         merged_series.update(h)
     elif any(k in latency for e in entries.values() for k in e):
         # Percentiles without buckets cannot be merged: averaging them would be wrong.
         return None, None, "an agent's JSON has no latency buckets (kbench too old?)"
     return out, merged_series, None
 
-
-# ---------------------------------------------------------------- the command
 
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -327,8 +301,7 @@ HTTP_ERRORS = (urllib.error.URLError, OSError, ValueError)
 
 def http(method, url, body=None, timeout=10):
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         text = r.read().decode()
     return json.loads(text) if text else {}
@@ -350,8 +323,7 @@ def read_cluster(d):
             nodes = json.load(f)["nodes"]
     except (OSError, ValueError, KeyError) as e:
         cli.die("no Trogdor cluster in %s (%s); run scripts/trogdor start first" % (d, e))
-    agents = sorted((n for n, v in nodes.items() if "trogdor.agent.port" in v),
-                    key=lambda n: (len(n), n))
+    agents = sorted((n for n, v in nodes.items() if "trogdor.agent.port" in v), key=lambda n: (len(n), n))
     urls = {n: "http://%s:%s" % (nodes[n]["hostname"], nodes[n]["trogdor.agent.port"]) for n in agents}
     return coordinator, agents, urls
 
@@ -360,11 +332,10 @@ def check_spec(args):
     """kbench parses the spec itself: a spec it refuses is refused here, before any task."""
     if not os.access(args.kbench, os.X_OK):
         cli.die("kbench not found at %s (build it, or give --kbench)" % args.kbench)
-    argv = [args.kbench, "--benchmark_list_tests"]
-    argv.append("--produce=" + args.produce if args.produce else "--consume=" + args.consume)
-    argv.append("--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/")))
-    for s in args.settings:
-        argv += ["-X", s]
+    argv = [args.kbench, "--benchmark_list_tests",
+            "--produce=" + args.produce if args.produce else "--consume=" + args.consume,
+            "--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/"))]
+    argv += [word for s in args.settings for word in ("-X", s)]
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         cli.die("kbench refuses the spec: %s" % p.stderr.strip().splitlines()[0] if p.stderr.strip()
@@ -397,8 +368,7 @@ def main(args):
     cli.dry_run_exit()
     coordinator, agents, agent_urls = read_cluster(args.dir)
     if args.agents > len(agents):
-        cli.die("--agents %d: the Trogdor cluster in %s has only %d agent(s)"
-                % (args.agents, args.dir, len(agents)))
+        cli.die("--agents %d: the Trogdor cluster in %s has only %d agent(s)" % (args.agents, args.dir, len(agents)))
     agents = agents[:args.agents]
 
     t_submit = time.time()
@@ -411,8 +381,7 @@ def main(args):
     for agent in agents:
         workload = {"kbench": args.kbench, "bootstrap": args.bootstrap,
                     "window_seconds": args.window_seconds, "warmup_seconds": args.warmup_seconds,
-                    "repetitions": args.repetitions, "settings": settings,
-                    "start_unix_ms": start_ms, "agent": agent}
+                    "repetitions": args.repetitions, "settings": settings, "start_unix_ms": start_ms, "agent": agent}
         workload["produce" if args.produce else "consume"] = args.produce or args.consume
         if args.filter:
             workload["filter"] = args.filter
@@ -423,8 +392,7 @@ def main(args):
             cli.die("; ".join(problems))
         task = "%s-%s" % (run_id, agent)
         spec = {"class": SPEC_CLASS, "startMs": int(t_submit * 1000), "durationMs": int(budget * 1000),
-                "commandNode": agent, "command": [args.worker], "workload": workload,
-                "shutdownGracePeriodMs": 5000}
+                "commandNode": agent, "command": [args.worker], "workload": workload, "shutdownGracePeriodMs": 5000}
         try:
             http("POST", coordinator + "/coordinator/task/create", {"id": task, "spec": spec})
         except HTTP_ERRORS as e:
@@ -436,16 +404,13 @@ def main(args):
     results, failures = wait_for(coordinator, tasks, agent_urls, t_submit + budget + 15)
     benchmarks, intervals, errors = merge(results, failures, rows)
     context = dict(results[min(results)].get("context", {})) if results else {}
-    context["distributed_agents"] = ",".join(agents)
-    context["distributed_coordinator"] = coordinator
-    context["distributed_start_unix_ms"] = str(start_ms)
+    context.update(distributed_agents=",".join(agents), distributed_coordinator=coordinator,
+                   distributed_start_unix_ms=str(start_ms))
     out = {"context": context, "benchmarks": benchmarks, "kbench_intervals": intervals,
-           "kbench_agents": {a: results.get(a) for a in agents},
-           "kbench_agent_failures": failures}
+           "kbench_agents": {a: results.get(a) for a in agents}, "kbench_agent_failures": failures}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     kr.write_json(args.out, out)
-    # The results are in the file now: free the coordinator of them (each task holds its
-    # agent's whole JSON), so a long-lived coordinator does not grow run after run.
+    # Each task holds its agent's whole JSON: freed, so that a coordinator does not grow.
     for task in tasks.values():
         try_http("DELETE", coordinator + "/coordinator/tasks?taskId=" + task)
     for b in benchmarks:
@@ -461,8 +426,7 @@ def main(args):
 
 
 def wait_for(coordinator, tasks, agent_urls, deadline):
-    """Polls the coordinator until every task is DONE; returns ({agent: result},
-    {agent: why it failed}). An agent that stops answering is failed by name."""
+    """({agent: result}, {agent: why it failed}) once every task is DONE or its agent lost."""
     results, failures, last_seen, progress = {}, {}, {}, {}
     pending = dict(tasks)
     while pending:
@@ -487,8 +451,7 @@ def wait_for(coordinator, tasks, agent_urls, deadline):
                 result = status.get("result") if isinstance(status, dict) else None
                 if result:
                     results[agent] = result
-                # A row that failed on the agent fails its merged row by itself; anything
-                # else that went wrong there fails every row.
+                # A row that failed there fails its merged row; anything else fails every row.
                 row_failed = result and any(b.get("error_occurred") for b in result.get("benchmarks", []))
                 if state.get("error") and not row_failed:
                     failures[agent] = state["error"]

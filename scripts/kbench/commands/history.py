@@ -1,26 +1,12 @@
-"""kbench's results history: a database of runs, change points over commits, a static
-dashboard. Runs are keyed by commit, commit time, benchmark name and the context that makes
-runs comparable (host, CPU model and count, target, build type, librdkafka and broker
-versions): each such context is a series of its own, never mixed with another. Runs of a
-dirty tree are kept but left out of changes and report unless --include-dirty.
+"""kbench's results history (docs/history.md): a SQLite database of runs, change points over
+commits, a static dashboard. Each context that makes runs comparable (machine, target, build
+type, librdkafka and broker versions) is a series of its own. Runs of a dirty tree are left
+out of changes and report unless --include-dirty.
 
-Database: SQLite (Python's sqlite3), not DuckDB: it is in the standard library (no 30 MB
-wheel; Debian's Python opens it too), its transactions make an add all-or-nothing even
-when the process dies half-way, and the reads are per series, by index, not column scans.
-Tables (schema version in PRAGMA user_version): series (one per comparable context:
-the series keys of kbench --describe; runs of different series are never mixed), runs (one per JSON file added,
-keyed by its content digest), benchmarks, metrics, samples (every repetition of every
-benchmark and counter, per kbench process), errors (repetitions that failed), extras
-(interval samples and rate curves as JSON) and points: per run, benchmark and judged
-metric, the median over the run's processes of each process's median (scripts/compare's
-sample unit), their min, max and values, computed at add time.
-
-Change points: MongoDB's E-Divisive (signal-processing-algorithms, Daly et al., ICPE 2020)
-over each series of run medians; each candidate is then judged by scripts/compare's own
-test (kbench.verdict.compare_metric) on up to WINDOW runs either side, and kept only as a
-regression or improvement. The newest commit gets its own check (E-Divisive cannot split
-off a last, single point): its run against a t prediction interval from the runs since the
-last change point, corrected over all series by Benjamini-Hochberg.
+Change points: E-Divisive (signal-processing-algorithms) over each series of run medians,
+each judged by scripts/compare's test on up to WINDOW runs either side. The newest commit's
+run is checked against a t prediction interval from the runs since the last change point,
+corrected over all series by Benjamini-Hochberg.
 """
 
 import argparse
@@ -40,9 +26,7 @@ from kbench import results as kr
 from kbench.dashboard import change_text, day, short
 
 SCHEMA_VERSION = 1
-# Context keys whose values make runs comparable; a run's series is these values.
-# Context keys a kbench run always carries: a Google Benchmark JSON without them was not
-# written by kbench (a foreign file) and has no commit or target to be keyed by.
+# Context keys every kbench run carries: a JSON without them is a foreign file.
 REQUIRED_CONTEXT = ["kbench_version", "git_sha", "target", "build_type"]
 WINDOW = 30          # runs either side of a change point that its step is judged on
 MIN_POINTS = 6       # runs a series needs before change points are looked for
@@ -85,23 +69,18 @@ class HistoryError(Exception):
     """Bad input or an unusable database; the message is user-facing (exit 2)."""
 
 
-# ---------------------------------------------------------------- database
-
 def connect(path, create=True):
     if not create and not os.path.isfile(path):
         raise HistoryError("no history at %s (scripts/history add RUN... makes it)" % path)
-    d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
         db = sqlite3.connect(path, isolation_level=None, timeout=60)
         db.execute("PRAGMA foreign_keys = ON")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 0:
-            db.executescript("BEGIN IMMEDIATE;" + SCHEMA
-                             + "PRAGMA user_version = %d; COMMIT;" % SCHEMA_VERSION)
+            db.executescript("BEGIN IMMEDIATE;" + SCHEMA + "PRAGMA user_version = %d; COMMIT;" % SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
-            raise HistoryError("%s has schema version %d; this kbench reads %d"
-                               % (path, version, SCHEMA_VERSION))
+            raise HistoryError("%s has schema version %d; this kbench reads %d" % (path, version, SCHEMA_VERSION))
     except sqlite3.DatabaseError as e:
         raise HistoryError("%s is not a usable SQLite database: %s" % (path, e)) from e
     return db
@@ -111,19 +90,14 @@ def _id(db, cache, table, name):
     """The id of a benchmark or metric name, made on first use (a benchmark with its family)."""
     if name not in cache:
         row = db.execute("SELECT id FROM %s WHERE name = ?" % table, (name,)).fetchone()
-        if table == "benchmarks":
-            insert = ("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
-        else:
-            insert = ("INSERT INTO metrics (name) VALUES (?)", (name,))
+        insert = (("INSERT INTO benchmarks (name, family) VALUES (?, ?)", (name, name.split("/")[0]))
+                  if table == "benchmarks" else ("INSERT INTO metrics (name) VALUES (?)", (name,)))
         cache[name] = row[0] if row else db.execute(*insert).lastrowid
     return cache[name]
 
 
-# ---------------------------------------------------------------- add
-
 def check_run(path):
-    """Loads and checks one run (a file or a result folder); (data, digest) or HistoryError.
-    Nothing is written."""
+    """(data, digest) of one run (a file or a result folder), or HistoryError."""
     try:
         data = kr.load(path)
     except kr.BenchmarkJsonError as e:
@@ -140,8 +114,7 @@ def check_run(path):
             continue
         for key in ("real_time", "cpu_time"):
             if key in b and not isinstance(b[key], (int, float)):
-                raise HistoryError("%s: benchmarks[%d] (%s) has a non-numeric %s"
-                                   % (path, i, b["name"], key))
+                raise HistoryError("%s: benchmarks[%d] (%s) has a non-numeric %s" % (path, i, b["name"], key))
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return data, hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -193,9 +166,7 @@ def parse_time(text):
 
 
 def add_runs(db, checked, repo=None, commit_time=None, log=cli.info):
-    """Adds checked runs ([(path, data, digest)]) in one transaction: every file was checked before
-    anything is written, so a bad file leaves the database untouched. Returns (added,
-    already present)."""
+    """Adds checked runs ([(path, data, digest)]) in one transaction; (added, already present)."""
     crash_after = int(os.environ.get("KBENCH_HISTORY_TEST_CRASH", "0") or 0)  # tests only
     added = present = 0
     db.execute("BEGIN IMMEDIATE")
@@ -221,8 +192,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
     ctx = data["context"]
     key, label = series_of(ctx)
     row = db.execute("SELECT id FROM series WHERE key = ?", (key,)).fetchone()
-    series_id = row[0] if row else db.execute(
-        "INSERT INTO series (key, label) VALUES (?, ?)", (key, label)).lastrowid
+    series_id = row[0] if row else db.execute("INSERT INTO series (key, label) VALUES (?, ?)", (key, label)).lastrowid
     sha = str(ctx["git_sha"])
     ctime, source, subject = commit_info(repo, sha, ctx, commit_time)
     procs = kr.processes(data)
@@ -276,35 +246,24 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
             if not per_proc:
                 continue
             # One process: its repetitions are the only spread there is.
-            spread = per_proc if len(per_proc) > 1 else [r[metric] for r in all_runs
-                                                          if metric in r]
+            spread = per_proc if len(per_proc) > 1 else [r[metric] for r in all_runs if metric in r]
             points.append((run_id, bid, _id(db, mcache, "metrics", metric), direction,
-                           statistics.median(per_proc), min(spread), max(spread),
-                           json.dumps(per_proc)))
+                           statistics.median(per_proc), min(spread), max(spread), json.dumps(per_proc)))
     db.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?)", points)
 
 
-# ---------------------------------------------------------------- series
-
 def load_series(db, name_filter=None, since=None, metrics=None, include_dirty=False):
-    """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, each list in
-    commit order (commit time, then the order runs were added)."""
-    where = ["1 = 1"] if include_dirty else ["r.dirty = 0"]
-    args = []
-    if since is not None:
-        where.append("r.commit_time >= ?")
-        args.append(since)
+    """{(series_id, benchmark, metric): {"direction", "runs": [point...]}}, runs in commit order."""
+    where = ("1 = 1" if include_dirty else "r.dirty = 0") + ("" if since is None else " AND r.commit_time >= ?")
+    args = [] if since is None else [since]
     q = ("SELECT r.series_id, b.name, m.name, p.direction, r.id, r.commit_sha, "
          "r.commit_time, r.commit_subject, p.median, p.lo, p.hi, p.process_values "
          "FROM points p JOIN runs r ON r.id = p.run_id JOIN benchmarks b ON b.id = "
-         "p.benchmark_id JOIN metrics m ON m.id = p.metric_id WHERE " + " AND ".join(where)
+         "p.benchmark_id JOIN metrics m ON m.id = p.metric_id WHERE " + where
          + " ORDER BY r.series_id, b.name, m.name, r.commit_time, r.id")
     out = {}
-    for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi,
-         pv) in db.execute(q, args):
-        if name_filter is not None and not name_filter.search(name):
-            continue
-        if metrics is not None and metric not in metrics:
+    for (sid, name, metric, direction, run_id, sha, ctime, subject, med, lo, hi, pv) in db.execute(q, args):
+        if (name_filter and not name_filter.search(name)) or (metrics is not None and metric not in metrics):
             continue
         s = out.setdefault((sid, name, metric), {"direction": direction, "runs": []})
         s["runs"].append({"run": run_id, "commit": sha, "time": ctime, "subject": subject,
@@ -320,8 +279,7 @@ def resolve_since(db, text, repo):
         return parse_time(text)
     except HistoryError:
         pass
-    row = db.execute("SELECT MIN(commit_time) FROM runs WHERE commit_sha LIKE ?",
-                     (text + "%",)).fetchone()
+    row = db.execute("SELECT MIN(commit_time) FROM runs WHERE commit_sha LIKE ?", (text + "%",)).fetchone()
     if row and row[0] is not None:
         return row[0]
     out = _git_show(repo, "%ct", text)
@@ -330,20 +288,15 @@ def resolve_since(db, text, repo):
     raise HistoryError("--since %r is neither a date nor a commit in the history" % text)
 
 
-# ---------------------------------------------------------------- change points
-
 def e_divisive(values, pvalue, permutations):
     import numpy as np
     from signal_processing_algorithms.energy_statistics import energy_statistics as es
     np.random.seed(SEED)
-    return sorted(es.e_divisive(np.asarray(values, dtype=float), pvalue=pvalue,
-                                permutations=permutations))
+    return sorted(es.e_divisive(np.asarray(values, dtype=float), pvalue=pvalue, permutations=permutations))
 
 
-def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pvalue=0.01,
-                 permutations=100):
-    """Change points of one series. Each change: its index (first run after the step), the
-    commits around it, compare's row (shift %, interval, p, verdict)."""
+def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pvalue=0.01, permutations=100):
+    """The change points of one series: index, commits around it, compare's row."""
     # Runs of one commit are one position: a step happens between commits.
     firsts = [i for i, r in enumerate(runs) if i == 0 or runs[i - 1]["commit"] != r["commit"]]
     changes = []
@@ -357,11 +310,9 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
             # A step inside one commit's runs is not a change between commits.
             if runs[cp]["commit"] == runs[cp - 1]["commit"]:
                 continue
-            row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run",
-                                    direction=direction)
+            row = verdict.compare_metric(name, metric, before, after, alpha, threshold, "run", direction=direction)
             if row["verdict"] in ("regression", "improvement"):
                 changes.append(_change(runs, cp, row, "e-divisive"))
-    # The newest commit: its run median(s) against the runs since the last step.
     last = firsts[-1] if firsts else 0
     if len(firsts) >= 2 and not any(c["index"] == last for c in changes):
         start = max([c["index"] for c in changes] + [0])
@@ -374,11 +325,9 @@ def find_changes(name, metric, direction, runs, alpha=0.01, threshold=2.0, cp_pv
 
 
 def newest_check(name, metric, direction, before, new, alpha):
-    """How far is the newest commit's run (median of its runs) outside what the runs before
-    it predict? A rank test cannot tell one run from 30 at alpha 0.01, and the processes of
-    one run share its drift, so they are not independent samples; instead (as conbench's
-    lookback z-score) a t prediction interval for one new run from the runs since the last
-    step. Returns the row with its p (None without enough runs); all_changes decides."""
+    """The newest commit's run (median of its runs) against a t prediction interval from the
+    runs before it (as conbench's lookback z-score: a rank test cannot tell one run from 30):
+    a row with its p, or None without enough runs; all_changes decides."""
     from scipy import stats
     if len(before) < 3 or not new:
         return None
@@ -419,8 +368,7 @@ def _series_changes(item, kw):
 
 
 def all_changes(series, **kw):
-    """[(key, change)] over every series, plus each series' newest commit. Many series are
-    spread over the CPUs (each series is seeded on its own, so the result is the same)."""
+    """([(key, change)] over every series, {key: newest commit}); many series spread over the CPUs."""
     import functools
     newest = {key: s["runs"][-1]["commit"] for key, s in series.items() if s["runs"]}
     items = list(series.items())
@@ -433,10 +381,7 @@ def all_changes(series, **kw):
     else:
         parts = [work(i) for i in items]
     changes = [c for part in parts for c in part if c[1]["how"] != "newest"]
-    # The newest commit is tested once per series: with hundreds of series, some would
-    # pass alpha by chance every time. Its steps are kept when they pass the
-    # Benjamini-Hochberg procedure over all series at alpha, and reach the threshold.
-    # (statsmodels' multipletests, which scripts/compare uses for Holm's step too.)
+    # The newest commits' steps pass Benjamini-Hochberg over all series, then the threshold.
     cands = [c for part in parts for c in part if c[1]["how"] == "newest"]
     if cands:
         from statsmodels.stats.multitest import multipletests
@@ -447,15 +392,12 @@ def all_changes(series, **kw):
 
 
 def group_changes(changes):
-    """Changes of one series whose steps are at most one commit apart moved together (noise
-    can place one benchmark's step a commit early or late); the group's commit range spans
-    theirs."""
+    """Groups of one series' changes at most one commit apart (noise can move a step by one)."""
     out = []
     per_series = {}
     for key, ch in changes:
         per_series.setdefault(key[0], []).append(dict(ch, benchmark=key[1], metric=key[2]))
     for sid, members in per_series.items():
-        # Position of each commit in the series' own order (commit time).
         order = sorted({(m["time"], m["after_commit"]) for m in members}
                        | {(m["before_time"], m["before_commit"]) for m in members})
         pos = {sha: i for i, (_, sha) in enumerate(order)}
@@ -469,13 +411,11 @@ def group_changes(changes):
                 group["subject"] = m["subject"]
                 continue
             group = {"series": sid, "before_commit": m["before_commit"],
-                     "after_commit": m["after_commit"], "time": m["time"],
-                     "subject": m["subject"], "members": [m]}
+                     "after_commit": m["after_commit"], "time": m["time"], "subject": m["subject"], "members": [m]}
             out.append(group)
     out.sort(key=lambda g: (-g["time"], g["series"]))
     for g in out:
-        g["members"].sort(key=lambda m: (m["verdict"] != "regression",
-                                         -abs(m["change_pct"] or 0)))
+        g["members"].sort(key=lambda m: (m["verdict"] != "regression", -abs(m["change_pct"] or 0)))
     return out
 
 
@@ -488,8 +428,6 @@ def write_changes(path, groups, labels):
         f.write(verdict.dumps(out) + "\n")
 
 
-# ---------------------------------------------------------------- command line
-
 def add_arguments(ap):
     root = kbench.ROOT
     ap.add_argument("--db", default=os.environ.get("KBENCH_HISTORY_DB")
@@ -498,31 +436,25 @@ def add_arguments(ap):
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="{add,changes,report,series}",
                             parser_class=cli.ArgumentParser)
     a = sub.add_parser("add", help="store runs", description=(
-        "Store runs: a scripts/bench result folder or a kbench JSON file each. Adding a run "
-        "twice is a no-op; a malformed or foreign JSON is refused (exit 2) and nothing is "
-        "written; all files go in one transaction."))
+        "Store runs (result folders or kbench JSON files) in one transaction; a run already "
+        "there is a no-op, a malformed or foreign JSON is refused (exit 2) and nothing written."))
     a.add_argument("runs", nargs="+", metavar="RUN")
-    a.add_argument("--repo", default=root, help="git repository for commit times and "
-                   "subjects (default: this one)")
+    a.add_argument("--repo", default=root, help="git repository for commit times and subjects (default: this one)")
     a.add_argument("--commit-time", metavar="T", help="commit time (Unix seconds or ISO) "
                    "instead of the repository's, for runs of commits it does not hold")
     sel = cli.ArgumentParser(add_help=False)
     sel.add_argument("--filter", metavar="REGEX", help="only benchmarks whose name matches")
-    sel.add_argument("--since", metavar="DATE|COMMIT",
-                     help="only runs of commits from this time (or commit) on")
+    sel.add_argument("--since", metavar="DATE|COMMIT", help="only runs of commits from this time (or commit) on")
     sel.add_argument("--metric", action="append", metavar="NAME", help="only this metric")
-    sel.add_argument("--include-dirty", action="store_true",
-                     help="include runs of a dirty working tree")
+    sel.add_argument("--include-dirty", action="store_true", help="include runs of a dirty working tree")
     sel.add_argument("--alpha", type=float, default=0.01,
                      help="level of the step's test and of E-Divisive's (default 0.01)")
-    sel.add_argument("--threshold", type=float, default=2.0,
-                     help="smallest step in %% that is reported (default 2)")
+    sel.add_argument("--threshold", type=float, default=2.0, help="smallest step in %% that is reported (default 2)")
     sel.add_argument("--repo", default=root, help=argparse.SUPPRESS)
     c = sub.add_parser("changes", parents=[sel], help="change points per series", description=(
-        "E-Divisive change points per series (benchmark x metric), each judged by "
-        "scripts/compare's test on the runs either side: the commit range, the step in % "
-        "with its interval and p, and what moved together. Exit 1 when the newest commit "
-        "of a series starts a regression, 3 when no series has enough runs to be judged."))
+        "Change points per series (benchmark x metric): commit range, step in % with its "
+        "interval and p, what moved together. Exit 1 when the newest commit of a series "
+        "starts a regression, 3 when no series has enough runs to be judged."))
     c.add_argument("--json", metavar="OUT", help="also write the changes as JSON")
     r = sub.add_parser("report", parents=[sel], help="write the HTML dashboard", description=(
         "A static HTML site: index.html and one page per family; no server."))
@@ -561,13 +493,11 @@ def main(args):
         except ValueError as e:
             cli.die(str(e))
         since = resolve_since(db, args.since, args.repo)
-        series = load_series(db, flt, since, set(args.metric) if args.metric else None,
-                             args.include_dirty)
+        series = load_series(db, flt, since, set(args.metric) if args.metric else None, args.include_dirty)
         if not series:
             cli.die("no runs in %s match%s" % (args.db, " --filter/--since/--metric"
                                                 if (flt or since or args.metric) else ""), 3)
-        changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold,
-                                      cp_pvalue=args.alpha)
+        changes, newest = all_changes(series, alpha=args.alpha, threshold=args.threshold, cp_pvalue=args.alpha)
         labels = dict(db.execute("SELECT id, label FROM series"))
         if args.cmd == "report":
             t0 = time.monotonic()
@@ -576,8 +506,7 @@ def main(args):
             pages = dashboard.write_report(args.out, series, changes, groups, labels, totals)
             write_changes(os.path.join(args.out, "changes.json"), groups, labels)
             cli.info("report of %d series in %d page(s) written to %s in %.1f s"
-                     % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"),
-                        time.monotonic() - t0))
+                     % (len(series), len(pages) + 1, os.path.join(args.out, "index.html"), time.monotonic() - t0))
             return 0
         return print_changes(series, changes, newest, labels, args)
     except HistoryError as e:
@@ -585,9 +514,7 @@ def main(args):
 
 
 def add(db, run_dir, *, repo=None, commit_time=None):
-    """Adds the run RUN_DIR (a scripts/bench result folder or a kbench JSON file) to the
-    history database DB; a run already there is left as it is. Returns (added, already
-    present); raises HistoryError (the run is not kbench's, the database is unusable)."""
+    """Adds the run RUN_DIR to the history DB; (added, already present), or HistoryError."""
     return add_all(db, [run_dir], repo or kbench.ROOT, commit_time)
 
 

@@ -1,17 +1,14 @@
 """Run a real Apache Kafka cluster (KRaft, on 127.0.0.1 or --host) for kbench.
 
-Kafka is resolved from Maven Central by version (org.apache.kafka:kafka_2.13 and
-kafka-tools with their runtime dependencies) and cached, so any released broker can be
-benchmarked without a tarball or Docker. Every start makes a fresh cluster; its state
-directory (--dir, env KBENCH_KAFKA_DIR, default /tmp/kbench-kafka) holds:
+Kafka is resolved from Maven Central by version and cached: any released broker, without
+a tarball or Docker. Every start makes a fresh cluster; its state directory (--dir, env
+KBENCH_KAFKA_DIR, default /tmp/kbench-kafka) holds:
   bootstrap, version, security  what start made
   client.properties             librdkafka settings, for kbench --client-config
   client-java.properties        the same for Kafka's Java tools (--command-config, ...)
   tls/                          a throwaway CA and certificates (openssl), keys mode 600
   node-N/, logs/                each node's configuration and data; the logs
-Passwords are random per start and appear only in those files and the nodes'
-server.properties; stop deletes the files and scrubs the passwords, so a state directory
-under results/ keeps no secret once stopped.
+Passwords are random per start; stop deletes those files and scrubs the passwords.
 
     BOOTSTRAP=$(scripts/kafka start --port-base auto)
     kbench --bootstrap=$BOOTSTRAP --client-config=$(scripts/kafka client-config)
@@ -44,16 +41,14 @@ KafkaError = svc.ServiceError
 
 SERVICE_CONFIG = ROOT + "/scripts/services/kafka"
 SERVICE = svc.Service("Kafka", ".kbench-kafka", "KBENCH_KAFKA_DIR", "/tmp/kbench-kafka")
-# Newest release verified here (Java 17); 3.9.1 is verified too and is the last
-# release that accepts message formats v0/v1.
+# Newest release verified here; 3.9.1 too, the last that accepts message formats v0/v1.
 DEFAULT_VERSION = "4.4.0"
 DEFAULT_PORT_BASE = 19092
 # Controllers listen 100 ports above the brokers: 19092+i / 19192+i by default.
 CONTROLLER_PORT_OFFSET = 100
 MAX_BROKERS = 9
 
-# Kafka moved several command classes from Scala (kafka.*) to Java
-# (org.apache.kafka.tools.*) between 3.x and 4.0: (3.x class, 4.x class) per short name.
+# (3.x class, 4.x class) per short name: 4.0 moved several from Scala to Java.
 TOOLS = {
     "storage": ("kafka.tools.StorageTool",) * 2,
     "topics": ("org.apache.kafka.tools.TopicCommand",) * 2,
@@ -66,16 +61,12 @@ TOOLS = {
     "console-consumer": ("org.apache.kafka.tools.consumer.ConsoleConsumer",) * 2,
 }
 
-# Logging for tools: warnings to stderr. Both properties are set; each logging
-# backend (log4j2 for 4.x, reload4j for 3.x) reads only its own.
-TOOL_JVM_OPTS = ["-Djava.awt.headless=true",
-                 "-Dlog4j2.configurationFile=%s/tools-log4j2.properties" % SERVICE_CONFIG,
+# Tools log warnings to stderr: log4j2 (4.x) and reload4j (3.x) each read their own property.
+TOOL_JVM_OPTS = ["-Djava.awt.headless=true", "-Dlog4j2.configurationFile=%s/tools-log4j2.properties" % SERVICE_CONFIG,
                  "-Dlog4j.configuration=file:%s/tools-log4j.properties" % SERVICE_CONFIG]
 # Short-lived internal tools (format, readiness probe) start faster this way.
 QUICK_JVM_OPTS = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto"]
 
-
-# ---------------------------------------------------------------- releases
 
 def effective_version(version):
     version = version or os.environ.get("KBENCH_KAFKA_VERSION") or DEFAULT_VERSION
@@ -97,9 +88,7 @@ BINDINGS = ("slf4j-reload4j-", "slf4j-log4j12-", "log4j-slf4j-impl-", "log4j-slf
 
 
 def missing_binding(lib):
-    """Kafka's poms name slf4j-api but, in 4.x, no binding to log4j2 (the release tarball
-    adds one by hand). Without a binding the broker would log nothing. The binding's
-    GROUP:ARTIFACT:VERSION when LIB lacks one, else None."""
+    """The SLF4J binding LIB lacks, GROUP:ARTIFACT:VERSION (else the broker logs nothing), or None."""
     names = sorted(os.path.basename(f) for f in glob.glob(lib + "/*.jar"))
     slf4j = [n[len("slf4j-api-"):-len(".jar")] for n in names if n.startswith("slf4j-api-")]
     if not slf4j or any(n.startswith(BINDINGS) for n in names):
@@ -144,8 +133,7 @@ def fill_kafka(c):
 
 
 def classpath(version):
-    """The classpath of Kafka VERSION (None: the default), resolved from Maven Central on
-    first use. KafkaError status 2 when the release does not exist or cannot run here."""
+    """The classpath of Kafka VERSION (None: the default), resolved on first use."""
     version = effective_version(version)
     return svc.classpath("%s/kafka/%s" % (svc.cache_home(), version), "Apache Kafka " + version, fill_kafka)
 
@@ -155,11 +143,8 @@ def java_and_classpath(version):
     return svc.java(17 if v4(version) else 11, "Kafka " + version), classpath(version)
 
 
-# ---------------------------------------------------------------- nodes
-
 def random_cluster_id():
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding. Kafka's own
-    generator avoids a leading '-', which command lines would take for an option."""
+    """A KRaft cluster id: 16 random bytes, URL-safe base64, never a leading '-' (an option)."""
     while True:
         cid = base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
         if not cid.startswith("-"):
@@ -201,8 +186,7 @@ def wait_ready(java, cp, version, d, hosts, ports, timeout):
         "--command-config", d + "/client-java.properties"]
     seen = [0]
 
-    # Cheap check first (all broker ports accept connections), then ask the cluster itself:
-    # the metadata response lists brokers once registered.
+    # Cheap check first (the ports accept connections), then the brokers the cluster lists.
     def registered():
         if not all(svc.port_open(h, p) for h, p in zip(hosts, ports)):
             return False
@@ -247,8 +231,7 @@ def check_port_base(port_base, brokers):
 
 
 def netns_nodes(netns, brokers):
-    """[(address, namespace)] of the broker namespaces `scripts/trogdor start --brokers`
-    made in its state directory NETNS."""
+    """[(address, namespace)] of the broker namespaces scripts/trogdor made in NETNS."""
     rows = [(line.split() + ["", ""])[1:3] for line in svc.read_or(netns + "/brokers", "").splitlines()]
     if not rows:
         raise KafkaError("--netns %s: no broker namespaces there; run 'scripts/trogdor start --brokers %d --dir %s' "
@@ -258,17 +241,10 @@ def netns_nodes(netns, brokers):
     return rows[:brokers]
 
 
-# ---------------------------------------------------------------- the functions
-
-def start(directory, *, brokers=1, version=None, security=None, port_base="auto", host=None, netns=None,
-          timeout=120):
-    """Start BROKERS combined broker+controller nodes of Kafka VERSION (None: the default)
-    in state directory DIRECTORY and wait until all are registered; returns the bootstrap
-    list. SECURITY None: KBENCH_KAFKA_SECURITY, else plaintext. PORT_BASE "auto": ports that
-    are free now. HOST: the address to listen on and advertise (default 127.0.0.1); NETNS:
-    run broker i in namespace broker-i of that scripts/trogdor state directory instead. A
-    cluster already running there as asked is kept. Whatever ends the start early (a node
-    dies, the timeout, an exception such as KeyboardInterrupt) stops the nodes it started."""
+def start(directory, *, brokers=1, version=None, security=None, port_base="auto", host=None, netns=None, timeout=120):
+    """Start BROKERS nodes of Kafka VERSION in DIRECTORY, wait until all are registered, and
+    return the bootstrap list (as scripts/kafka start's options say). A cluster already running
+    as asked is kept; whatever ends the start early stops the nodes it started."""
     version = effective_version(version)
     security = security or os.environ.get("KBENCH_KAFKA_SECURITY") or "plaintext"
     d = SERVICE.state_dir(directory)
@@ -322,13 +298,11 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
     brokers = len(hosts)
     ports = [port_base + i for i in range(brokers)]
     controllers = [p + CONTROLLER_PORT_OFFSET for p in ports]
-    # Every port is checked first: a half-started cluster is harder to explain than this.
     busy = [str(p) for h, pair in zip(hosts, zip(ports, controllers)) for p in pair if svc.port_open(h, p)]
     if busy:
         raise KafkaError("port(s) %s on %s already in use; stop whatever listens there or pick other ports with "
                          "--port-base" % (" ".join(busy), hosts[0]))
-    # Fresh cluster every start: old data (if a previous run crashed) would carry a
-    # different cluster id and stale topics into the benchmark.
+    # Fresh cluster every start: no stale cluster id or topics from a crashed run.
     svc.remove(d + "/node-*", d + "/bootstrap", d + "/version", d + "/cluster.id", d + "/security", d + "/logs",
                d + "/netns")
     os.makedirs(d + "/logs")
@@ -388,9 +362,7 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
 
 
 def stop(directory, timeout=30):
-    """Stop the nodes of DIRECTORY (SIGTERM, SIGKILL after TIMEOUT s), delete their data,
-    certificates and client settings, scrub the passwords; logs are kept. Nothing running is
-    fine."""
+    """Stop the nodes of DIRECTORY, delete their data and secrets; logs are kept."""
     def stop_cluster(d, timeout):
         kill_nodes(d, timeout)
         svc.remove(d + "/node-*/data", d + "/cluster.id")
@@ -407,8 +379,7 @@ def node_dir(directory, node):
 
 
 def stop_node(directory, node, *, kill=False, timeout=30):
-    """Stop node NODE, keeping its data: SIGTERM (a controlled shutdown that hands its
-    leaderships over) or with KILL, SIGKILL (a crash)."""
+    """Stop node NODE, keeping its data: SIGTERM, or with KILL, SIGKILL (a crash)."""
     d = node_dir(directory, node)
     cli.dry_run_exit()
     with SERVICE.lock(d, 60):
@@ -419,8 +390,7 @@ def stop_node(directory, node, *, kill=False, timeout=30):
 
 
 def start_node(directory, node, *, timeout=120):
-    """Start node NODE again on its data (in its namespace, if the cluster has them) and wait
-    until every broker of the cluster is registered."""
+    """Start node NODE again on its data and wait until every broker is registered."""
     d = node_dir(directory, node)
     cli.dry_run_exit()
     with SERVICE.lock(d, 60):
@@ -439,8 +409,7 @@ def start_node(directory, node, *, timeout=120):
 
 
 def client_config(directory, java=False):
-    """The path of the running cluster's client settings: librdkafka's or, with JAVA, the
-    Java clients'."""
+    """The path of the running cluster's client settings: librdkafka's, or the Java ones."""
     d = SERVICE.state_dir(directory)
     f = d + ("/client-java.properties" if java else "/client.properties")
     if not (cluster_state(d) == "running" and os.path.isfile(f)):
@@ -450,9 +419,7 @@ def client_config(directory, java=False):
 
 
 def run_class(args, *, version=None, directory=None, **subprocess_kwargs):
-    """Run Java main class ARGS[0] (or one of TOOLS' short names) with ARGS[1:] on the
-    classpath of Kafka VERSION, by default the one running in DIRECTORY (unless
-    KBENCH_KAFKA_VERSION says); SUBPROCESS_KWARGS go to subprocess.run."""
+    """subprocess.run of Java class ARGS[0] (or a TOOLS name) on the classpath of Kafka VERSION."""
     if not args:
         raise KafkaError("run-class: missing CLASS", 2)
     cls = args[0]
@@ -472,8 +439,6 @@ def run_class(args, *, version=None, directory=None, **subprocess_kwargs):
     cmd = [java] + TOOL_JVM_OPTS + svc.env_opts("KBENCH_KAFKA_TOOL_OPTS") + ["-cp", cp, cls] + list(args[1:])
     return subprocess.run(cmd, **subprocess_kwargs)
 
-
-# ---------------------------------------------------------------- the command
 
 def cmd_start(args):
     print(start(args.dir, brokers=args.brokers, version=args.version, security=args.security,
@@ -501,9 +466,8 @@ def cmd_status(args):
 
 
 def cmd_client_config(args):
-    d = SERVICE.state_dir(args.dir)
     cli.dry_run_exit()
-    print(client_config(d, args.java))
+    print(client_config(args.dir, args.java))
 
 
 def cmd_classpath(args):
@@ -519,14 +483,11 @@ def cmd_run_class(args):
 # name: (what runs it, its one-line help, more of its description)
 COMMANDS = {
     "start": (cmd_start, "start a cluster and print its bootstrap address",
-              """Resolve Kafka if needed, format storage, start N combined broker+controller
-nodes and wait until all N brokers are registered. Prints the bootstrap address as its
-only stdout line and writes the settings a client needs to DIR/client.properties,
-whatever the security mode."""),
+              """Start N combined broker+controller nodes and wait until all are registered; the
+settings a client needs are in DIR/client.properties, whatever the security mode."""),
     "stop": (lambda a: stop(a.dir, a.timeout or 30), "stop the cluster and delete its data and secrets",
              """SIGTERM, then SIGKILL after --timeout s (default 30); delete the nodes' data,
-certificates and client settings, and scrub the passwords from their configuration;
-logs are kept."""),
+certificates and client settings and scrub the passwords; logs are kept."""),
     "status": (cmd_status, "show the cluster's state; exit 0 running, 3 stopped, 1 partly running",
                "State, version, security, bootstrap, client config, pids and log paths."),
     "stop-node": (lambda a: stop_node(a.dir, a.node, kill=a.kill, timeout=a.timeout or 30),
@@ -538,9 +499,8 @@ a crash. The other nodes keep running."""),
                    """In its namespace, if the cluster was started with --netns; waits until every
 broker of the cluster is registered."""),
     "client-config": (cmd_client_config, "print the path of the running cluster's client settings",
-                      """librdkafka's (for kbench --client-config FILE) or, with --java, the Java
-clients' (for Kafka's tools: --command-config, --producer.config ...). The file
-holds the cluster's throwaway secrets; they never go on a command line."""),
+                      """librdkafka's (kbench --client-config FILE) or, with --java, the Java clients'
+(--command-config ...): the cluster's secrets never go on a command line."""),
     "classpath": (cmd_classpath, "print the Kafka classpath",
                   "Resolving it from Maven Central if needed."),
     "run-class": (cmd_run_class, "run a Java main class on the Kafka classpath",

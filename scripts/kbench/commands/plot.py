@@ -23,21 +23,15 @@ MAX_AB_ROWS = 40    # bars per A/B chart
 
 def medians(data):
     """[(name, {metric: median})] in file order, skipping errored benchmarks."""
-    out = []
-    for name, g in kr.group_runs(data).items():
-        m = kr.median_metrics(g)
-        if m:
-            out.append((name, m))
-    return out
+    rows = ((name, kr.median_metrics(g)) for name, g in kr.group_runs(data).items())
+    return [(name, m) for name, m in rows if m]
 
 
 def short_labels(names):
     """Drop the key:value parts every name shares, so labels show what differs."""
     parsed = [kr.parse_name(n) for n in names]
-    common = None
-    for fam, var, params, _ in parsed:
-        items = set(params.items()) | {("__family", fam), ("__variant", var)}
-        common = items if common is None else common & items
+    common = set.intersection(*(set(params.items()) | {("__family", fam), ("__variant", var)}
+                                for fam, var, params, _ in parsed)) if parsed else set()
     labels = []
     for n, (fam, var, params, _extra) in zip(names, parsed):
         parts = []
@@ -65,7 +59,6 @@ class Plotter:
         self.plt.close(fig)
         self.written.append(path)
 
-    # (a) ---------------------------------------------------------------
     def produce_throughput(self, rows, prefix):
         groups = {}
         for name, m in rows:
@@ -82,16 +75,14 @@ class Plotter:
             chunk = keys[start:start + MAX_PANELS]
             cols = min(3, len(chunk))
             nrows = math.ceil(len(chunk) / cols)
-            fig, axes = self.plt.subplots(nrows, cols, figsize=(5.5 * cols, 4.2 * nrows),
-                                          squeeze=False)
+            fig, axes = self.plt.subplots(nrows, cols, figsize=(5.5 * cols, 4.2 * nrows), squeeze=False)
             for ax, key in zip(axes.flat, chunk):
                 cells = groups[key]
                 threads = sorted({t for t, _ in cells}, key=_num)
                 producers = sorted({p for _, p in cells}, key=_num)
                 width = 0.8 / len(producers)
                 for j, p in enumerate(producers):
-                    xs = [i + (j - (len(producers) - 1) / 2) * width
-                          for i, t in enumerate(threads) if (t, p) in cells]
+                    xs = [i + (j - (len(producers) - 1) / 2) * width for i, t in enumerate(threads) if (t, p) in cells]
                     ys = [cells[(t, p)] for t in threads if (t, p) in cells]
                     ax.bar(xs, ys, width, label="%s producer%s" % (p, "" if p == "1" else "s"))
                     for x, y in zip(xs, ys):
@@ -100,8 +91,7 @@ class Plotter:
                 ax.set_xticks(range(len(threads)), threads)
                 ax.set(xlabel="application threads", ylabel="records/s")
                 ax.yaxis.set_major_formatter(self._rate_formatter())
-                ax.set_title(" ".join("%s:%s" % kv for kv in key[1:]) or key[0] or "Produce",
-                             fontsize=9)
+                ax.set_title(" ".join("%s:%s" % kv for kv in key[1:]) or key[0] or "Produce", fontsize=9)
                 ax.legend(fontsize=7)
                 ax.grid(axis="y", alpha=0.3)
             for ax in list(axes.flat)[len(chunk):]:
@@ -109,7 +99,6 @@ class Plotter:
             fig.suptitle("Produce throughput by threads and producer instances (median)")
             self.save(fig, "%sproduce-throughput%s.png" % (prefix, _part(start, MAX_PANELS, keys)))
 
-    # (b) ---------------------------------------------------------------
     def latency(self, rows, prefix):
         sel = [(n, m) for n, m in rows if any(k in m for k in kr.LATENCY_METRICS)]
         if not sel:
@@ -130,7 +119,6 @@ class Plotter:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
             self.save(fig, "%slatency%s.png" % (prefix, _part(start, MAX_SERIES, sel)))
 
-    # (b2) --------------------------------------------------------------
     def rate_curves(self, doc, rows, prefix):
         """One chart per search: every probe of every repetition; filled markers were
         sustained, crosses were not (their latency, where any was measured, describes a
@@ -139,13 +127,11 @@ class Plotter:
         found = dict(rows)
         for i, (name, reps) in enumerate(sorted(curves.items())):
             fig, ax = self.plt.subplots(figsize=(9, 5))
-            for key, label, color in (("p50_us", "p50", "tab:blue"),
-                                      ("p99_us", "p99", "tab:orange"),
+            for key, label, color in (("p50_us", "p50", "tab:blue"), ("p99_us", "p99", "tab:orange"),
                                       ("p999_us", "p99.9", "tab:red")):
                 ok, bad = [], []
                 for rep in reps:
-                    for rate, lat, sus in zip(rep.get("target_rate", []), rep.get(key, []),
-                                              rep.get("sustained", [])):
+                    for rate, lat, sus in zip(rep.get("target_rate", []), rep.get(key, []), rep.get("sustained", [])):
                         if lat is None or lat <= 0:
                             continue  # nothing measured at that probe
                         (ok if sus else bad).append((rate, lat / 1000.0))
@@ -169,7 +155,6 @@ class Plotter:
             ax.legend(fontsize=7, loc="upper left")
             self.save(fig, "%srate-curve-%d.png" % (prefix, i + 1))
 
-    # (c) ---------------------------------------------------------------
     def codecs(self, rows, prefix):
         comp, decomp = {}, {}
         for name, m in rows:
@@ -177,7 +162,6 @@ class Plotter:
             if fam != "Codec" or var not in ("compress", "decompress") or "codec" not in params \
                     or "bytes_per_second" not in m:
                 continue
-            # Points of one chart share everything but codec and level.
             setting = tuple((k, v) for k, v in params.items() if k not in ("codec", "level"))
             label = params["codec"] + (":%s" % params["level"] if "level" in params else "")
             (comp if var == "compress" else decomp).setdefault(setting, {})[label] = m
@@ -185,8 +169,7 @@ class Plotter:
         for idx, setting in enumerate(settings):
             c = comp.get(setting, {})
             panels = [(t, pts) for t, pts in (("compress", c), ("decompress", decomp.get(setting, {}))) if pts]
-            fig, axes = self.plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5),
-                                          squeeze=False)
+            fig, axes = self.plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5), squeeze=False)
             drew = False
             for ax, (title, pts) in zip(axes[0], panels):
                 for label, m in sorted(pts.items()):
@@ -195,8 +178,7 @@ class Plotter:
                         continue
                     speed = m["bytes_per_second"] / 1e6
                     ax.scatter([ratio], [speed], s=30)
-                    ax.annotate(label, (ratio, speed), fontsize=8, xytext=(4, 3),
-                                textcoords="offset points")
+                    ax.annotate(label, (ratio, speed), fontsize=8, xytext=(4, 3), textcoords="offset points")
                     drew = True
                 ax.set(yscale="log", xlabel="ratio (compressed / uncompressed, lower is better)",
                        ylabel="%s speed (MB/s of uncompressed data, log)" % title, title=title)
@@ -206,12 +188,10 @@ class Plotter:
                 # Name files after their setting so a directory listing reads well.
                 tag = "-".join("%s_%s" % kv for kv in setting)
                 tag = re.sub(r"[^A-Za-z0-9._-]+", "_", tag) or str(idx + 1)
-                self.save(fig, "%scodecs%s.png" % (prefix, "" if len(settings) == 1
-                                                   else "-" + tag))
+                self.save(fig, "%scodecs%s.png" % (prefix, "" if len(settings) == 1 else "-" + tag))
             else:
                 self.plt.close(fig)
 
-    # (d) ---------------------------------------------------------------
     def ab(self, verdict, prefix):
         rows = []
         for key in ("regressions", "improvements", "unchanged", "inconclusive"):
@@ -227,10 +207,8 @@ class Plotter:
                 rows.append((r, c))
         if not rows:
             return
-        rows.sort(key=lambda rc: (rc[0]["verdict"] == "unchanged", -abs(rc[1])
-                                  if math.isfinite(rc[1]) else -1e300))
-        colors = {"regression": "#d62728", "improvement": "#2ca02c",
-                  "unchanged": "#9e9e9e", "inconclusive": "#f0b400"}
+        rows.sort(key=lambda rc: (rc[0]["verdict"] == "unchanged", -abs(rc[1]) if math.isfinite(rc[1]) else -1e300))
+        colors = {"regression": "#d62728", "improvement": "#2ca02c", "unchanged": "#9e9e9e", "inconclusive": "#f0b400"}
         alpha = verdict.get("alpha", 0.01)
         threshold = verdict.get("threshold_pct", 5)
         labels_all = short_labels([r["name"] for r, _ in rows])
@@ -250,8 +228,7 @@ class Plotter:
                 if p is not None and p < alpha:
                     mark += " *"
                 label = (text.percent(c, 1) if math.isfinite(c) else "from 0") + "  " + mark
-                ax.annotate(label, (v, y), va="center", fontsize=7,
-                            ha="left" if v >= 0 else "right",
+                ax.annotate(label, (v, y), va="center", fontsize=7, ha="left" if v >= 0 else "right",
                             xytext=(3 if v >= 0 else -3, 0), textcoords="offset points")
             ax.axvline(0, color="black", linewidth=0.8)
             for t in (threshold, -threshold):
@@ -286,12 +263,9 @@ def _slug(path):
 
 
 def add_arguments(ap):
-    ap.add_argument("results", nargs="*", metavar="RESULT.json",
-                    help="kbench JSON results (Google Benchmark format)")
-    ap.add_argument("--verdict", metavar="VERDICT.json",
-                    help="a scripts/compare --out file: draws the A/B chart")
-    ap.add_argument("--out", metavar="DIR",
-                    help="output directory (default: plots/ beside the first input)")
+    ap.add_argument("results", nargs="*", metavar="RESULT.json", help="kbench JSON results (Google Benchmark format)")
+    ap.add_argument("--verdict", metavar="VERDICT.json", help="a scripts/compare --out file: draws the A/B chart")
+    ap.add_argument("--out", metavar="DIR", help="output directory (default: plots/ beside the first input)")
 
 
 def main(args):
@@ -331,8 +305,7 @@ def main(args):
     if verdict is not None:
         p.ab(verdict, "")
     if not p.written:
-        cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict "
-                 "data in the input")
+        cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict data in the input")
         return 0
     for path in p.written:
         print(path)

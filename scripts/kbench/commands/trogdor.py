@@ -1,22 +1,17 @@
 """Run Apache Kafka's Trogdor (a coordinator and N agents) for scripts/distributed, so that
 kbench rows run from many "hosts" at once.
 
-Trogdor 3.9.1 is resolved from Maven Central (org.apache.kafka:trogdor and its runtime
-dependencies) and cached like Kafka. On this machine every agent runs in a network
-namespace of its own with its own address on a bridge that start makes (root), so each
-agent's traffic crosses a real network stack; stop removes exactly what start made. On real
-hosts, `start --nodes FILE` names the hosts and each host runs its own part.
+Trogdor 3.9.1 is resolved from Maven Central and cached like Kafka. On this machine every
+agent runs in a network namespace of its own, on a bridge that start makes (root); stop
+removes exactly what start made. On real hosts, `start --nodes FILE` names the hosts and
+each host runs its own part (docs/distributed.md).
 
     HOST=$(scripts/trogdor start --agents 3)
     scripts/kafka start --port-base auto --host "$HOST"
 
-Files in the state directory (--dir, env KBENCH_TROGDOR_DIR, default /tmp/kbench-trogdor):
-cluster.json (Trogdor's cluster file), coordinator (its URL), agents (one "NAME ADDRESS"
-line each), brokers ("NAME ADDRESS NAMESPACE"), host (the bridge address), network (what
-stop removes), logs/.
-
-Environment: KBENCH_CACHE (cache root, default ~/.cache/kbench; jars in trogdor/3.9.1/),
-JAVA_HOME.
+State directory (--dir, env KBENCH_TROGDOR_DIR, default /tmp/kbench-trogdor): cluster.json,
+coordinator, agents, brokers, host, network (what stop removes), logs/. Environment:
+KBENCH_CACHE (cache root, default ~/.cache/kbench), JAVA_HOME.
 
 Exit status: 0 ok, 1 failure, 2 bad usage or a missing prerequisite, 3 (status) stopped,
 130 (143) interrupted by SIGINT (SIGTERM): what start began is stopped.
@@ -34,8 +29,7 @@ from kbench import ROOT, cli, proc
 from kbench import jvm_service as svc
 
 SERVICE = svc.Service("Trogdor", ".kbench-trogdor", "KBENCH_TROGDOR_DIR", "/tmp/kbench-trogdor")
-# 3.9.1 is the newest Trogdor on Maven Central (4.x is not published there); it drives
-# 4.x brokers too, and kbench's worker does not use Trogdor's Kafka client at all.
+# The newest Trogdor on Maven Central; kbench's worker does not use its Kafka client.
 TROGDOR_VERSION = "3.9.1"
 SLF4J_BINDING_VERSION = "1.7.36"
 AGENT_PORT = 8888
@@ -44,8 +38,7 @@ MAX_AGENTS = 16
 MAX_BROKER_NS = 9
 AGENT_CLASS = "org.apache.kafka.trogdor.agent.Agent"
 COORDINATOR_CLASS = "org.apache.kafka.trogdor.coordinator.Coordinator"
-# Namespaces live on 10.213.X.0/24: .1 is this host's end of the bridge (brokers listen
-# there), .10+i agent i (the coordinator runs beside agent 0). X is picked free at start.
+# 10.213.X.0/24 (X free at start): .1 this host's end of the bridge, .10+i agent i.
 SUBNET_PREFIX = "10.213"
 # One network set-up at a time across all state directories (subnets are machine-wide).
 NET_LOCK = "/run/lock/kbench-trogdor-net.lock"
@@ -68,11 +61,8 @@ def classpath():
     return svc.classpath(cache(), "Trogdor " + TROGDOR_VERSION, fill_trogdor)
 
 
-# ---------------------------------------------------------------- state
-
 def net_tag(d):
-    """Names of what this state directory made: short, because interface names are at most
-    15 characters, and derived from the directory so that two directories never share one."""
+    """The tag of what state directory D made, short: interface names have 15 characters."""
     return hashlib.md5(d.encode("utf-8", "surrogateescape")).hexdigest()[:5]
 
 
@@ -95,8 +85,6 @@ def trogdor_state(d):
     return svc.state(pidfiles_of(d))
 
 
-# ---------------------------------------------------------------- network
-
 def ip(*args, why=None):
     """Run ip ARGS; a failure is a ServiceError (WHY, else the command that failed)."""
     if proc.run(("ip",) + args).returncode:
@@ -115,8 +103,7 @@ def free_subnet():
 
 
 def note(d, line):
-    """Record in D/network what is about to be made, so that stop removes even a half-made
-    set-up."""
+    """Record in D/network what is about to be made, for stop to remove."""
     with open(d + "/network", "a") as f:
         f.write(line + "\n")
 
@@ -139,8 +126,7 @@ def make_network(d, agents, brokers, shaping):
 
 
 def add_nodes(d, br, kind, count, subnet, first, shaping):
-    """KIND-0.. at SUBNET.FIRST+i, listed in D/KINDs ("NAME ADDRESS", and for brokers
-    their namespace)."""
+    """KIND-0.. at SUBNET.FIRST+i, listed in D/KINDs ("NAME ADDRESS [NAMESPACE]")."""
     rows = []
     for i in range(count):
         name, addr = "%s-%d" % (kind, i), "%s.%d" % (subnet, first + i)
@@ -150,8 +136,7 @@ def add_nodes(d, br, kind, count, subnet, first, shaping):
 
 
 def add_node_ns(d, br, name, short, addr, shaping):
-    """A namespace with loopback and one veth (host end BRIDGE+SHORT) on BRIDGE, shaped as
-    SHAPING says. No default route: from a namespace only the bridge's subnet is reachable."""
+    """A namespace with loopback and one veth on bridge BR, shaped as SHAPING says."""
     ns, host_if = ns_name(d, name), br + short
     peer_if = host_if + "p"
     note(d, "netns " + ns)
@@ -185,19 +170,15 @@ def remove_network(d):
     svc.remove(d + "/network", d + "/host", d + "/brokers")
 
 
-# ---------------------------------------------------------------- processes
-
 def java_and_classpath():
     return svc.java(11, "Trogdor " + TROGDOR_VERSION), classpath()
 
 
 def start_jvm(jvm, d, name, cls, ns, node):
-    """One Trogdor daemon for cluster node NODE, detached, its pid in D/NAME.pid; JVM is
-    (java, classpath). NS empty: this host's own network stack (real hosts)."""
+    """One Trogdor daemon for cluster node NODE, its pid in D/NAME.pid; JVM: (java, classpath)."""
     opt = "--coordinator.config" if cls == COORDINATOR_CLASS else "--agent.config"
     svc.launch("%s/%s.pid" % (d, name), "%s/logs/%s.log" % (d, name), name, ns,
-               [jvm[0], "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC",
-                "-Djava.awt.headless=true",
+               [jvm[0], "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
                 "-Dlog4j.configuration=file:%s/scripts/services/trogdor/log4j.properties" % ROOT,
                 "-cp", jvm[1], cls, opt, d + "/cluster.json", "--node-name", node])
 
@@ -227,8 +208,7 @@ def wait_ready(d, timeout):
 
 
 def write_cluster_file(d, subnet, agents):
-    # The coordinator shares agent-0's host, as in Trogdor's own single-host config:
-    # the coordinator polls every node of the file as an agent.
+    # The coordinator shares agent-0's host, as in Trogdor's own single-host config.
     nodes = {"agent-%d" % i: {"hostname": "%s.%d" % (subnet, 10 + i), "trogdor.agent.port": AGENT_PORT}
              for i in range(agents)}
     nodes["agent-0"]["trogdor.coordinator.port"] = COORDINATOR_PORT
@@ -244,8 +224,7 @@ def prepare_dir(d):
 
 
 def start(args):
-    """On this machine: a bridge, namespaces, a coordinator and agents; prints the bridge
-    address."""
+    """On this machine: a bridge, namespaces, a coordinator and agents; prints the bridge."""
     d = SERVICE.state_dir(args.dir)
     if not 1 <= args.agents <= MAX_AGENTS:
         raise svc.ServiceError("--agents must be 1..%d, got %d" % (MAX_AGENTS, args.agents), 2)
@@ -257,7 +236,6 @@ def start(args):
     if delay and not re.fullmatch(r"[0-9]+(\.[0-9]+)?ms", delay):
         raise svc.ServiceError("--delay takes milliseconds such as 2ms, got '%s'" % delay, 2)
     SERVICE.check_dir(d)
-    # A dry run ends here: what follows depends on this machine (root, ip, Java), not the command.
     cli.dry_run_exit()
     shaping = []
     if delay:
@@ -392,13 +370,10 @@ def add_arguments(parser):
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     start_p = commands.add_parser("start", help="start a coordinator and agents; print the bridge address",
                                   formatter_class=cli.HelpFormatter, description="""\
-On this machine (root): make a bridge and one network namespace per node, start a
-coordinator and N agents each with its own address, write DIR/cluster.json and wait
-until the coordinator sees every agent. Prints the address brokers should listen on
-(this host's end of the bridge).
-With --nodes FILE --role R --node NAME, on real hosts: start this host's part of the
-cluster FILE describes (a Trogdor cluster file, see docs/distributed.md), without
-namespaces. Run it on every host named in FILE.""")
+On this machine (root): a bridge, a network namespace per node, a coordinator and N agents;
+prints the address brokers should listen on (this host's end of the bridge).
+With --nodes FILE --role R --node NAME, on every real host FILE names: start its part of
+that Trogdor cluster file (docs/distributed.md).""")
     start_p.set_defaults(run=cmd_start)
     start_p.add_argument("--agents", type=int, default=2, metavar="N", help="agents, 1..%d (default 2)" % MAX_AGENTS)
     start_p.add_argument("--brokers", type=int, default=0, metavar="M",
@@ -425,8 +400,7 @@ namespaces. Run it on every host named in FILE.""")
     for p, timeout in ((start_p, 60), (stop_p, 10), (status_p, None)):
         p.add_argument("--dir", help="state directory (env KBENCH_TROGDOR_DIR, default %s)" % SERVICE.default_dir)
         if timeout:
-            p.add_argument("--timeout", type=cli.POSITIVE, metavar="S",
-                           help="seconds to wait (default %d)" % timeout)
+            p.add_argument("--timeout", type=cli.POSITIVE, metavar="S", help="seconds to wait (default %d)" % timeout)
 
 
 def main(args):

@@ -1,13 +1,9 @@
 """kbench as a Trogdor workload: the command of an ExternalCommandSpec task.
 
-A Trogdor agent starts this program, writes one line {"id": TASK, "workload": {...}} on
-its stdin and reads JSON lines from its stdout: {"status": ...} replaces the task's
-status, {"error": "..."} fails the task (the agent then stops the process), {"log": "..."}
-is logged. The workload (kbench.commands.distributed.WORKLOAD_KEYS) says how to run kbench; client
-secrets stay in a config file on this host (Trogdor logs the workload). kbench's progress
-lines become statuses; the last is {"state": "done", "exit_code": N, "result": <kbench's
-JSON>}, plus an error line when kbench failed. The JSON and log stay in the workload's
-out_dir, or when kbench failed in a temporary directory.
+A Trogdor agent writes one line {"id": TASK, "workload": {...}} (distributed.WORKLOAD_KEYS)
+on its stdin and reads JSON lines from its stdout: {"status": ...} replaces the task's
+status, {"error": "..."} fails the task. kbench's progress lines become statuses; the last
+is {"state": "done", "exit_code": N, "result": <kbench's JSON>}.
 Exit status: kbench's, 2 for a workload that cannot run, 1 when interrupted.
 """
 
@@ -35,11 +31,8 @@ def emit(obj):
 
 
 def die_with_parent():
-    """kbench ends when this worker does: Linux prctl(PR_SET_PDEATHSIG, SIGKILL), in kbench.
-    SIGKILL, not SIGTERM: kbench treats SIGTERM as "finish this window, then stop", and
-    with no worker left to collect its result that window is only load nobody measures.
-    (Not for the worker itself: the signal follows the thread that started it, and a JVM
-    thread may end long before the agent does.)"""
+    """kbench ends when this worker does: prctl(PR_SET_PDEATHSIG, SIGKILL) in kbench (SIGTERM
+    would finish a window that nobody is left to collect)."""
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
     except OSError:
@@ -47,32 +40,24 @@ def die_with_parent():
 
 
 def kbench_argv(w, out_json):
-    argv = [w["kbench"], "--bootstrap=" + w["bootstrap"]]
     family = "Produce" if w.get("produce") else "Consume"
-    if w.get("produce"):
-        argv.append("--produce=" + w["produce"])
-    if w.get("consume"):
-        argv.append("--consume=" + w["consume"])
+    argv = [w["kbench"], "--bootstrap=" + w["bootstrap"]]
+    argv += ["--%s=%s" % (key, w[key]) for key in ("produce", "consume") if w.get(key)]
     argv.append("--benchmark_filter=" + (w.get("filter") or "^%s/" % family))
-    for key, opt in (("window_seconds", "--window-seconds"), ("warmup_seconds", "--warmup-seconds"),
-                     ("repetitions", "--benchmark_repetitions")):
-        if key in w:
-            argv.append("%s=%s" % (opt, w[key]))
-    for key, value in sorted(w.get("settings", {}).items()):
-        argv += ["-X", "%s=%s" % (key, value)]
+    argv += ["%s=%s" % (opt, w[key]) for key, opt in (("window_seconds", "--window-seconds"),
+             ("warmup_seconds", "--warmup-seconds"), ("repetitions", "--benchmark_repetitions")) if key in w]
+    argv += [word for key, value in sorted(w.get("settings", {}).items()) for word in ("-X", "%s=%s" % (key, value))]
     if w.get("client_config_file"):
         argv.append("--client-config=" + w["client_config_file"])
     if w.get("produce"):
-        # kbench sets up (topic, producers) now and sends its first record at the common
-        # start, so set-up times that differ between hosts do not skew the windows.
+        # Set up now, the first record at the common start: set-up times do not skew windows.
         argv.append("--start-at=%.3f" % (w["start_unix_ms"] / 1000.0))
     argv += ["--benchmark_out=" + out_json, "--benchmark_out_format=json"]
     return argv
 
 
 def watch_agent(on_gone):
-    """The agent keeps our stdin open until we exit: end of file means it died (a lost host),
-    and then kbench must not go on loading the cluster with nobody to report to."""
+    """ON_GONE() at the end of stdin, which the agent keeps open until it dies."""
     def run():
         while sys.stdin.readline():
             pass
@@ -106,8 +91,7 @@ def main(_args):
     child = None
 
     def on_term(signum, _frame):
-        # The worker is stopping (the agent died or Trogdor ended the task): its result can
-        # no longer be delivered, so kbench gets a second, not a whole window, to wrap up.
+        # The result can no longer be delivered: kbench gets a second, not a window, to end.
         if child and child.poll() is None:
             child.terminate()
             try:
@@ -123,17 +107,14 @@ def main(_args):
     watch_agent(lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     start = workload["start_unix_ms"] / 1000.0
-    emit({"status": {"state": "starting", "agent": agent,
-                     "start_in_seconds": round(start - time.time(), 3)}})
+    emit({"status": {"state": "starting", "agent": agent, "start_in_seconds": round(start - time.time(), 3)}})
     if not workload.get("produce") and start > time.time():
         time.sleep(start - time.time())  # Consume rows have no --start-at: start them then
     started = time.time()
     log_path = os.path.join(out_dir, "kbench.log")
-    # kbench prints nothing secret (it redacts settings); its table goes to the log file
-    # and its stderr progress lines become statuses.
+    # kbench's table goes to the log, its progress lines (nothing secret) become statuses.
     with open(log_path, "w") as log:
-        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.PIPE, text=True,
-                                 preexec_fn=die_with_parent)
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
         tail = []
         for text in child.stderr:
             text = text.rstrip("\n")
@@ -150,8 +131,7 @@ def main(_args):
     emit({"status": {"state": "done", "agent": agent, "exit_code": rc,
                      "start_unix_seconds": started, "out_dir": out_dir, "result": result}})
     if rc != 0:
-        emit({"error": "kbench exited with status %d: %s (log: %s)"
-                       % (rc, " | ".join(tail), log_path)})
+        emit({"error": "kbench exited with status %d: %s (log: %s)" % (rc, " | ".join(tail), log_path)})
     elif made_dir:
         shutil.rmtree(out_dir, ignore_errors=True)  # the result went out in the status
     return rc
