@@ -86,6 +86,15 @@ class MergeTest(unittest.TestCase):
         # Skewed by 10 ms each: the common window is shorter than 2 s but holds one interval.
         self.assertAlmostEqual(rows[0]["window_seconds"], 2.0 - 0.02, places=6)
 
+    def test_every_counter_follows_its_merge_rule(self):
+        # peak_rss_mb merges by "max": the largest agent's, not a records-weighted mean.
+        self.assertEqual(facts.merge_rules()["peak_rss_mb"], "max")
+        for a, (rss, rps) in enumerate(((100.0, 1000.0), (300.0, 1000.0), (200.0, 3000.0))):
+            row = self.results["agent-%d" % a]["benchmarks"][0]
+            row["peak_rss_mb"], row["items_per_second"] = rss, rps
+        rows, _, _ = kd.merge(self.results, {})
+        self.assertEqual(rows[0]["peak_rss_mb"], 300.0)
+
     def test_a_cluster_behind_the_merged_load_is_a_shortfall(self):
         # Every agent kept its schedule, but one's cluster delivered 900 of its 1000/s: the
         # merged 2900/s delivered is more than 1 % short of 3000 (FellShort).

@@ -44,10 +44,10 @@ scripts/kbench/commands/librdkafka.py | codec names | builds librdkafka before a
 scripts/kbench/commands/symbols.py | codec soname | build recipes: the file each library's make writes
 tests/profile/symbols_build_test.sh | codec soname | the file the symbol build must leave, as the test expects it
 tests/scripts/test_bench_commits.py | codec soname | the file a librdkafka build must leave, as the test expects it
-tests/scripts/test_librdkafka.py | codec soname | the files a librdkafka build must leave, and a fake build's make target
+tests/scripts/test_librdkafka.py | codec soname | the files a librdkafka build must leave; a fake build's target
 tests/scripts/test_compare.py | merge rule | planted: merge_runs must follow the described rules
-tests/scripts/test_compare.py | latency metrics | sample rows: the metrics of an open-loop row the test expects left unjudged
-tests/scripts/test_compare.py | codec version key | sample context: the key the test expects shown as a version difference
+tests/scripts/test_compare.py | latency metrics | sample rows: an open-loop row's metrics, expected unjudged
+tests/scripts/test_compare.py | codec version key | sample context: a key expected shown as a version difference
 tests/smoke/consistency_test.py | primary metrics of kinds | Google Benchmark's own fields, which are no counters
 benchmarks/format_bench.cc | codec names | Format/validate's codec axis: a choice of rows, named
 tests/unit/codec_test.cc | codec names | Kafka's compression codes 0 to 4, which the test checks the table against

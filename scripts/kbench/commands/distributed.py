@@ -229,17 +229,14 @@ def _merge_row(run_name, rep, entries, results):
             if any(key in e for e in entries.values()):
                 out[key] = sum(e.get(key, 0.0) for e in entries.values())
         records = {a: e.get("items_per_second", 1.0) for a, e in entries.items()}
-    # Counters of merge rule "sum" add up, latency is recomputed, the rest records-weighted.
-    latency, rules = recomputed(), facts.merge_rules()
+    # Counters by their merge rule (means weighted by each agent's records/s); latency is
+    # recomputed from the pooled histogram below.
+    latency = recomputed()
     counters = {k for e in entries.values() for k, v in e.items()
                 if k not in STANDARD and isinstance(v, (int, float)) and not isinstance(v, bool)
-                and k not in ("items_per_second", "bytes_per_second")}
-    for key in sorted(counters - latency):
-        values = {a: e[key] for a, e in entries.items() if key in e}
-        if rules.get(key) == "sum":
-            out[key] = float(sum(values.values()))
-        else:
-            out[key] = sum(v * records[a] for a, v in values.items()) / (sum(records[a] for a in values) or 1.0)
+                and k not in ("items_per_second", "bytes_per_second")} - latency
+    out.update(kr.combine([{k: e[k] for k in counters if k in e} for e in entries.values()],
+                          weights=[records[a] for a in entries]))
     if "rate_shortfall" in out and "target_rate" in out and "achieved_rate" in out:
         # fixtures/rate_search.h FellShort, over the summed rates.
         floor = 0.99 * out["target_rate"]
