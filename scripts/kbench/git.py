@@ -1,10 +1,4 @@
-"""git, the one way kbench's scripts ask it anything.
-
-    git.run(repo, "rev-parse", "HEAD")     # stdout, stripped; GitError on failure
-    git.try_run(repo, "describe", "--tags")  # stdout or None
-    git.head(repo, short=True)             # HEAD's sha, or None outside a repository
-    git.run_stamp(root)                    # "<YYYYmmdd-HHMMSS>-<short sha|nogit>"
-"""
+"""git, the one way kbench's scripts ask it anything: run (GitError on failure), try_run (None)."""
 
 import subprocess
 import time
@@ -38,6 +32,5 @@ def head(repo, short=False):
 
 
 def run_stamp(root):
-    """How a default results folder is named, so that a listing sorts by time and names the
-    commit it ran."""
+    """A default results folder's name, "<YYYYmmdd-HHMMSS>-<short sha|nogit>": sorted by time."""
     return "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), head(root, short=True) or "nogit")

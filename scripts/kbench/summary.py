@@ -16,8 +16,7 @@ def human(value):
 
 
 def references():
-    """[(row prefix, reference prefix, label)]: rows and their reference rows, whose names
-    differ only in the variant (each family's "references" in kbench --describe=json)."""
+    """[(row prefix, reference prefix, label)] of each family's "references" (kbench --describe=json)."""
     return [("%s/%s/" % (f["name"], r["of"]), "%s/%s/" % (f["name"], r["variant"]), r["label"])
             for f in facts.families() for r in f.get("references", []) if r["of"]]
 
@@ -27,8 +26,8 @@ def by_repetition(reps, key="items_per_second"):
 
 
 def ratio_rows(groups):
-    """(label, median ratio of a row's records/s to its reference's, the range of the
-    per-repetition ratios (repetition i against repetition i), n, row)."""
+    """(label, median ratio of a row's records/s to its reference's, the range of the ratios of
+    repetition i to i, n, row)."""
     rows = []
     try:
         refs = references()
@@ -93,11 +92,8 @@ def main(path):
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
           f", librdkafka {ctx.get('librdkafka_version', '?')}"
           f"{', broker ' + ctx['broker_version'] if ctx.get('broker_version') else ''}")
-    # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
-    # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
-    # (median over repetitions) and the slowest-fastest interval. CPU us/MiB: what a MiB of
-    # record values cost the client process and (on a cluster scripts/kafka started) the
-    # brokers, on windowed rows with cost counters.
+    # p99: latency on open-loop rows, queueing (marked q) on closed-loop ones. CPU us/MiB: the
+    # client's and (on a cluster scripts/kafka started) the brokers' cost of a MiB of values.
     header = ("benchmark (median of repetitions)", "reps", "records/s", "MB/s", "ratio",
               "p99_us", "CPU us/MiB", "broker", "interval CV, min-max records/s")
     table = []

@@ -119,8 +119,7 @@ def dry_run_check(args, window_args):
 
 
 class Run:
-    """A run's state shared with the signal handler: the kbench process running, the signal
-    received, the local cluster to stop."""
+    """A run's state shared with the signal handler: the kbench running, the signal, the cluster."""
 
     def __init__(self):
         self.kbench = None
@@ -128,8 +127,8 @@ class Run:
         self.kafka_dir = ""
 
     def on_signal(self, signum, _frame=None):
-        """SIGINT/SIGTERM: kbench ends the benchmark it runs and writes the JSON of what
-        finished; no further process starts. Outside kbench the run ends at once."""
+        """SIGINT/SIGTERM: kbench writes the JSON of what finished and no process follows; outside
+        kbench the run ends at once."""
         cli.info("interrupted (signal %d): letting kbench write what finished, then stopping" % signum)
         if self.kbench is None:
             sys.exit(128 + signum)
@@ -138,8 +137,7 @@ class Run:
             self.kbench.send_signal(signum)
 
     def kbench_process(self, cmd, **kw):
-        """kbench in a process group of its own: a Ctrl-C reaches it once, forwarded from
-        here, and it writes the JSON of what finished. Its exit status."""
+        """kbench in a process group of its own (a Ctrl-C reaches it once, from here); its status."""
         sys.stdout.flush()
         self.kbench = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, process_group=0, **kw)
         try:
@@ -174,9 +172,8 @@ class Run:
             kafka.stop(self.kafka_dir)
 
     def warm_up(self, base_cmd, out):
-        """A broker that has just started runs its first minute of load slower (its JIT is
-        cold: docs/methodology.md, "A warm cluster"), so one untimed process first runs the
-        selection's live rows, with 1 s warm-ups and windows, never merged or compared."""
+        """One untimed process of the selection's live rows first: a broker that has just started
+        runs its first minute of load slower (docs/methodology.md, "A warm cluster")."""
         listing = subprocess.run(base_cmd + ["--benchmark_list_tests=true"], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True).stdout
         rows = live_rows(listing, MAX_WARMUP_ROWS)
@@ -201,9 +198,8 @@ class Run:
     def processes(self, args, base_cmd, out):
         """The timed kbench processes; returns (the last failing exit status, the JSON written)."""
         rc, files = 0, []
-        # kbench's output reaches the console and console.txt / stderr.txt through two tees
-        # that live for the whole run (-i: Ctrl-C cannot cut kbench's output), waited for
-        # after the last process, so that nothing kbench printed is in flight at the report.
+        # Two tees for the whole run (-i: Ctrl-C cannot cut kbench's output), waited for after
+        # the last process, so that nothing kbench printed is in flight at the report.
         sys.stdout.flush()
         console = subprocess.Popen(["tee", "-ai", out + "/console.txt"], stdin=subprocess.PIPE)
         errors = subprocess.Popen(["tee", "-ai", out + "/stderr.txt"], stdin=subprocess.PIPE,
@@ -244,8 +240,6 @@ def build(args):
         cli.die("%s is missing; run without --no-build" % binary)
     if not args.librdkafka:
         return binary, []
-    # Same binary, another librdkafka.so.1 (the C ABI is stable across 2.x); the context's
-    # librdkafka_version records the one loaded. Empty for the system library.
     try:
         folder = librdkafka.build(args.librdkafka)
     except librdkafka.BuildError as e:
@@ -259,14 +253,12 @@ def build(args):
 def main(args):
     os.chdir(ROOT)
     window_args = []
-    # The full profile measures 30 s steady-state windows (Produce, Consume); quick keeps
-    # kbench's default of 2 s. An explicit --window-seconds after -- wins.
+    # The full profile measures 30 s windows; an explicit --window-seconds after -- wins.
     if args.profile == "full" and not args.filter:
         window_args = ["--window-seconds=30"]
     if not args.filter:
         args.filter = profile_filter(args.profile)
 
-    # The output paths first: one that cannot be written is refused before anything runs.
     out = args.out or "results/runs/" + git.run_stamp(".")
     cli.check_out_dir(out, "--out")
     history_db = os.environ.get("KBENCH_HISTORY_DB") or "results/history.sqlite"
@@ -284,7 +276,6 @@ def main(args):
     finally:
         run.stop_cluster()
     if args.history and os.path.isfile(kbench_json) and os.path.getsize(kbench_json) > 0:
-        # A run that is not in the history when asked to be is not a clean exit.
         try:
             added, _ = history.add(history_db, out)
             if added:
@@ -313,8 +304,7 @@ def measure(run, args, out, env_args, binary, window_args):
                    "--benchmark_repetitions=%d" % args.repetitions,
                    "--benchmark_min_time=%g" % args.min_time, "--benchmark_display_aggregates_only=true",
                    "--benchmark_out_format=json"] + window_args + args.kbench_args)
-    # command.txt is kept with the results: a secret given with -X (kbench's own rule,
-    # facts.is_secret_setting) is written as ***, as kbench writes it into the JSON context.
+    # A secret given with -X is written as ***, as kbench writes it into the JSON context.
     with open(out + "/command.txt", "w", encoding="utf-8") as f:
         f.write("# %d process(es), each:\n" % args.processes)
         f.write(proc.quote(redacted(base_cmd) + ["--benchmark_out=%s/processes/pN.json" % out]) + "\n")

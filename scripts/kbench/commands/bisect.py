@@ -1,49 +1,31 @@
 """Find the first commit (or broker release) between OLD and NEW at which the benchmarks
 matching REGEX changed, with bench-commits as the oracle of every step: by default the
-first bad commit (NEW regressed against OLD), with --improvement the first fixing commit
-(NEW improved on OLD). What is walked:
+first bad commit (NEW regressed against OLD), with --improvement the first fixing commit.
+What is walked:
 
   scripts/bisect GOOD BAD --filter REGEX                  kbench's own commits (--repo)
   scripts/bisect GOOD BAD --librdkafka-tree DIR --filter REGEX
                   commits of a librdkafka git repository DIR (bare or not), each built by
                   scripts/librdkafka build --tree (cached by sha); kbench stays at --kbench
   scripts/bisect --kafka-versions 3.7.2,3.8.1,3.9.1,4.0.0 --filter REGEX
-                  Apache Kafka releases in the order given (the first is OLD, the last
-                  NEW), each side on a cluster bench-commits starts (--kafka-a/-b)
+                  Apache Kafka releases in the order given (the first is OLD, the last NEW)
 
-Commits: the first-parent chain from NEW back to OLD, keeping only commits that contain
-OLD (git rev-list --first-parent --ancestry-path OLD..NEW). A merge is one step: when a
-merge is the answer, bisect the merged branch (from its merge base to the merge's second
-parent) to go further.
+Commits: the first-parent chain from NEW back to OLD (git rev-list --first-parent
+--ancestry-path OLD..NEW); a merge is one step. Each step measures a candidate against OLD
+(bench-commits exit 1: it has the change). An inconclusive step is placed by its intervals
+when they tell which end it is like, else measured again with twice the rounds (--retries),
+then skipped as `git bisect skip` does (docs/history.md).
 
-Each step is one scripts/bench-commits call that measures the candidate X against OLD,
-interleaved, and its exit status decides: the change is in X when bench-commits says
-"regression" (exit 1). For a regression X is the new side (OLD X); for --improvement the
-sides are swapped (X OLD: OLD regresses against a fixed X). The first step checks that
-NEW shows the change at all; then a binary search over the candidates between them.
+Evidence in the output directory: step-N-<X>/ (bench-commits' results), step-N-<X>.txt,
+.cmd, .rc; steps.json (every step) and summary.txt (the table and the answer).
 
-A step that cannot be judged: an inconclusive one (exit 3 with a verdict) is placed by its
-intervals when each row of NEW's change that can tell lies wholly on one side of the
-midpoint between OLD and NEW, in log ratio ("placed_by" in steps.json); else it is measured
-again with twice the rounds, up to --retries times, then skipped. A step not measured (a
-build or run failed) is skipped at once. A skipped candidate is left out, as `git bisect
-skip` does; when skipped ones sit next to the boundary, the answer lists those that may be
-first (exit 3).
-
-Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commits'
-runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
-command), .rc (its exit status); steps.json (every step: verdict, exit, seconds,
-command) and summary.txt (the table and the answer). Progress goes to the console.
-
-environment:
-  KBENCH_BISECT_ORACLE  a command run instead of scripts/bench-commits, with the same
-                        arguments (e.g. a wrapper adding options); it must keep
-                        bench-commits' exit statuses and --out-dir
+environment: KBENCH_BISECT_ORACLE, a command run instead of scripts/bench-commits with the
+same arguments; it must keep bench-commits' exit statuses and --out-dir.
 
 exit status: 0 the first bad (or fixing) commit was found (named on the last line), 1 NEW
-shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
-revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
-(NEW could not be judged, skipped candidates hide the answer).
+shows no such change against OLD, 2 bad usage or input (unknown revision, OLD not an
+ancestor of NEW, an empty range), 3 the bisection could not finish (NEW could not be
+judged, skipped candidates hide the answer).
 """
 
 import json
@@ -88,9 +70,8 @@ class Stopped(Exception):
 
 
 def run_bench_commits(argv, log_path):
-    """One step in this process, its console in LOG_PATH: bench-commits' exit status. Ctrl-C
-    or SIGTERM ends it after its own clean-up (worktrees, the brokers it started), then
-    raises Stopped."""
+    """One step in this process, its console in LOG_PATH: bench-commits' exit status; Stopped
+    after its own clean-up on Ctrl-C or SIGTERM."""
     prog, cli.prog = cli.prog, "scripts/bench-commits"
     with proc.output_to(log_path):
         try:
@@ -107,9 +88,8 @@ def run_bench_commits(argv, log_path):
 
 
 def run_oracle(cmd, log):
-    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or
-    SIGTERM (passed on to the step), waits until the step has cleaned up after itself (its
-    worktrees, the brokers it started), then raises again."""
+    """One step of KBENCH_BISECT_ORACLE: its exit status. Ctrl-C or SIGTERM is passed on, and
+    raised again once the step has cleaned up."""
     child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         return child.wait()
@@ -248,6 +228,7 @@ class Bisect:
         self.signature = None  # the rows that showed NEW's change, from the first step
         self.changed_word = "fixed" if args.improvement else "bad"
         self.unchanged_word = "not fixed" if args.improvement else "good"
+        self.first_word = "fixing" if args.improvement else "bad"
 
     # One oracle call: X against OLD, sides set so that "regression" means "X has the change".
     def command(self, i, runs, step_dir):
@@ -326,20 +307,15 @@ class Bisect:
 
     @staticmethod
     def changed_rows(verdict_path):
-        """{(name, metric): change_pct} of the rows that showed the change (the first step,
-        NEW against OLD: its regressions, sides already turned for --improvement)."""
+        """{(name, metric): change_pct} of the regressions of the first step (NEW against OLD)."""
         return {(r["name"], r["metric"]): r["change_pct"] for r in verdict_rows(verdict_path, ("regressions",))
                 if r.get("change_pct") is not None and r["change_pct"] > -100}
 
     def place(self, verdict_path):
-        """An inconclusive step placed by its intervals: the midpoint between OLD and NEW
-        (in log ratio, for each row that showed NEW's change) splits the line. A row whose
-        interval lies wholly on one side places the candidate there; a row whose interval
-        contains the midpoint cannot tell. True (NEW's side) or False (OLD's) when at least
-        one row places it and none places it on the other side; None otherwise (or when a
-        row is missing). A bisection asks which end a candidate is like, not whether it
-        equals OLD within the threshold: an interval of a 30-fold latency change that
-        straddles +-5 % yet stops far short of NEW answers it."""
+        """An inconclusive step placed by its intervals: True (NEW's side) or False (OLD's) when a
+        row of NEW's change has its interval wholly on that side of the midpoint between OLD
+        and NEW (in log ratio) and none on the other; else None. A bisection asks which end a
+        candidate is like, not whether it equals OLD within the threshold."""
         if not self.signature:
             return None
         rows = {(r.get("name"), r.get("metric")): r for r in verdict_rows(verdict_path)}
@@ -380,14 +356,13 @@ class Bisect:
         return None
 
     def largest_change(self, path):
-        """The largest change of the step, as the candidate against OLD."""
+        """The step's largest change, as the candidate against OLD."""
         rows = [r for r in verdict_rows(path) if r.get("change_pct") is not None]
         if not rows:
             return "-"
         r = max(rows, key=lambda r: abs(r["change_pct"]))
         pct = r["change_pct"]
         if self.args.improvement:
-            # The step measured OLD against the candidate: invert the ratio.
             pct = (100.0 / (100.0 + pct) - 1.0) * 100.0 if pct > -100 else float("nan")
         return "%+.3f%% (%s)" % (pct, r.get("metric", "?"))
 
@@ -443,16 +418,14 @@ class Bisect:
                 lo = i
         suspects = list(range(lo + 1, hi + 1))
         self.write_summary(hi if len(suspects) == 1 else None, suspects)
-        word = "fixing" if self.args.improvement else "bad"
-        n_steps = len(self.steps)
         print("bisect: %d build-and-measure step(s) in %s; evidence in %s"
-              % (n_steps, minutes(time.time() - self.started), self.out_dir))
+              % (len(self.steps), minutes(time.time() - self.started), self.out_dir))
         if len(suspects) == 1:
             c = walk.candidates[hi]
-            print("first %s %s: %s" % (word, walk.kind, c["id"] if walk.kind == "version"
+            print("first %s %s: %s" % (self.first_word, walk.kind, c["id"] if walk.kind == "version"
                                         else "%s %s" % (c["id"], c["subject"])))
             return 0
-        print("the first %s %s is one of (the others could not be judged):" % (word, walk.kind))
+        print("the first %s %s is one of (the others could not be judged):" % (self.first_word, walk.kind))
         for i in suspects:
             print("  " + walk.name(i))
         return 3
@@ -463,7 +436,7 @@ class Bisect:
                  minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
         lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
                              "subject"), rows)]
-        word = "fixing" if self.args.improvement else "bad"
+        word = self.first_word
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
                          "change that can tell lie nearer that end (steps.json: placed_by)")
@@ -524,8 +497,7 @@ def main(args):
         if not kbench_sha:
             die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
     if args.librdkafka_tree:
-        # Both ends must be librdkafka source trees kbench can build (a source tree, 1.0.0
-        # or later); the commits between are skipped if not.
+        # Both ends must be commits scripts/librdkafka builds; one between that is not is skipped.
         for c in (walk.candidates[0], walk.candidates[-1]):
             try:
                 librdkafka.path_tree(walk.tree, c["id"])

@@ -35,8 +35,7 @@ import time
 from kbench import build_stamp, cli, git, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
-# The oldest release a tree's commit may be (--tree): the first with zstd.
-OLDEST_TREE = "1.0.0"
+OLDEST_TREE = "1.0.0"  # the oldest release a --tree commit may be: the first with zstd
 
 # librdkafka version -> the npm package@version bundling exactly that release. A build checks
 # it (the header before, rd_kafka_version_str() after): a wrong row fails, never mislabels.
@@ -58,8 +57,6 @@ SOURCES = {
 # build without one is refused (exit 1), never cached. Read from the WITH_* lines configure
 # writes to Makefile.config; "y" is on, anything else (or absent) off.
 SPEED_FEATURES = (
-    # The version script makes every symbol but the API local, so the library's internal
-    # calls bind directly instead of through the PLT.
     ("WITH_LDS", "no linker script (every internal symbol exported, internal calls through the PLT)"),
     ("WITH_SSL", "no OpenSSL (no TLS, no SASL/SCRAM; Debian: libssl-dev)"),
     ("WITH_ZSTD", "no zstd (Debian: libzstd-dev)"),
@@ -81,9 +78,8 @@ def system_version():
 
 
 def header_version(header):
-    """RD_KAFKA_VERSION 0xMMmmrrpp -> "M.m.r" as rd_kafka_version_str() spells it: pp 0xff is a
-    release, up to 200 -preN, above 200 -RC(pp-200) (a tree's development commit may carry one);
-    None without the define."""
+    """RD_KAFKA_VERSION 0xMMmmrrpp -> "M.m.r" as rd_kafka_version_str() spells it (pp 0xff a
+    release, up to 200 -preN, above -RC(pp-200)); None without the define."""
     m = HEADER_VERSION.search(header)
     if not m:
         return None
@@ -99,8 +95,7 @@ def version_key(name):
 
 
 def is_built(d):
-    """Whether D holds a finished build whose configure results were checked: an entry stamped
-    before kbench checked them (no configure_with) may lack the linker script."""
+    """D holds a finished build whose configure results were checked (configure_with)."""
     return os.path.isfile(d + "/lib/librdkafka.so.1") and "configure_with" in build_stamp.read(d + "/build.json")
 
 
@@ -129,15 +124,13 @@ def check_build_tools():
 
 
 def choose_flags():
-    """The configure options kbench asks of every build: no --install-deps (it downloads from
-    the internet); what is missing is off."""
+    """The configure options of every build: no --install-deps (it downloads); what is missing is off."""
     return ["--disable-gssapi", "--disable-curl", "--enable-zlib", "--enable-zstd", "--enable-lz4-ext",
             "--enable-ssl" if header_ok("openssl/ssl.h") else "--disable-ssl"]
 
 
 def step(cmd, log, failure, **kwargs):
-    """One build step, its output appended to LOG; when it fails, the log's end on stderr and
-    BuildError(FAILURE)."""
+    """One build step logged to LOG; a failure shows the log's end and raises BuildError(FAILURE)."""
     if proc.run(cmd, log=log, **kwargs).returncode != 0:
         print(proc.tail(log, 30), file=sys.stderr)
         raise BuildError(failure)
@@ -147,10 +140,8 @@ def step(cmd, log, failure, **kwargs):
 
 def make(d, lock_name, version, flags, unpack):
     """Cache entry D's library folder, built unless it is, one build at a time: UNPACK(src, log)
-    puts the sources into src and returns (what they are, build.json's fields of their origin);
-    then configure, make, verify and stamp. A build that fails or is interrupted leaves only
-    build.log (and an npm tarball); an entry stamped before kbench checked configure's
-    results (no configure_with) is built again."""
+    puts the sources into src and returns (what they are, build.json's fields of their origin).
+    A failed or interrupted build leaves only build.log (and an npm tarball)."""
     if not is_built(d):
         check_build_tools()
         with build_stamp.lock(d, lock_name):
@@ -180,9 +171,8 @@ def build_into(d, version, flags, unpack):
 
 
 def known_options(flags, src, what):
-    """FLAGS reduced to the options SRC/configure's --help lists (mklove rejects any other;
-    --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0), and the others,
-    dropped: nothing to turn off, and the codec check still proves every codec."""
+    """(FLAGS that SRC/configure --help lists, the others): mklove rejects unknown options, and
+    --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0."""
     known = set(CONFIGURE_OPTION.findall(proc.output(["./configure", "--help"], cwd=src) or ""))
     if not known:
         raise BuildError("'configure --help' of %s lists no --enable/--disable option: cannot tell which "
@@ -194,8 +184,8 @@ def known_options(flags, src, what):
 
 
 def compile_source(d, src, version, what, flags):
-    """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
-    publishes D/lib, D/include and D/configure; returns build.json's fields of the build."""
+    """Configures and makes SRC, proves the library is VERSION with every codec, publishes D/lib
+    and D/include; build.json's fields of the build."""
     log = d + "/build.log"
     cli.info("building librdkafka %s (log: %s)" % (what, log))
     flags, dropped = known_options(flags, src, what)
@@ -214,7 +204,7 @@ def compile_source(d, src, version, what, flags):
     if refused:
         raise BuildError("librdkafka %s refused: configure turned off what changes its speed:\n  %s\nlog: %s"
                          % (what, "\n  ".join(refused), log))
-    # make: the shared library only (not the static ones, the examples or the tests).
+    # The shared library only (not the static ones, the examples or the tests).
     step(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0)), "librdkafka.so.1"], log,
          "make failed for %s; log: %s" % (what, log), env=env)
     if not os.path.isfile(src + "/src/librdkafka.so.1"):
@@ -250,8 +240,7 @@ def compile_source(d, src, version, what, flags):
 
 
 def configure_results(d, src, log, what):
-    """The WITH_* settings configure wrote to SRC/Makefile.config ({name: value}), kept with
-    SRC/config.h in D/configure/ beside the build."""
+    """{name: value} of the WITH_* lines of SRC/Makefile.config, kept with config.h in D/configure/."""
     try:
         with open(src + "/Makefile.config", errors="replace") as f:
             config = f.read()
@@ -266,8 +255,7 @@ def configure_results(d, src, log, what):
 
 
 def refusals(with_, flags, log):
-    """Why a configure result WITH_ ({name: value}) is not the library kbench measures: the
-    reasons, one per SPEED_FEATURES entry turned off (SSL only when FLAGS asked for it)."""
+    """One reason per SPEED_FEATURES entry configure turned off (SSL only when FLAGS asked for it)."""
     with open(log, errors="replace") as f:
         said = f.read()
     reasons = []
@@ -319,14 +307,12 @@ def build(version, from_source=False):
             cli.info("librdkafka %s is the system library: nothing to build, no LD_LIBRARY_PATH needed "
                      "(--from-source builds it from %s anyway)" % (version, SOURCES.get(version, "npm")))
         return ""
-    # npm only when the entry holds no tarball yet (a rebuild is offline).
     if not is_built(d) and not first_tgz(d) and not shutil.which("npm"):
         raise BuildError("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)",
                          2)
     spec = SOURCES[version]
 
     def unpack(src, log):
-        """npm pack (once), extract deps/librdkafka, check it is VERSION."""
         tgz = fetch_tarball(d, spec, log)
         with open(d + "/" + tgz, "rb") as f:
             sha = hashlib.file_digest(f, "sha256").hexdigest()
@@ -380,16 +366,14 @@ Release = collections.namedtuple("Release", "version tag sha")
 
 
 class Repo:
-    """The git repository DIR holding librdkafka: top (the top, or a bare repository's git
-    directory), prefix (DIR inside it, "" or "sub/dir/"), path. Only objects are read: DIR's
-    checkout, index and uncommitted changes are left alone."""
+    """The git repository DIR holding librdkafka: top (its top or git directory), prefix (DIR
+    inside it, "" or "sub/dir/"), path. Only objects are read, never DIR's checkout."""
 
     def __init__(self, tree):
         if not os.path.isdir(tree):
             raise BuildError("--tree '%s' is not a directory" % tree, 2)
         self.dir, self.prefix = tree, ""
         if git.try_run(tree, "rev-parse", "--is-inside-git-dir") == "true":
-            # A bare repository, or a .git directory: the commits are all there is.
             self.top = git.try_run(tree, "rev-parse", "--absolute-git-dir")
             if self.top is None:
                 raise BuildError("--tree '%s' is not a git repository" % tree, 2)
@@ -421,8 +405,8 @@ class Repo:
         return sorted(found)
 
     def final_releases(self):
-        """The final releases kbench builds (from v1.0.0 on), in version order; BuildError
-        (status 2) when the repository has none, or its newest is not a librdkafka source tree."""
+        """The final releases from v1.0.0 on, in version order; BuildError (status 2) when there is
+        none, or the newest is not a librdkafka source tree."""
         releases = [r for r in self.all_releases() if r.version >= version_key(OLDEST_TREE)]
         if not releases:
             raise BuildError("%s is not a librdkafka repository: no final release tag (vX.Y.Z) from v%s on"
@@ -431,8 +415,7 @@ class Repo:
         return releases
 
     def releases_in(self, span):
-        """The final releases of SPAN, "FROM..TO" (inclusive, by version; either end may be left
-        out) or "all"; BuildError (status 2) for an end that is not one of them."""
+        """The final releases of SPAN, "FROM..TO" (inclusive, either end optional) or "all"."""
         releases = self.final_releases()
         first, sep, last = ("", "..", "") if span == "all" else span.partition("..")
         if not sep:
@@ -455,15 +438,13 @@ class Repo:
 
 
 def tree_entry(sha, flags):
-    """A commit's cache entry, keyed by the commit and the flags asked for (SSL is on with
-    libssl-dev)."""
+    """A commit's cache entry, keyed by the commit and the flags (SSL is on with libssl-dev)."""
     digest = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8]
     return build_stamp.cache_dir("librdkafka/tree/%s-%s" % (sha, digest))
 
 
 class Tree:
-    """Commit REV of a Repo (BuildError, status 2, if it is none): sha; check() proves it a
-    librdkafka source tree kbench builds and sets version."""
+    """Commit REV of a Repo: sha; check() proves it a librdkafka source tree and sets version."""
 
     def __init__(self, repo, rev):
         self.repo, self.rev, self.version = repo, rev, None
@@ -500,8 +481,7 @@ class Tree:
         repo, short = self.check().repo, self.sha[:12]
 
         def unpack(src, log):
-            """git archive: the commit's files only (no .git: librdkafka's Makefile would then stamp
-            the version with git describe, and a cache inside another repository would describe that one)."""
+            # git archive, no .git: librdkafka's Makefile would stamp the version with git describe.
             describe = git.try_run(repo.dir, "describe", "--tags", "--always", "--abbrev=12", self.sha) or short
             step(["git", "-C", repo.top, "archive", "--format=tar", "-o", src + ".tar",
                   "%s:%s" % (self.sha, repo.prefix)], log, "git archive of %s failed; log: %s" % (short, log))
@@ -583,9 +563,8 @@ def run(args):
 
 
 def build_trees(repo, revs, span):
-    """Builds each of REVS (or the final releases of SPAN), printing its library folder; every
-    one is checked before any is built. Of several, one that fails does not stop the others:
-    all are named at the end (exit 1)."""
+    """Builds each of REVS (or the releases of SPAN), checked first, printing its library folder;
+    one that fails does not stop the others."""
     if span is not None:
         if revs:
             raise BuildError("build --tree DIR takes REVs or --releases, not both", 2)
@@ -639,8 +618,6 @@ def list_builds():
 
 
 def list_releases(repo):
-    """The final releases of REPO from v1.0.0 on, in version order: commit, branch parent
-    (the latest earlier release that is its ancestor), built or not, notes."""
     shown = repo.final_releases()
     cli.dry_run_exit()
     every = repo.all_releases()

@@ -94,9 +94,7 @@ def check_side(spec):
 
 
 def check_kbench_args(binary, filter_, kbench_args):
-    """kbench checks its arguments and the filter before anything is built or profiled: an
-    option it does not know, or a filter that selects nothing, is bad usage here, not a
-    failed run."""
+    """kbench's refusal of its arguments, or a filter that selects nothing, is bad usage."""
     try:
         listed = proc.run([binary, "--benchmark_list_tests", "--benchmark_filter=" + filter_] + kbench_args,
                           capture=True)
@@ -109,8 +107,7 @@ def check_kbench_args(binary, filter_, kbench_args):
 
 
 def choose_tool(args):
-    """The profiler: --tool's, checked; else perf if it can sample here (callgrind first for
-    --diff), else callgrind."""
+    """--tool's profiler, checked; else perf if it can sample here (callgrind for --diff), else callgrind."""
     tool = args.tool or ("callgrind" if args.diff and shutil.which("valgrind") else None)
     if not tool:
         if perf_works():
@@ -130,8 +127,7 @@ def choose_tool(args):
 
 
 def default_out_dir(filter_):
-    """results/profiles/<YYYYmmdd-HHMMSS>-<filter-slug>: the filter's bytes outside
-    [A-Za-z0-9._-] and runs of _ become one _, no _ at either end, at most 60 bytes."""
+    """results/profiles/<YYYYmmdd-HHMMSS>-<the filter, [A-Za-z0-9.-] and _, at most 60 bytes>."""
     slug = re.sub(rb"[^A-Za-z0-9.-]+", b"_", os.fsencode(filter_)).strip(b"_")[:60].decode()
     return os.path.join(kbench.ROOT, "results", "profiles", "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), slug or "all"))
 
@@ -172,7 +168,6 @@ class Profiler:
             except git.GitError as e:
                 cli.die("cannot check out %s: %s" % (rev, e), status=3)
         cli.info("building %s (%s) in %s (log: %s)" % (rev, sha[:12], wt, log))
-        # KBENCH_CMAKE_ARGS holds several arguments, as in bench-commits.
         extra = os.environ.get("KBENCH_CMAKE_ARGS", "").split()
         if proc.run(["cmake", "-S", wt, "-B", wt + "/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"] + extra,
                     log=log).returncode != 0 or \
@@ -257,8 +252,7 @@ class Profiler:
         if a.off_cpu:
             self.off_cpu(d, kb, env)
 
-        # The context: what ran (the JSON's context, with loaded_libraries) and how the symbol
-        # builds were made.
+        # What ran (the JSON's context, with loaded_libraries) and how the symbol builds were made.
         with open(d + "/context.txt", "w") as f:
             f.write("# side: %s\n# LD_LIBRARY_PATH=%s\n" % (desc or "default", ldp))
             f.write(results.context_text(d + "/result.json"))
@@ -277,9 +271,8 @@ class Profiler:
         return done.stdout.splitlines()
 
     def off_cpu(self, d, kb, env):
-        """sched_switch fires as a thread leaves the CPU (its stack and state); the switch
-        records say when it came back. A second run: the tracepoint's cost stays out of the
-        CPU profile."""
+        """A second run (the tracepoint's cost stays out of the CPU profile): sched_switch gives a
+        leaving thread's stack and state, the switch records when it came back."""
         cli.info("off-CPU run (sched:sched_switch + switch events)")
         log = d + "/offcpu-kbench.log"
         self.record(["perf", "record", "-e", "sched:sched_switch", "--switch-events", "--call-graph",
@@ -332,8 +325,7 @@ def main(args):
         cli.die("FILTER is empty (a --benchmark_filter regex)")
     if args.off_cpu and args.tool == "callgrind":
         cli.die(OFF_CPU_NEEDS_PERF)
-    # With a fixed iteration count Google Benchmark names rows NAME/iterations:N, so a filter
-    # anchored with $ would match nothing.
+    # A fixed iteration count names rows NAME/iterations:N, which a filter anchored with $ misses.
     if os.environ.get("KBENCH_FIXED_ITERATIONS") and args.filter.endswith("$") and "iterations" not in args.filter:
         args.filter = args.filter[:-1] + "(/iterations:[0-9]+)?$"
     if args.out_dir:
@@ -350,7 +342,6 @@ def main(args):
             cli.die("%s is not executable" % binary)
         # Not for --diff: its sides are other builds, whose rows may differ.
         check_kbench_args(binary, args.filter, args.kbench_args)
-    # A dry run stops before the profilers are probed: they depend on the machine, not the command.
     cli.dry_run_exit()
     tool = choose_tool(args)
     if args.diff and tool == "callgrind":
