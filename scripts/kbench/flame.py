@@ -1,9 +1,6 @@
-"""Folded stacks, flame graph SVGs and the views scripts/profile derives from them: per
-thread role, off-CPU, differential. Debian 12 packages no flame graph tool (neither Brendan
-Gregg's FlameGraph scripts nor inferno), hence this small converter. The folded format is
-the common one (`root;child;leaf COUNT` per line), so its files also feed other flame graph
-tools and speedscope.
-"""
+"""Folded stacks (`root;child;leaf COUNT`, for any flame graph tool), flame graph SVGs and the
+views scripts/profile derives from them: per thread role, off-CPU, differential. Debian 12
+packages no flame graph tool."""
 
 import html
 import itertools
@@ -37,11 +34,8 @@ def _parse_frame(line):
 
 
 def _samples(lines):
-    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first).
-
-    A sample is a header line (`comm pid [cpu] time: period event:`) followed by
-    one frame per line, leaf first (`addr symbol+off (dso)`), then a blank line.
-    """
+    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first), from a
+    header (`comm pid [cpu] time: period event:`), one frame a line, then a blank line."""
     header, frames = None, []
     for raw in itertools.chain(lines, [""]):  # the last sample ends at the end
         line = raw.rstrip("\n")
@@ -135,20 +129,12 @@ def render_svg(stacks, title="Flame graph"):
                    "hover for details" % total, describe)
 
 
-# --- callgrind ------------------------------------------------------------------------------
-
 def fold_callgrind(lines):
     """Self cost of the first event (Ir) per call chain, from a callgrind.out written with
-    --separate-callers=N: each function name is then `fn'caller'caller...`, so the cost
-    lines under fn= are exactly that chain's self cost and become one folded stack.
-    """
-    # Compressed names, "(id) name" once and "(id)" after, have one table per kind.
-    tables = {"fn": {}, "fl": {}, "ob": {}}
+    --separate-callers=N: a function is then named `fn'caller'caller...`, one folded stack."""
+    tables = {"fn": {}, "fl": {}, "ob": {}}  # compressed names, one table per kind
     stacks = Counter()
-    npos = 1
-    fn = None
-    ob = ""
-    skip_next = False
+    npos, fn, ob, skip_next = 1, None, "", False
 
     def name_of(value, kind="fn"):
         """A compressed name: "(id) name" defines id, "(id)" refers to it."""
@@ -192,8 +178,6 @@ def fold_callgrind(lines):
                     stacks[fn] += cost
     return stacks
 
-
-# --- summaries ------------------------------------------------------------------------------
 
 def is_named(frame):
     """False for frames a profiler could not name: `[libfoo.so]`, `[unknown]`, bare hex."""
@@ -246,28 +230,18 @@ def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
     return "\n".join(out) + "\n"
 
 
-# --- thread roles ---------------------------------------------------------------------------
-
-# librdkafka names its threads (rd_kafka_set_thread_name): rdk:main, rdk:broker<id> and
-# rdk:broker-1 (internal), rdk:broker<N> of the mock cluster... Anything else is the
-# application's (kbench's benchmark threads, the runner).
-ROLES = (
-    ("librdkafka-main", re.compile(r"^rdk:main")),
-    ("librdkafka-broker", re.compile(r"^rdk:broker")),
-    ("librdkafka-mock", re.compile(r"^rdk:mock")),
-    ("librdkafka-other", re.compile(r"^rdk:")),
-)
-
-
 def thread_role(comm):
-    return next((role for role, rx in ROLES if rx.match(comm)), "application")
+    """librdkafka names its threads rdk:main, rdk:broker<id>, rdk:mock...; the rest are the application's."""
+    for role in ("main", "broker", "mock"):
+        if comm.startswith("rdk:" + role):
+            return "librdkafka-" + role
+    return "librdkafka-other" if comm.startswith("rdk:") else "application"
 
 
 def split_roles(stacks):
     out = {}
     for stack, count in stacks.items():
-        d = out.setdefault(thread_role(stack.split(";", 1)[0]), Counter())
-        d[stack] += count
+        out.setdefault(thread_role(stack.split(";", 1)[0]), Counter())[stack] += count
     return out
 
 
@@ -285,8 +259,6 @@ def roles_table(stacks):
             + _table(("thread (comm)", "role", "samples", "share"), "llrr",
                      [(comm, thread_role(comm), n, _share(n, total)) for comm, n in threads.most_common()]) + "\n")
 
-
-# --- off-CPU --------------------------------------------------------------------------------
 
 _HDR = re.compile(r"^(.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+(.*)$")
 _RUNNABLE = "[runnable: preempted, waiting for a CPU]"
@@ -306,14 +278,10 @@ def _is_system_frame(name, dso):
 
 
 def fold_offcpu(lines, sites):
-    """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
-    recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
-    state come from the thread's sched_switch sample, the time it stayed off the CPU from
-    its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
-    thread splits into time blocked (sleeping) and time runnable but not running.
-    The dict SITES gets blocked time per wait site: the innermost frame outside the C
-    library and kernel (the code that chose to wait) and the call it waits in.
-    """
+    """Off-CPU microseconds per stack (thread;state;frames...), from `perf script
+    --show-switch-events` of sched:sched_switch samples (stack, state) and switch records
+    (when the thread came back). SITES gets blocked time per wait site: the innermost frame
+    outside the C library and kernel, and the call it waits in."""
     stacks = Counter()
     pending = {}  # tid -> (time, comm, state, frames, site)
     for header, sample in _samples(lines):
@@ -377,19 +345,15 @@ def offcpu_table(stacks, sites, top=20):
     ]) + "\n"
 
 
-# --- differential ---------------------------------------------------------------------------
-
 def _totals(a, b, normalize):
-    """A's and B's totals and the factor that scales B to A: their totals when NORMALIZE
-    (sampled profiles, whose totals follow run time), else 1 (callgrind with the same fixed
-    iteration count: counts are exact and comparable)."""
+    """A's and B's totals and the factor that scales B to A: 1 unless NORMALIZE (sampled
+    profiles, whose totals follow run time)."""
     ta, tb = sum(a.values()), sum(b.values())
     return ta, tb, (ta / tb) if (normalize and tb) else 1.0
 
 
 def diff_profiles(a, b, normalize):
-    """Per function (leaf frame): self cost of A and B and the change, B scaled (_totals);
-    sorted by the size of the change, largest first."""
+    """Per function (leaf frame): self cost of A and B and the change, B scaled; largest first."""
     ta, tb, scale = _totals(a, b, normalize)
     sa, sb = self_costs(a), self_costs(b)
     rows = []
@@ -419,8 +383,8 @@ def diff_table(rows, ta, tb, unit, normalize, top=30):
 
 
 def render_diff_svg(a, b, title, normalize):
-    """B's flame graph (widths: B), each frame coloured by the change of its inclusive cost
-    from A: red grew, blue shrank, white unchanged; intensity relative to the largest change."""
+    """B's flame graph, each frame coloured by the change of its inclusive cost from A: red grew,
+    blue shrank, white unchanged."""
     _, _, scale = _totals(a, b, normalize)
     ta_tree, tb_tree = _tree(a), _tree(b)
 

@@ -18,6 +18,7 @@ import kbench
 from kbench import cli
 
 KINDS = ("shell", "python", "format", "tidy")
+LINTER = {"shell": "shellcheck", "python": "ruff", "format": "clang-format", "tidy": "clang-tidy"}
 TIDY_DIRS = re.compile(r"(harness|fixtures|benchmarks|mock)/.*\.cc$")
 
 
@@ -68,9 +69,9 @@ def tree_files():
     return [f for f in listed.split("\0") if f and os.path.isfile(f) and not f.startswith("results/")]
 
 
-def need(tool, package):
+def need(tool):
     if not shutil.which(tool):
-        cli.die("%s not found (scripts/setup installs it: apt-get install %s)" % (tool, package))
+        cli.die("%s not found (scripts/setup installs it: apt-get install %s)" % (tool, tool))
 
 
 def check(kinds, files=None, build="build", log=None):
@@ -89,7 +90,7 @@ def check(kinds, files=None, build="build", log=None):
             continue
         started = time.monotonic()
         if k == "shell":
-            need("shellcheck", "shellcheck")
+            need("shellcheck")
             # -x: follow `source` so that functions of a sourced library are known where used.
             rc = subprocess.run(["shellcheck", "-x"] + todo, **out).returncode
             said = "%d shell scripts clean" % len(todo)
@@ -100,13 +101,13 @@ def check(kinds, files=None, build="build", log=None):
             rc = subprocess.run(ruff + ["check", "--no-cache", "--quiet"] + todo, **out).returncode
             said = "%d Python files clean" % len(todo)
         elif k == "format":
-            need("clang-format", "clang-format")
+            need("clang-format")
             rc = subprocess.run(["clang-format", "--dry-run", "--Werror"] + todo, **out).returncode
             said = "%d C/C++ files formatted" % len(todo)
             if rc:
                 cli.info("clang-format: reformat the files above with 'clang-format -i FILE'")
         else:
-            need("clang-tidy", "clang-tidy")
+            need("clang-tidy")
             if not os.path.isfile(os.path.join(build, "compile_commands.json")):
                 cli.die("no %s/compile_commands.json: configure first (cmake -S . -B %s -G Ninja)" % (build, build))
             # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; --quiet drops the "N
@@ -115,11 +116,9 @@ def check(kinds, files=None, build="build", log=None):
                                  "clang-tidy", "--quiet", "-p", build, "--warnings-as-errors=*"],
                                 input="\0".join(todo), text=True, **out).returncode
             said = "%d source files clean (%d s)" % (len(todo), time.monotonic() - started)
-        if rc:
-            failed = 1
-        else:
-            cli.info("%s: %s" % ({"shell": "shellcheck", "python": "ruff", "format": "clang-format",
-                                  "tidy": "clang-tidy"}[k], said))
+        failed |= bool(rc)
+        if not rc:
+            cli.info("%s: %s" % (LINTER[k], said))
     return failed
 
 

@@ -89,42 +89,26 @@ def exported(path):
     return sorted({(line.split() or [""])[-1] for line in listing.splitlines()})
 
 
-def _one_line(path, lines):
-    for raw in open(path, errors="replace"):
-        w = raw.split("#", 1)[0].split()
-        if len(w) >= 3 and w[0] == "deb":
-            w = [x for x in w[1:] if not x.startswith("[")]
-            lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
-
-
-def _deb822(path, lines):
-    for block in open(path, errors="replace").read().split("\n\n"):
-        f = {}
-        for raw in block.splitlines():
-            if raw.startswith("#") or ":" not in raw:
-                continue
-            k, v = raw.split(":", 1)
-            f[k.strip().lower()] = v.split()
-        if "deb" not in f.get("types", []) or f.get("enabled", ["yes"])[0] == "no":
-            continue
-        for uri in f.get("uris", []):
-            for suite in f.get("suites", []):
-                lines.add("deb-src %s %s %s" % (uri, suite, " ".join(f.get("components", ["main"]))))
-
-
 def deb_src_lines(main="/etc/apt/sources.list", parts="/etc/apt/sources.list.d"):
     """deb-src lines for every deb line of the system's apt sources (one-line .list and deb822
-    .sources formats): the same archive and suites, so that the installed versions' sources
-    are found."""
+    .sources formats) of Debian's archives: other vendors' carry no sources for these packages."""
     lines = set()
-    if os.path.exists(main):
-        _one_line(main, lines)
-    for p in sorted(glob.glob(os.path.join(parts, "*.list"))):
-        _one_line(p, lines)
-    for p in sorted(glob.glob(os.path.join(parts, "*.sources"))):
-        _deb822(p, lines)
-    # Only Debian's archives: other vendors' repositories (cloud SDKs, nodesource) carry no
-    # sources for these packages and may not be reachable.
+    for path in [main] * os.path.exists(main) + sorted(glob.glob(os.path.join(parts, "*.list"))):
+        with open(path, errors="replace") as f:
+            for w in (raw.split("#", 1)[0].split() for raw in f):
+                if len(w) >= 3 and w[0] == "deb":
+                    w = [x for x in w[1:] if not x.startswith("[")]
+                    lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
+    for path in sorted(glob.glob(os.path.join(parts, "*.sources"))):
+        with open(path, errors="replace") as f:
+            blocks = f.read().split("\n\n")
+        for block in blocks:
+            fields = {k.strip().lower(): v.split() for k, _, v in
+                      (raw.partition(":") for raw in block.splitlines() if ":" in raw and raw[0] != "#")}
+            if "deb" in fields.get("types", []) and fields.get("enabled", ["yes"])[0] != "no":
+                for uri in fields.get("uris", []):
+                    for suite in fields.get("suites", []):
+                        lines.add("deb-src %s %s %s" % (uri, suite, " ".join(fields.get("components", ["main"]))))
     return sorted(x for x in lines if "debian.org" in x or "debian-security" in x)
 
 
@@ -143,8 +127,6 @@ class Cache:
     @staticmethod
     def is_built(d):
         return d is not None and os.path.isfile(d + "/build.json") and os.path.isdir(d + "/lib")
-
-    # --- the private apt configuration -------------------------------------------------------
 
     def apt(self, args, cwd=None):
         """apt-get ARGS, its output appended to apt.log; its exit status."""
@@ -173,9 +155,8 @@ class Cache:
         self.apt_opts = opts
 
     def fetch_source(self, source, version):
-        """(the version fetched, its .dsc). When the installed revision's source is not
-        downloadable (security uploads are pruned from some mirrors), the newest other
-        revision of the same upstream version is taken."""
+        """(the version fetched, its .dsc): the newest other revision of the same upstream version
+        when the installed one is not downloadable (security uploads are pruned from mirrors)."""
         d = self.root + "/src"
         os.makedirs(d, exist_ok=True)
         dsc = "%s/%s_%s.dsc" % (d, source, no_epoch(version))
@@ -197,8 +178,6 @@ class Cache:
                              "version %s)" % (source, version, candidate, upstream(version)))
                 return candidate, dsc
         raise BuildError("no downloadable Debian source for %s %s (log: %s/apt.log)" % (source, version, self.root))
-
-    # --- building ------------------------------------------------------------------------------
 
     def build_one(self, lib):
         """LIB's library folder, built into its cache folder unless it is there, verified and stamped."""
@@ -246,8 +225,7 @@ class Cache:
 
 
 def verify(lib, soname, d, log):
-    """Before publishing: the same library version as the system's, symbols and DWARF
-    present; the facts build.json records."""
+    """The same version as the system's, symbols and DWARF present: the facts build.json records."""
     so, sysfile = "%s/lib.tmp/%s" % (d, soname), system_file(lib)
     if not os.path.exists(so):
         raise BuildError("the build produced no %s; log: %s" % (soname, log))
@@ -289,10 +267,8 @@ def verify(lib, soname, d, log):
 
 
 class Build:
-    """The shared library only, the way the package's rules build it, its output to the file
-    LOG. Each recipe mirrors debian/rules of the bookworm package (DEB_BUILD_MAINT_OPTIONS,
-    extra defines, optimisation level, configure options); Debian's own build of the package
-    runs the programs and tests too, which profiles do not need."""
+    """The shared library only, as debian/rules of the bookworm package builds it (maintainer
+    options, defines, optimisation level, configure options), its output to the file LOG."""
 
     def __init__(self, log):
         self.log, self.jobs = log, str(len(os.sched_getaffinity(0)))
@@ -302,16 +278,15 @@ class Build:
         return proc.run(cmd, log=self.log, env=dict(os.environ, **env) if env else None, cwd=cwd).returncode == 0
 
     def flags(self, tree, maint_options):
-        """cflags, cxxflags, cppflags and ldflags as the package's rules see them. Run in the
-        source tree, as Debian's build does: -ffile-prefix-map maps that tree to "."."""
+        """cflags, cxxflags, cppflags and ldflags as the package's rules see them, in the source
+        tree (as Debian's build: -ffile-prefix-map maps it to ".")."""
         env = dict(os.environ, DEB_BUILD_MAINT_OPTIONS=maint_options, DEB_CFLAGS_MAINT_APPEND=EXTRA_CFLAGS,
                    DEB_CXXFLAGS_MAINT_APPEND=EXTRA_CFLAGS)
         return [proc.output(["dpkg-buildflags", "--get", var], cwd=tree, env=env) or ""
                 for var in ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")]
 
     def stage(self, path, stage):
-        """The real file under its own name, plus the SONAME link (what the loader looks
-        for); build trees link into object directories that are deleted later."""
+        """The real file under its own name, plus the SONAME link the loader looks for."""
         real = os.path.realpath(path)
         if not os.path.isfile(real):
             return False
@@ -321,8 +296,7 @@ class Build:
         return True
 
     def library(self, lib, src, stage):
-        """Builds LIB's shared library from the tree SRC into STAGE; its CFLAGS, or None when
-        a step fails."""
+        """Builds LIB's shared library from the tree SRC into STAGE; its CFLAGS, or None on failure."""
         j = "-j" + self.jobs
         if lib == "zstd":
             cflags, _, cppflags, ldflags = self.flags(src, "hardening=+all")
@@ -370,8 +344,7 @@ class Build:
 
 
 def build(libs=tuple(LIBRARIES)):
-    """The library folders of symbol builds of LIBS (default: all five), built unless they are;
-    BuildError when one cannot be built."""
+    """The library folders of symbol builds of LIBS, built unless they are."""
     absent = [t for t in TOOLS if not shutil.which(t)]
     if absent:
         raise BuildError("missing tools: %s (scripts/setup --symbols installs them)" % " ".join(absent), 2)
