@@ -10,19 +10,16 @@ arguments; A and B may be the same commit and differ in the rest:
   scripts/bench-commits HEAD HEAD --args-a '-X linger.ms=5' --args-b '-X linger.ms=50'
   scripts/bench-commits HEAD HEAD --kafka-a 3.9.1 --kafka-b 4.4.0
 
-Builds commits A (base) and B (new) in their own git worktrees (Release, Ninja), runs them
-interleaved and counterbalanced, A B B A A B B A ..., so that drift of the machine hits both
-sides alike and neither always runs second, merges each side's runs into one Google
-Benchmark JSON of repetitions and compares the pair as scripts/compare does. On a live
-cluster (KBENCH_BOOTSTRAP or --bootstrap after --), one untimed process of A first runs the
-selection's Produce, Consume and EndToEnd rows (at most 40, 1 s windows, warm-ups that add
-up to a minute of load) to warm the broker up; runs/warmup.json is never compared.
+Builds A (base) and B (new) in their own git worktrees, runs them interleaved and
+counterbalanced (A B B A A B B A ...), merges each side's runs into one Google Benchmark
+JSON and compares them as scripts/compare does. On a live cluster an untimed process first
+warms the broker up (runs/warmup.json, never compared).
 
 Instruction mode: each benchmark that matches --filter runs alone under callgrind, twice per
 side, with N and 2N iterations; the metric is (Ir(2N) - Ir(N)) / N, one iteration's
-instructions without start-up. Counts repeat to about 0.002 %, so one run per side decides.
-Rows of families that need a cluster are left out (their count follows the wall clock);
---instructions-of counts one call path of them instead.
+instructions without start-up, so one run per side decides. Rows of families that need a
+cluster are left out (their count follows the wall clock); --instructions-of counts one
+call path of them instead.
 
 Results: DIR/base.json, DIR/new.json (merged), DIR/verdict.json, DIR/runs/ (one JSON per
 process, plus callgrind.out files), DIR/build-*.log.
@@ -30,8 +27,7 @@ process, plus callgrind.out files), DIR/build-*.log.
 exit status: that of scripts/compare (0 every row judged and none regressed, 1 regression,
 2 bad input, 3 something could not be judged: a benchmark errored or is missing, a verdict
 is inconclusive), or 2 for bad usage, 3 when a build fails, a cluster of --kafka-a/-b does
-not start or a kbench run writes no JSON; 130/143 interrupted. A kbench run that fails a
-benchmark's checks still writes its JSON; compare reports the benchmark as errored (exit 3).
+not start or a kbench run writes no JSON; 130/143 interrupted.
 """
 
 import contextlib

@@ -1,26 +1,22 @@
 """Builds other librdkafka releases, or commits of a local librdkafka git repository, into a
 cache, so that the same kbench binary runs against them (kbench uses only the C API, whose
-ABI is stable across 2.x; the run context records the version loaded). Each line on stdout is
-a folder to put on LD_LIBRARY_PATH; progress goes to stderr:
+ABI is stable across 2.x). Each line on stdout is a folder to put on LD_LIBRARY_PATH:
 
   LD_LIBRARY_PATH=$(scripts/librdkafka build 2.15.1) build/kbench ...
   scripts/bench --librdkafka 2.15.1 ...          (does the same)
 
-Releases come from npm packages that bundle librdkafka (Debian ships no other release);
---tree DIR builds commits of a librdkafka git repository, exported with git archive (DIR's
-checkout is never touched), from v1.0.0 (the first with zstd) on. VERSION 'system' is the
-system's librdkafka.so.1: nothing to build, nothing printed; so is its version number, unless
---from-source. Several REVs: every one is checked before any is built, and one that fails
-does not stop the others.
+Releases come from npm packages that bundle librdkafka; --tree DIR builds commits of a
+librdkafka git repository from v1.0.0 on (DIR's checkout is never touched). VERSION
+'system' is the system's librdkafka.so.1 (nothing to build, nothing printed); so is its
+version number, unless --from-source. Of several REVs, one that fails does not stop the others.
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/: lib/,
-include/, configure/, build.log and build.json (docs/comparing.md); delete one to rebuild it.
-A build must report the version asked for and every codec, and keep what changes librdkafka's
-speed (WITH_LDS, SSL, zstd, WITH_LZ4_EXT, WITH_CRC32C_HW): a build without one is refused.
-Needs npm or git, a C compiler, make, zlib1g-dev libzstd-dev liblz4-dev (libssl-dev for SSL).
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/
+(docs/comparing.md); delete one to rebuild it. A build must report the version asked for
+and every codec, and keep what changes librdkafka's speed (WITH_LDS, SSL, zstd,
+WITH_LZ4_EXT, WITH_CRC32C_HW). Needs npm or git, a C compiler, make, zlib1g-dev libzstd-dev
+liblz4-dev (libssl-dev for SSL).
 Exit status: 0 ok; 1 a build failed or was refused, or `path`: not built; 2 bad usage, bad
-input (an unknown version, DIR no librdkafka repository, REV no commit of it or older than
-1.0.0) or a missing prerequisite.
+input or a missing prerequisite.
 """
 
 import collections

@@ -1,12 +1,9 @@
 """Runs `build/kbench --benchmark_filter=FILTER KBENCH_ARGS...` under a profiler (perf if it
 can sample here, else callgrind) and writes into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/
-(docs/profiling.md): command.txt and context.txt (the command, binary, commit, tool,
-LD_LIBRARY_PATH, run context, build.json of each symbol build used), result.json and
-kbench.log, the raw profile (perf.data or callgrind.out, with --separate-callers so that
-counts per call chain are exact), stacks.folded, flamegraph.svg, summary.txt (top functions
-by self and inclusive cost, the share of samples whose function has a name), report.txt;
-with perf threads/ (a flame graph per thread role); with --off-cpu offcpu.* (where threads
-wait, blocked or runnable, in microseconds off the CPU).
+(docs/profiling.md): command.txt, context.txt, result.json, kbench.log, the raw profile
+(perf.data or callgrind.out), stacks.folded, flamegraph.svg, summary.txt (top functions),
+report.txt; with perf threads/ (a flame graph per thread role); with --off-cpu offcpu.*
+(where threads wait, in microseconds off the CPU).
 
 --diff A B profiles two sides into a/ and b/ and writes diff/: B's flame graph, red where a
 cost grew, blue where it shrank, and diff.txt, functions ranked by the change of their self

@@ -5,18 +5,15 @@ prints the LD_LIBRARY_PATH that runs kbench on them (the only line on stdout):
   LD_LIBRARY_PATH=$(scripts/symbols build) build/kbench ...
   scripts/profile --symbols FILTER        (does the same)
 
-Debian's debug-symbol archive is not reachable here, its source archive is. Each shared
-library is built with its package's flags (dpkg-buildflags, as debian/rules sets them) plus
-frame pointers, so it computes what the system's does, and must report the installed
-library's version, carry a symbol table and DWARF, and (librdkafka) every codec. When the
-installed Debian revision's source is gone, the newest of the same upstream version is built
-(`debian_revision_mismatch` in build.json; docs/profiling.md).
+Each library is built with its package's flags (dpkg-buildflags) plus frame pointers, and
+must report the installed library's version, carry a symbol table and DWARF, and
+(librdkafka) every codec. When the installed Debian revision's source is gone, the newest
+of the same upstream version is built (docs/profiling.md).
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/: apt/ (a private apt configuration),
-src/ (source packages), SOURCE_DEBVERSION/ per library (lib/, build.json, build.log); delete
-a folder to rebuild it. Needs what scripts/setup --symbols installs; about 4 minutes once on
-2 cores. Exit status: 0 ok; 1 a download or build failed, or `path`: not built; 2 bad usage
-or a missing prerequisite.
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/, a folder per library; delete one to
+rebuild it. Needs what scripts/setup --symbols installs; about 4 minutes once on 2 cores.
+Exit status: 0 ok; 1 a download or build failed, or `path`: not built; 2 bad usage or a
+missing prerequisite.
 """
 
 import argparse
