@@ -111,8 +111,7 @@ def check_build_tools():
     absent = [tool for tool in ("cc", "make", "tar") if not shutil.which(tool)]
     if absent:
         raise BuildError("missing tools: %s (Debian: build-essential, tar)" % " ".join(absent), 2)
-    # The codecs are what kbench measures: a library built without one would silently send
-    # uncompressed, so they are required, not "try".
+    # Required, not "try": a library without a codec would silently send uncompressed.
     absent = [pkg for h, pkg in (("zlib.h", "zlib1g-dev"), ("zstd.h", "libzstd-dev"),
                                  ("lz4frame.h", "liblz4-dev")) if not header_ok(h)]
     if absent:
@@ -131,8 +130,6 @@ def step(cmd, log, failure, **kwargs):
         print(proc.tail(log, 30), file=sys.stderr)
         raise BuildError(failure)
 
-
-# --- building ------------------------------------------------------------------------------
 
 def make(d, lock_name, version, flags, unpack):
     """Cache entry D's library folder, built unless it is, one build at a time: UNPACK(src, log)
@@ -274,8 +271,6 @@ def refusals(with_, flags, log):
     return reasons
 
 
-# --- releases from npm ---------------------------------------------------------------------
-
 def release_entry(version, from_source=False):
     """The cache entry of release VERSION; None when VERSION means the system library."""
     if version == "system" or (not from_source and version == system_version()):
@@ -354,8 +349,6 @@ def fetch_tarball(d, spec, log):
         shutil.rmtree(pack)
     return tgz
 
-
-# --- commits of a git repository -----------------------------------------------------------
 
 # A final release tag vX.Y.Z of a repository: version (a tuple), tag, sha (its commit).
 Release = collections.namedtuple("Release", "version tag sha")
@@ -499,8 +492,6 @@ def path_tree(tree, rev):
     d = tree_entry(Tree(Repo(tree), rev).check().sha, choose_flags())
     return d + "/lib" if is_built(d) else None
 
-
-# --- the command line ----------------------------------------------------------------------
 
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True)
