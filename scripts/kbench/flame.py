@@ -123,8 +123,7 @@ def render_svg(stacks, title="Flame graph"):
 
     def describe(node, _path, d):
         pct = 100.0 * node["value"] / total if total else 0
-        return ("%d samples, %.2f%%" % (node["value"], pct),
-                _color(node["name"]) if d else "rgb(180,180,180)")
+        return ("%d samples, %.2f%%" % (node["value"], pct), _color(node["name"]) if d else "rgb(180,180,180)")
     return _render(tree, title, "%d samples; width = share of samples, bottom = outermost frame; "
                    "hover for details" % total, describe)
 
@@ -222,8 +221,7 @@ def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
     out = ["%d %s; %s in named functions (leaf frame has a symbol)" % (total, unit, _share(named_fraction(stacks), 1))]
     if unnamed:
         out.append("unnamed leaves: " + ", ".join("%s %s" % (k, _share(v, total)) for k, v in unnamed.most_common(5)))
-    for what, costs in (("self", self_costs(stacks)),
-                        ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
+    for what, costs in (("self", self_costs(stacks)), ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
         out += ["", "top functions by %s %s:" % (what, unit),
                 _table((what[:4] + "%", unit, "function"), "rrl",
                        [(_share(c, total), c, name) for name, c in costs.most_common(top)])]
@@ -296,8 +294,7 @@ def fold_offcpu(lines, sites):
             sm = re.search(r"prev_state=(\S+)", rest)
             state = sm.group(1) if sm else "?"
             # flame graph tools mark kernel frames with _[k]
-            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
-                      for sym, dso, _ in sample]
+            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":") for sym, dso, _ in sample]
             dsos = [dso for _, dso, _ in sample]
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.

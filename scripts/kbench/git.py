@@ -10,13 +10,11 @@ class GitError(Exception):
 
 def run(repo, *args, strip=True):
     try:
-        done = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as e:
         raise GitError("git: %s" % e) from e
     if done.returncode != 0:
-        raise GitError("git %s: %s" % (" ".join(args), done.stderr.strip() or
-                                       "exit status %d" % done.returncode))
+        raise GitError("git %s: %s" % (" ".join(args), done.stderr.strip() or "exit status %d" % done.returncode))
     return done.stdout.strip() if strip else done.stdout
 
 

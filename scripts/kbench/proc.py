@@ -8,8 +8,7 @@ import subprocess
 import sys
 
 
-def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=None,
-        timeout=None):
+def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=None, timeout=None):
     """subprocess.run of CMD. LOG (a path) gets stdout and stderr, appended; CAPTURE returns
     stdout as text (stderr to LOG, or the console)."""
     kwargs = dict(cwd=cwd, env=env, stdin=stdin, timeout=timeout, check=check)
@@ -27,8 +26,7 @@ def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=
 def output(cmd, *, cwd=None, env=None):
     """CMD's stdout, stripped; None when it exits non-zero or cannot start."""
     try:
-        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     except OSError:
         return None
     return done.stdout.strip() if done.returncode == 0 else None

@@ -45,8 +45,7 @@ def ratio_rows(groups):
             if not pairs or not a or not b:
                 continue
             med = statistics.median(a.values()) / statistics.median(b.values())
-            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)),
-                         len(pairs), name))
+            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)), len(pairs), name))
     return rows
 
 

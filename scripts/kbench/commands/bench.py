@@ -34,11 +34,9 @@ MAX_WARMUP_ROWS = 40
 
 
 def add_arguments(parser):
-    target = parser.add_argument_group(
-        "target (default: start a local one-broker Apache Kafka, stop it after)")
+    target = parser.add_argument_group("target (default: start a local one-broker Apache Kafka, stop it after)")
     one = target.add_mutually_exclusive_group()
-    one.add_argument("--mock", action="store_true",
-                     help="use librdkafka's in-process mock cluster instead")
+    one.add_argument("--mock", action="store_true", help="use librdkafka's in-process mock cluster instead")
     one.add_argument("--bootstrap", metavar="HOST:PORT", default=os.environ.get("KBENCH_BOOTSTRAP"),
                      help="use an existing cluster (KBENCH_BOOTSTRAP works too)")
     target.add_argument("--kafka-version", metavar="V",
@@ -46,8 +44,7 @@ def add_arguments(parser):
     run = parser.add_argument_group("selection and statistics")
     run.add_argument("--profile", default="quick",
                      help="quick (default, ~10 min on 2 cores) or full; see benchmarks/profiles.conf")
-    run.add_argument("--filter", metavar="REGEX",
-                     help="run exactly this Google Benchmark filter instead of a profile")
+    run.add_argument("--filter", metavar="REGEX", help="run exactly this Google Benchmark filter instead of a profile")
     run.add_argument("--processes", metavar="N", type=cli.POSITIVE, default=5,
                      help="kbench processes run one after another (default 5); each keeps its "
                      "JSON, and scripts/compare takes one value per process")
@@ -68,8 +65,7 @@ def add_arguments(parser):
                      "selection's Produce, Consume and EndToEnd rows (short windows, at most %d "
                      "of them) before process 1; its output goes to DIR/warmup/ and is never "
                      "merged or summarised" % MAX_WARMUP_ROWS)
-    parser.add_argument("kbench_args", nargs="*", metavar="-- KBENCH_ARG",
-                        help="arguments for every kbench process")
+    parser.add_argument("kbench_args", nargs="*", metavar="-- KBENCH_ARG", help="arguments for every kbench process")
 
 
 def profile_filter(profile):

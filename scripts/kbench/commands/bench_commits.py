@@ -511,8 +511,7 @@ class BenchCommits:
             verdict = self.merge_and_compare(look_alpha)
             open_rows = len(verdict.get("inconclusive", []))
             if open_rows == 0:
-                info("look %d: every primary row has a verdict (or cannot get one from more rounds); "
-                     "stopping" % look)
+                info("look %d: every primary row has a verdict (or cannot get one from more rounds); stopping" % look)
                 return verdict
             if look == a.max_looks:
                 info("look %d: %d primary row(s) inconclusive and no look left (--max-looks %d)"
@@ -583,8 +582,7 @@ def run(args):
         except OSError as e:
             die("cannot create %s (%s)" % (folder, e.strerror))
     work = tempfile.mkdtemp(prefix="kbench-commits.")
-    tool = BenchCommits(args, os.path.abspath(out_dir), args.build_cache and os.path.abspath(args.build_cache),
-                        work)
+    tool = BenchCommits(args, os.path.abspath(out_dir), args.build_cache and os.path.abspath(args.build_cache), work)
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

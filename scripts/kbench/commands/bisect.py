@@ -157,8 +157,7 @@ def check(args):
             die("--kafka-versions lists a release twice")
         args.versions = versions
     elif len(args.range) != 2:
-        die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d "
-            "argument(s)" % len(args.range))
+        die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d argument(s)" % len(args.range))
     if args.out_dir is not None:
         check_out_dir(args.out_dir, "--out-dir")
     if args.build_cache is not None:
@@ -166,8 +165,7 @@ def check(args):
     if not args.filter:
         die("--filter is required: bisect a few benchmarks, not the whole suite")
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
-        die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
-            "OLD and NEW)")
+        die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are OLD and NEW)")
 
 
 class Walk:
@@ -179,8 +177,7 @@ class Walk:
         self.repo = repo
         if args.kafka_versions:
             self.kind = "version"
-            self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v}
-                               for v in args.versions]
+            self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v} for v in args.versions]
             return
         self.kind = "commit"
         self.tree = None
@@ -206,13 +203,11 @@ class Walk:
         between = git.run(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
                           "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
-            die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
-                % (shas[0][:12], shas[1][:12]))
+            die("no commit between OLD %s and NEW %s on NEW's first-parent chain" % (shas[0][:12], shas[1][:12]))
         subjects = dict(line.split(" ", 1) if " " in line else (line, "")
                         for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
                                             shas[0], *between).splitlines())
-        self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
-                           for s in [shas[0]] + between]
+        self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")} for s in [shas[0]] + between]
 
     def name(self, i):
         c = self.candidates[i]
@@ -245,8 +240,7 @@ class Bisect:
             cmd += [self.kbench_sha, self.kbench_sha, "--kafka-a", base, "--kafka-b", new]
         else:
             cmd += [base, new]
-        cmd += ["--repo", self.repo, "--filter", a.filter, "--build-cache", self.cache,
-                "--out-dir", step_dir]
+        cmd += ["--repo", self.repo, "--filter", a.filter, "--build-cache", self.cache, "--out-dir", step_dir]
         if self.mode == "instructions":
             cmd.append("--instructions")
         if runs is not None:

@@ -39,8 +39,7 @@ def add_arguments(parser):
                         "KBENCH_TIDY_JOBS (default 2) in parallel")
     parser.add_argument("--build", metavar="DIR", default="build",
                         help="the build directory clang-tidy reads (default: build)")
-    parser.add_argument("--list", action="store_true",
-                        help="print the files each linter would check, and nothing else")
+    parser.add_argument("--list", action="store_true", help="print the files each linter would check, and nothing else")
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="check only these files (each with the linters its kind selects)")
 

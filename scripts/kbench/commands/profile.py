@@ -333,8 +333,7 @@ def main(args):
             check_side(side)
     else:
         if not os.path.isfile(binary):
-            cli.die("kbench binary not found at %s (build it with scripts/setup and cmake, or set KBENCH_BIN)"
-                    % binary)
+            cli.die("kbench binary not found at %s (build it with scripts/setup and cmake, or set KBENCH_BIN)" % binary)
         if not os.access(binary, os.X_OK):
             cli.die("%s is not executable" % binary)
         # Not for --diff: its sides are other builds, whose rows may differ.
