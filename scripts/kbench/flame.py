@@ -379,35 +379,29 @@ def diff_table(rows, ta, tb, unit, normalize, top=30):
                 for i, r in enumerate(rows[:top], 1)])]) + "\n"
 
 
+def _path_values(stacks):
+    """{path (a tuple of frames from the root): its inclusive count}; () holds the total."""
+    out = Counter()
+    for stack, count in stacks.items():
+        frames = tuple(stack.split(";"))
+        for i in range(len(frames) + 1):
+            out[frames[:i]] += count
+    return out
+
+
 def render_diff_svg(a, b, title, normalize):
     """B's flame graph, each frame coloured by the change of its inclusive cost from A: red grew,
     blue shrank, white unchanged."""
     _, _, scale = _totals(a, b, normalize)
-    ta_tree, tb_tree = _tree(a), _tree(b)
-
-    def lookup(path):
-        node = ta_tree
-        for f in path:
-            node = node["children"].get(f)
-            if node is None:
-                return 0
-        return node["value"]
-
-    deltas = {}
-
-    def walk(node, path):
-        for name, c in node["children"].items():
-            deltas[path + (name,)] = c["value"] * scale - lookup(path + (name,))
-            walk(c, path + (name,))
-    walk(tb_tree, ())
+    tb_tree, va, vb = _tree(b), _path_values(a), _path_values(b)
+    deltas = {path: v * scale - va[path] for path, v in vb.items() if path}
     maxabs = max([abs(v) for v in deltas.values()] + [1e-12])
 
     def describe(node, path, d):
-        delta = deltas.get(path, 0.0)
+        delta, base = deltas.get(path, 0.0), va[path]
         v = int(round(255 - 200 * min(abs(delta) / maxabs, 1.0)))
         color = "rgb(255,%d,%d)" % (v, v) if delta > 0 else ("rgb(%d,%d,255)" % (v, v) if delta < 0
                                                               else "rgb(250,250,250)")
-        base = lookup(path)
         return ("B %d, A %d, change %s" % (node["value"], base, ("%+.2f%%" % (100.0 * delta / base)) if base
                                            else "new"), color if d else "rgb(200,200,200)")
     return _render(tb_tree, title, "widths: B (%d); colour: change from A (red grew, blue shrank); hover "

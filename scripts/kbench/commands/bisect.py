@@ -41,7 +41,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, facts, git, proc, text
+from kbench import cli, facts, git, proc, results, text
 from kbench.cli import check_out_dir, die, dry_run_exit, info
 from kbench.commands import bench_commits, librdkafka
 
@@ -272,19 +272,13 @@ class Bisect:
             f.write("%d\n" % rc)
         verdict_path = os.path.join(stem, "verdict.json")
         placed_by = None
-        if rc == 1:
-            verdict = self.changed_word
-        elif rc == 0:
-            verdict = self.unchanged_word
-        elif rc == 3 and os.path.isfile(verdict_path):
-            verdict = "inconclusive"
-            side = self.place(verdict_path)
+        verdict = {1: self.changed_word, 0: self.unchanged_word}.get(rc, "not measured")
+        if rc == 3 and os.path.isfile(verdict_path):
+            verdict, side = "inconclusive", self.place(verdict_path)
             if side is not None:
                 verdict = self.changed_word if side else self.unchanged_word
-                placed_by = ("inconclusive, but the intervals of NEW's change that can tell lie "
-                             "nearer %s" % ("NEW" if side else "OLD"))
-        else:
-            verdict = "not measured"
+                placed_by = "inconclusive, but the intervals of NEW's change that can tell lie nearer %s" % (
+                    "NEW" if side else "OLD")
         if self.signature is None and rc == 1:
             self.signature = self.changed_rows(verdict_path)
         step = {"step": n, "candidate": cand["id"], "label": cand["label"],
@@ -367,11 +361,7 @@ class Bisect:
                "old": self.walk.candidates[0]["id"], "new": self.walk.candidates[-1]["id"],
                "candidates": len(self.walk.candidates) - 1, "filter": self.args.filter,
                "mode": self.mode, "steps": self.steps}
-        tmp = os.path.join(self.out_dir, "steps.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, os.path.join(self.out_dir, "steps.json"))
+        results.write_json(os.path.join(self.out_dir, "steps.json"), doc)
 
     def run(self):
         walk = self.walk
