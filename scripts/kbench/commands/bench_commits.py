@@ -253,7 +253,7 @@ def profile_row(argv, fixed_iterations):
 class BenchCommits:
     def __init__(self, args, out_dir, build_cache, work):
         self.args, self.out_dir, self.build_cache, self.work = args, out_dir, build_cache, work
-        self.worktrees, self.kafka_dirs = [], []
+        self.kafka_dirs = []
         self.bin = {}
         self.env_of = {"a": list(args.env_a), "b": list(args.env_b)}
         self.args_of = {"a": list(args.args_a), "b": list(args.args_b)}
@@ -273,9 +273,7 @@ class BenchCommits:
         if self.args.keep_worktrees:
             info("kept worktrees under %s" % self.work)
             return
-        for wt in self.worktrees:
-            git.try_run(self.args.repo, "worktree", "remove", "--force", wt)
-        shutil.rmtree(self.work, ignore_errors=True)
+        shutil.rmtree(self.work, ignore_errors=True)  # its worktrees; prune forgets them
         git.try_run(self.args.repo, "worktree", "prune")
 
     def build(self, sha, label):
@@ -293,8 +291,6 @@ class BenchCommits:
         if not os.path.exists(os.path.join(wt, ".git")):
             if proc.run(["git", "-C", repo, "worktree", "add", "--detach", wt, sha], log=blog).returncode:
                 die("git worktree add failed for %s:\n%s" % (sha, proc.tail(blog)), 3)
-            if not self.build_cache:
-                self.worktrees.append(wt)
         if self.build_cache and git.try_run(wt, "rev-parse", "HEAD") != sha:
             die("%s is not a worktree at %s: remove it or use another --build-cache" % (wt, sha), 3)
         info("building %s %s (log: %s)" % (label, sha[:12], blog))

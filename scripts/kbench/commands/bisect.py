@@ -384,10 +384,7 @@ class Bisect:
                 % (walk.candidates[-1]["label"], what, walk.candidates[0]["label"],
                    self.args.filter, self.out_dir), status=1)
         lo, hi, skipped = 0, last, set()
-        while True:
-            open_ = [i for i in range(lo + 1, hi) if i not in skipped]
-            if not open_:
-                break
+        while open_ := [i for i in range(lo + 1, hi) if i not in skipped]:
             mid = (lo + hi) // 2
             i = min(open_, key=lambda j: (abs(j - mid), j))
             info("step %d: %s (%d candidate(s) left, about %d step(s) to go)"
