@@ -91,8 +91,7 @@ def _render(tree, title, note, describe, stroke="", width=1200, frame_h=16, min_
            'viewBox="0 0 %d %d" font-family="monospace" font-size="11">'
            % (width, height, width, height),
            '<rect width="100%" height="100%" fill="#f8f8f8"/>',
-           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>'
-           % (width // 2, html.escape(title)),
+           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>' % (width // 2, html.escape(title)),
            '<text x="10" y="36" font-size="10" fill="#555">%s</text>' % note]
 
     def draw(node, x, d, path):
@@ -358,8 +357,7 @@ def diff_profiles(a, b, normalize):
         va, vb = sa.get(name, 0), sb.get(name, 0)
         delta = vb * scale - va
         rows.append({"function": name, "a": va, "b": vb,
-                     "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0,
-                     "delta": delta,
+                     "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0, "delta": delta,
                      "delta_pct_of_function": (100.0 * delta / va) if va else None,
                      "delta_pct_of_total": (100.0 * delta / ta) if ta else 0.0})
     rows.sort(key=lambda r: (-abs(r["delta"]), r["function"]))

@@ -114,15 +114,13 @@ def main(path):
             found = sorted(human(r["max_rate"]) for r in reps)
             searches.append(f"  {name}: {human(med('max_rate'))} records/s "
                             f"(repetitions: {', '.join(found)}; closed loop "
-                            f"{human(med('closed_loop_rate'))}; p99 at the maximum "
-                            f"{human(med('max_rate_p99_us'))} us)")
+                            f"{human(med('closed_loop_rate'))}; p99 at the maximum {human(med('max_rate_p99_us'))} us)")
         short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
         if short:
             achieved = statistics.median(r["achieved_rate"] for r in short)
             delivered = [r["delivered_rate"] for r in short if "delivered_rate" in r]
             shortfalls.append(f"  {name}: {len(short)} of {len(reps)} repetitions more than 1 % "
-                              f"short of {human(reps[0]['target_rate'])} records/s "
-                              f"(median sent {human(achieved)}"
+                              f"short of {human(reps[0]['target_rate'])} records/s (median sent {human(achieved)}"
                               + (f", delivered {human(statistics.median(delivered))}"
                                  if delivered else "") + "; its latency is queueing)")
     if table:

@@ -41,5 +41,4 @@ def table(headers, rows, markdown=False, align=None):
     """ROWS under HEADERS as aligned text, or as a Markdown table. ALIGN: one of "left",
     "right", "center" per column (default: numbers right, text left)."""
     return tabulate([list(r) for r in rows], headers=list(headers),
-                    tablefmt="github" if markdown else "simple", colalign=align,
-                    disable_numparse=True)
+                    tablefmt="github" if markdown else "simple", colalign=align, disable_numparse=True)

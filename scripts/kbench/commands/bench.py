@@ -182,8 +182,7 @@ class Run:
                 open(os.path.join(warmup, "stderr.txt"), "w") as err:
             krc = self.kbench_process(base_cmd + ["--benchmark_filter=" + results.exact_filter(rows),
                                                   "--benchmark_repetitions=1", "--window-seconds=1",
-                                                  "--warmup-seconds=1",
-                                                  "--benchmark_out=%s/warmup.json" % warmup],
+                                                  "--warmup-seconds=1", "--benchmark_out=%s/warmup.json" % warmup],
                                       stdout=console, stderr=err)
         if self.interrupted:
             sys.exit(128 + self.interrupted)

@@ -532,8 +532,7 @@ class BenchCommits:
             tool = "perf" if re.search(live_re, name) else "callgrind"
             slug = re.sub("_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name)).strip("_")[:80]
             info("differential profile of regressed row %s (%s)" % (name, tool))
-            argv = ["--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug),
-                    "--diff", self.bin["a"], self.bin["b"],
+            argv = ["--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug), "--diff", self.bin["a"], self.bin["b"],
                     "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + a.kbench_args
             if profile_row(argv, os.environ.get("KBENCH_FIXED_ITERATIONS") or str(a.iterations)) != 0:
                 info("warning: the differential profile of %s failed (see %s/profiles/%s)" % (name, out, slug))

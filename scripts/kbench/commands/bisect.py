@@ -123,8 +123,7 @@ def add_arguments(parser):
     parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
                         help="rounds per step (bench-commits --runs; its default 8, or 1 with --instructions)")
     parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
-                        help="bench-commits --budget: more rounds while a row is inconclusive, within "
-                        "MINUTES per step")
+                        help="bench-commits --budget: more rounds while a row is inconclusive, within MINUTES per step")
     parser.add_argument("--retries", metavar="N", type=cli.COUNT, default=1,
                         help="re-measurements of an inconclusive step, each with twice the rounds, before "
                         "it is skipped (default 1; 0 skips at once)")
@@ -233,8 +232,7 @@ class Bisect:
         base, new = (x, old) if a.improvement else (old, x)
         cmd = []
         if a.librdkafka_tree:
-            cmd += [self.kbench_sha, self.kbench_sha,
-                    "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
+            cmd += [self.kbench_sha, self.kbench_sha, "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
                     "--librdkafka-b", "tree:%s@%s" % (self.walk.tree, new)]
         elif a.kafka_versions:
             cmd += [self.kbench_sha, self.kbench_sha, "--kafka-a", base, "--kafka-b", new]
@@ -368,8 +366,7 @@ class Bisect:
         last = len(walk.candidates) - 1
         what = "fix" if self.args.improvement else "regression"
         info("%d %s(s) after OLD %s, NEW %s; %s mode; checking that NEW shows the %s"
-             % (last, walk.kind, walk.candidates[0]["label"], walk.candidates[-1]["label"],
-                self.mode, what))
+             % (last, walk.kind, walk.candidates[0]["label"], walk.candidates[-1]["label"], self.mode, what))
         has = self.judge(last)
         if has is None:
             step = self.steps[-1]
@@ -388,8 +385,7 @@ class Bisect:
             mid = (lo + hi) // 2
             i = min(open_, key=lambda j: (abs(j - mid), j))
             info("step %d: %s (%d candidate(s) left, about %d step(s) to go)"
-                 % (len(self.steps) + 1, walk.name(i), hi - lo - 1,
-                    max(1, math.ceil(math.log2(hi - lo)))))
+                 % (len(self.steps) + 1, walk.name(i), hi - lo - 1, max(1, math.ceil(math.log2(hi - lo)))))
             has = self.judge(i)
             if has is None:
                 skipped.add(i)

@@ -226,8 +226,7 @@ def compile_source(d, src, version, what, flags):
     # Publish: lib/ appears only complete; the stamp follows.
     shutil.rmtree(d + "/lib", ignore_errors=True)
     os.rename(stage, d + "/lib")
-    return {"configure_flags": flags, "configure_flags_unknown": dropped,
-            "builtin_features": features.split(","),
+    return {"configure_flags": flags, "configure_flags_unknown": dropped, "builtin_features": features.split(","),
             "configure_with": sorted(k for k, v in with_.items() if v == "y"),
             "configure_without": sorted(k for k, v in with_.items() if v != "y")}
 

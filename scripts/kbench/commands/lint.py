@@ -30,8 +30,7 @@ def add_arguments(parser):
                         help="ruff check (pinned in scripts/requirements.txt, run from kbench's "
                         "venv; rules in ruff.toml), every *.py file and every file whose #! names python")
     parser.add_argument("--format", action="store_true",
-                        help="clang-format --dry-run --Werror (style in .clang-format), every "
-                        "*.h, *.cc and *.c file")
+                        help="clang-format --dry-run --Werror (style in .clang-format), every *.h, *.cc and *.c file")
     parser.add_argument("--tidy", action="store_true",
                         help="clang-tidy (checks in .clang-tidy; findings are errors) on every *.cc "
                         "file of harness/, fixtures/, benchmarks/ and mock/; needs a configured "

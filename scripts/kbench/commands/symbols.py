@@ -143,8 +143,7 @@ class Cache:
             f.writelines(line + "\n" for line in lines)
         opts = ["-o", "Dir::Etc::SourceList=%s/sources.list" % a, "-o", "Dir::Etc::SourceParts=/dev/null",
                 "-o", "Dir::State::Lists=%s/lists" % a, "-o", "Dir::Cache=%s/cache" % a,
-                "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=" + pwd.getpwuid(os.getuid()).pw_name,
-                "-qq"]
+                "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=" + pwd.getpwuid(os.getuid()).pw_name, "-qq"]
         cli.info("reading the Debian source index (deb-src of: %s)"
                  % ",".join(" ".join(line.split()[1:3]) for line in lines))
         if self.apt(opts + ["update"]) != 0:
@@ -314,8 +313,7 @@ class Build:
             ok = (self.run(["cmake", "-S", src, "-B", src + "/build", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                             "-DBUILD_SHARED_LIBS=ON", "-DSNAPPY_ENABLE_RTTI=ON", "-DSNAPPY_BUILD_TESTS=OFF",
                             "-DSNAPPY_BUILD_BENCHMARKS=OFF", "-DCMAKE_VERBOSE_MAKEFILE=ON"],
-                           dict(CFLAGS=cflags + " " + cppflags, CXXFLAGS=cxxflags + " " + cppflags,
-                                LDFLAGS=ldflags))
+                           dict(CFLAGS=cflags + " " + cppflags, CXXFLAGS=cxxflags + " " + cppflags, LDFLAGS=ldflags))
                   and self.run(["cmake", "--build", src + "/build", "-j", self.jobs, "--target", "snappy"])
                   and self.stage(src + "/build/libsnappy.so.1", stage))
         elif lib == "zlib":
