@@ -41,8 +41,7 @@ def read(path):
 
 
 def lock(d, what):
-    """The cache entry D locked for one build at a time: the open lock file. A second caller
-    waits, saying so."""
+    """The cache entry D locked for one build at a time: the open lock file; a second caller waits."""
     os.makedirs(d, exist_ok=True)
     f = open(d + "/.lock", "w")
     try:

@@ -342,8 +342,7 @@ def offcpu_table(stacks, sites, top=20):
 
 
 def _totals(a, b, normalize):
-    """A's and B's totals and the factor that scales B to A: 1 unless NORMALIZE (sampled
-    profiles, whose totals follow run time)."""
+    """A's and B's totals and the factor that scales B to A (1 unless NORMALIZE: sampled profiles)."""
     ta, tb = sum(a.values()), sum(b.values())
     return ta, tb, (ta / tb) if (normalize and tb) else 1.0
 

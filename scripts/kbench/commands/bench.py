@@ -4,12 +4,9 @@ write their JSON under results/runs/<date>-<commit>/, merge it, print a summary 
 run to the results history.
 
 Anything after -- goes to kbench (e.g. -X linger.ms=5, --codec=zstd:7, --payload=file:F).
-Results: DIR/kbench.json (Google Benchmark JSON with run context: every repetition of every
-process, each tagged with its process), DIR/processes/pN.json (one per process),
-DIR/console.txt, DIR/command.txt. Compare two runs with scripts/compare A B (folders). Two
-default runs (5 processes each) can reach a verdict at alpha 0.01: the rank test needs 5
-samples a side, and a sample is a process, not a repetition (docs/methodology.md).
-kbench beside Kafka's own kafka-producer-perf-test: scripts/scenario perf-test.
+Results: DIR/kbench.json (every repetition of every process, each tagged with its process),
+DIR/processes/pN.json, DIR/console.txt, DIR/command.txt. Compare two runs with
+scripts/compare A B (folders): a sample is a process, not a repetition (docs/methodology.md).
 
 exit status: 0 every process ran and passed its checks, 1 a benchmark failed its checks or
 a process wrote no JSON, 2 bad usage, 128 + N interrupted by signal N.

@@ -168,8 +168,7 @@ def check(args):
 
 
 class Walk:
-    """What is walked: candidates[0] is OLD, candidates[-1] NEW, each a dict with the
-    name a step passes on (sha or version), a short label and a subject."""
+    """What is walked: candidates[0] is OLD, candidates[-1] NEW, each {"id", "label", "subject"}."""
 
     def __init__(self, args, repo):
         self.args = args
@@ -325,8 +324,7 @@ class Bisect:
         return sides.pop() if len(sides) == 1 else None
 
     def judge(self, i):
-        """Measures candidate i, retrying an inconclusive verdict with twice the rounds:
-        True (has the change), False (does not) or None (skipped)."""
+        """Candidate i has the change: True, False or None (skipped), retrying inconclusive verdicts."""
         runs = self.args.runs
         for attempt in range(1, self.args.retries + 2):
             step = self.measure(i, runs, attempt)

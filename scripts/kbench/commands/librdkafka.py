@@ -549,8 +549,7 @@ def run(args):
 
 
 def build_trees(repo, revs, span):
-    """Builds each of REVS (or the releases of SPAN), checked first, printing its library folder;
-    one that fails does not stop the others."""
+    """Builds each of REVS (or the releases of SPAN), printing its library folder; a failure stops none."""
     if span is not None:
         if revs:
             raise BuildError("build --tree DIR takes REVs or --releases, not both", 2)

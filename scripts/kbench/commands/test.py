@@ -1,8 +1,6 @@
-"""Build kbench and pass every test, on a fresh machine or a developer's: scripts/setup (run
-by scripts/test first), lint, the Release build and every ctest test two at a time (never
-two Kafka tests at once: RESOURCE_LOCK kafka); beside ctest, niced, one after the other (the
-Kafka tests mostly wait): the ASan + UBSan build and its unit tests, a bounded fuzz run,
-clang-tidy.
+"""Build kbench and pass every test: scripts/setup (run by scripts/test first), lint, the
+Release build and every ctest test two at a time (never two Kafka tests at once); beside
+ctest, niced: the ASan + UBSan build and its unit tests, a bounded fuzz run, clang-tidy.
 
 environment: KBENCH_FUZZ_SECONDS (default 60), KBENCH_TEST_JOBS (ctest -j, default 2; Kafka
 tests never run two at once), CI=true (set by .ci/run): a skipped test fails the run. A test
