@@ -61,12 +61,6 @@ def read_json(path, status=USAGE, what=""):
         die("cannot read %s%s: %s" % (what, path, e), status=status)
 
 
-def usage_error(parser, message):
-    """The usage line, then the error: for checks argparse cannot make itself."""
-    parser.print_usage(sys.stderr)
-    die(message, USAGE, parser.prog)
-
-
 def matching(pattern, what, convert=str):
     """An argparse type: a value that matches PATTERN, converted; else "invalid WHAT value"."""
     def check(text):
@@ -98,7 +92,8 @@ class ArgumentParser(argparse.ArgumentParser):
             prog, _named = self.prog, True
 
     def error(self, message):
-        usage_error(self, message)
+        self.print_usage(sys.stderr)
+        die(message, USAGE, self.prog)
 
 
 # Output paths are checked before the work: a probe file in the nearest folder that exists

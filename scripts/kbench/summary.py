@@ -112,14 +112,14 @@ def main(path):
                           spread[0] * 100, human(spread[1]), human(spread[2]))))
         if med("max_rate") is not None:
             found = sorted(human(r["max_rate"]) for r in reps)
-            searches.append(f"  {name}: {human(med('max_rate'))} records/s "
+            searches.append(f"{name}: {human(med('max_rate'))} records/s "
                             f"(repetitions: {', '.join(found)}; closed loop "
                             f"{human(med('closed_loop_rate'))}; p99 at the maximum {human(med('max_rate_p99_us'))} us)")
         short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
         if short:
             achieved = statistics.median(r["achieved_rate"] for r in short)
             delivered = [r["delivered_rate"] for r in short if "delivered_rate" in r]
-            shortfalls.append(f"  {name}: {len(short)} of {len(reps)} repetitions more than 1 % "
+            shortfalls.append(f"{name}: {len(short)} of {len(reps)} repetitions more than 1 % "
                               f"short of {human(reps[0]['target_rate'])} records/s (median sent {human(achieved)}"
                               + (f", delivered {human(statistics.median(delivered))}"
                                  if delivered else "") + "; its latency is queueing)")
@@ -129,20 +129,13 @@ def main(path):
     if ratios:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
         print(text.table(("reference", "ratio", "per repetition", "n", "row"), ratios))
-    if searches:
-        print("\nmaximum sustainable rate (median; sent within 1 % of the target, delivered not short):")
-        print("\n".join(searches))
-    if shortfalls:
-        print("\nopen-loop rows short of their target rate (their latency is at a lower load):")
-        print("\n".join(shortfalls))
-    if not_run:
-        print(f"\n{len(not_run)} benchmark(s) not run (the loaded librdkafka lacks what they need):")
-        for line in not_run:
-            print(f"  {line}")
-    if failures:
-        print(f"\n{len(failures)} benchmark run(s) FAILED:")
-        for f in failures:
-            print(f"  {f}")
+    for title, lines in (
+            ("maximum sustainable rate (median; sent within 1 % of the target, delivered not short)", searches),
+            ("open-loop rows short of their target rate (their latency is at a lower load)", shortfalls),
+            (f"{len(not_run)} benchmark(s) not run (the loaded librdkafka lacks what they need)", not_run),
+            (f"{len(failures)} benchmark run(s) FAILED", failures)):
+        if lines:
+            print("\n%s:\n%s" % (title, "\n".join("  " + line for line in lines)))
     return 0
 
 

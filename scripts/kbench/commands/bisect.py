@@ -171,8 +171,6 @@ class Walk:
     """What is walked: candidates[0] is OLD, candidates[-1] NEW, each {"id", "label", "subject"}."""
 
     def __init__(self, args, repo):
-        self.args = args
-        self.repo = repo
         if args.kafka_versions:
             self.kind = "version"
             self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v} for v in args.versions]
@@ -202,9 +200,8 @@ class Walk:
                           "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
             die("no commit between OLD %s and NEW %s on NEW's first-parent chain" % (shas[0][:12], shas[1][:12]))
-        subjects = dict(line.split(" ", 1) if " " in line else (line, "")
-                        for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
-                                            shas[0], *between).splitlines())
+        subjects = dict(line.partition(" ")[::2] for line in git.run(
+            where, "log", "--no-walk=unsorted", "--format=%H %s", shas[0], *between).splitlines())
         self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")} for s in [shas[0]] + between]
 
     def name(self, i):
@@ -509,8 +506,5 @@ def main(args):
         return getattr(e, "status", 130)
     finally:
         if args.build_cache is None:
-            for d in os.listdir(cache):
-                if os.path.exists(os.path.join(cache, d, ".git")):
-                    git.try_run(repo, "worktree", "remove", "--force", os.path.join(cache, d))
-            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)  # its worktrees; prune forgets them
             git.try_run(repo, "worktree", "prune")
