@@ -111,6 +111,17 @@ def dry_run_check(args, window_args):
     cli.dry_run_exit()
 
 
+def cluster_env(folder, bootstrap):
+    """The KBENCH_* variables of the cluster scripts/kafka started in FOLDER (KBENCH_KAFKA_DIR:
+    kbench measures its brokers' CPU and log growth)."""
+    try:
+        with open(os.path.join(folder, "version"), encoding="utf-8") as f:
+            version = f.read().strip()
+    except OSError as e:
+        cli.die("cannot read %s: %s" % (e.filename, e.strerror), status=1)
+    return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version, "KBENCH_KAFKA_DIR=" + folder]
+
+
 class Run:
     """A run's state shared with the signal handler: the kbench running, the signal, the cluster."""
 
@@ -150,14 +161,7 @@ class Run:
             bootstrap = kafka.start(self.kafka_dir, version=args.kafka_version, port_base="auto")
         except kafka.KafkaError as e:
             cli.die(str(e), status=e.status)
-        try:
-            with open(os.path.join(self.kafka_dir, "version"), encoding="utf-8") as f:
-                version = f.read().strip()
-        except OSError as e:
-            cli.die("cannot read %s: %s" % (e.filename, e.strerror), status=1)
-        # KBENCH_KAFKA_DIR: kbench measures the CPU and log growth of the brokers started here.
-        return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
-                "KBENCH_KAFKA_DIR=" + self.kafka_dir]
+        return cluster_env(self.kafka_dir, bootstrap)
 
     def stop_cluster(self):
         if self.kafka_dir:

@@ -46,8 +46,8 @@ import kbench
 from kbench import __main__ as command_line
 from kbench import build_stamp, cli, facts, git, proc, results, stats
 from kbench.cli import die, info
+from kbench.commands import bench, kafka, librdkafka, profile
 from kbench.commands import compare as compare_command
-from kbench.commands import kafka, librdkafka, profile
 
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'
 OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA_DIR=|--bootstrap|--broker-dir")
@@ -334,14 +334,9 @@ class BenchCommits:
         except kafka.KafkaError as e:
             die("side %s: Kafka did not start: %s (logs: %s/logs)" % (side.upper(), e, folder),
                 2 if e.status == 2 else 3)
-        try:
-            with open(folder + "/version") as f:
-                version = f.read().strip()
-        except OSError as e:
-            die("cannot read %s/version: %s" % (folder, e.strerror), 1)
-        info("side %s: Kafka %s at %s" % (side.upper(), version, bootstrap))
-        self.env_of[side] += ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
-                              "KBENCH_KAFKA_DIR=" + folder]
+        env = bench.cluster_env(folder, bootstrap)
+        info("side %s: Kafka %s at %s" % (side.upper(), env[1].partition("=")[2], bootstrap))
+        self.env_of[side] += env
         # A secured cluster (KBENCH_KAFKA_SECURITY) needs its own throwaway credentials.
         if os.path.isfile(folder + "/security"):
             with open(folder + "/security") as f:
