@@ -205,7 +205,7 @@ class Cache:
         if cflags is None:
             print(proc.tail(log, 25), file=sys.stderr)
             raise BuildError("building %s failed; log: %s" % (lib, log))
-        facts = verify(lib, soname, d, log)
+        verified = verify(lib, soname, d, log)
         shutil.rmtree(d + "/lib", ignore_errors=True)
         os.rename(d + "/lib.tmp", d + "/lib")
         seconds = int(time.monotonic() - started)
@@ -214,10 +214,10 @@ class Cache:
         build_stamp.write(d + "/build.json", {
             "library": lib, "source_package": source, "installed_debian_version": version,
             "built_debian_version": src_version, "debian_revision_mismatch": src_version != version,
-            **facts, "cflags": cflags, "extra_cflags": EXTRA_CFLAGS, "dsc_sha256": dsc_sha256,
+            **verified, "cflags": cflags, "extra_cflags": EXTRA_CFLAGS, "dsc_sha256": dsc_sha256,
             "compiler": build_stamp.compiler(), "build_seconds": seconds})
         shutil.rmtree(tree, ignore_errors=True)
-        cli.info("built %s %s (Debian %s) in %ds" % (lib, facts["library_version"], src_version, seconds))
+        cli.info("built %s %s (Debian %s) in %ds" % (lib, verified["library_version"], src_version, seconds))
 
 
 def verify(lib, soname, d, log):
@@ -245,8 +245,8 @@ def verify(lib, soname, d, log):
                                                                   lineterm=""))
     if built_names != system_names:
         cli.info("warning: %s exports other functions than the system library (%s/exports.diff)" % (lib, d))
-    facts = {"library_version": built["version"], "system_library_version": system["version"],
-             "system_library_file": sysfile, "exports_match_system": built_names == system_names}
+    verified = {"library_version": built["version"], "system_library_version": system["version"],
+                "system_library_file": sysfile, "exports_match_system": built_names == system_names}
     if lib == "librdkafka":
         features = built["features"].split(",")
         missing = [codec for codec in facts.librdkafka_codecs() if codec not in features]
@@ -257,9 +257,9 @@ def verify(lib, soname, d, log):
             cli.info("warning: builtin.features differ from the system library's: built '%s', system '%s' "
                      "(install the missing build dependencies: scripts/setup --symbols)"
                      % (built["features"], system["features"]))
-        facts["builtin_features"] = features
-        facts["system_builtin_features"] = system["features"].split(",")
-    return facts
+        verified["builtin_features"] = features
+        verified["system_builtin_features"] = system["features"].split(",")
+    return verified
 
 
 class Build:
