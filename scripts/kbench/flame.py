@@ -387,8 +387,7 @@ def _path_values(stacks):
 
 
 def render_diff_svg(a, b, title, normalize):
-    """B's flame graph, each frame coloured by the change of its inclusive cost from A: red grew,
-    blue shrank, white unchanged."""
+    """B's flame graph, each frame coloured by the change of its inclusive cost from A."""
     _, _, scale = _totals(a, b, normalize)
     tb_tree, va, vb = _tree(b), _path_values(a), _path_values(b)
     deltas = {path: v * scale - va[path] for path, v in vb.items() if path}
@@ -432,8 +431,7 @@ def write_views(stacks, folded, svg, title, roles=None):
 
 
 def write_diff(a, b, folder, title, unit="samples", raw=False):
-    """The differential profile of stacks A and B: diff.svg, diff.txt and diff.json in FOLDER;
-    returns the top of the table. ValueError when a side has no samples."""
+    """diff.svg, diff.txt and diff.json of stacks A and B in FOLDER; the top of the table."""
     if not a or not b:
         raise ValueError("side %s has no samples" % ("A" if not a else "B"))
     rows, ta, tb = diff_profiles(a, b, normalize=not raw)

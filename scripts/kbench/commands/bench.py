@@ -202,8 +202,7 @@ class Run:
                                   stdout=sys.stderr.fileno())
         for p in range(1, args.processes + 1):
             cli.info("process %d/%d" % (p, args.processes))
-            # References (bare_producev) run before their send row in odd processes, after it
-            # in even ones: Google Benchmark runs one row's repetitions back to back.
+            # References (bare_producev) run before their send row in odd processes, after it in even ones.
             order_args = ["--references-last"] if p % 2 == 0 else []
             json_path = "%s/processes/p%d.json" % (out, p)
             krc = self.kbench_process(base_cmd + order_args + ["--benchmark_out=" + json_path],

@@ -58,8 +58,7 @@ TIME_SUFFIXES = re.compile(r"(.*?)((?:/(?:real_time|manual_time|process_time))*)
 
 
 def add_arguments(parser):
-    # A B [options] -- KBENCH_ARGS: the commits and kbench's arguments are one positional
-    # list, which argparse fills around the options only when it parses them intermixed.
+    # A B [options] -- KBENCH_ARGS: one positional list, filled around the options.
     parser.parse_args = parser.parse_intermixed_args
     parser.add_argument("words", nargs="*", metavar="A B",
                         help="the base and new commits; after --, arguments for every kbench run")
@@ -119,12 +118,8 @@ def parse(argv):
 
 def regressed(verdict, most=5):
     """The names of the regressed rows, largest change first, without the iterations suffix."""
-    seen = []
-    for r in sorted(verdict.get("regressions", []), key=lambda r: -abs(r.get("change_pct") or 0)):
-        name = re.sub(r"/iterations:[0-9]+$", "", r["name"])
-        if name not in seen:
-            seen.append(name)
-    return seen[:most]
+    rows = sorted(verdict.get("regressions", []), key=lambda r: -abs(r.get("change_pct") or 0))
+    return list(dict.fromkeys(re.sub(r"/iterations:[0-9]+$", "", r["name"]) for r in rows))[:most]
 
 
 def check_tree(spec):
@@ -140,8 +135,7 @@ def check_tree(spec):
 
 
 def pin_mock_cluster(args):
-    """Two librdkafka releases compared on the mock cluster meet the same one, kbench-mock
-    (--mock=process), unless a cluster or a --mock= is given."""
+    """Two librdkafka releases meet the same mock cluster, kbench-mock, unless one is chosen."""
     if args.librdkafka_a == args.librdkafka_b or args.kafka_a or args.kafka_b or os.environ.get("KBENCH_BOOTSTRAP"):
         return
     given = args.kbench_args + args.args_a + args.args_b + args.env_a + args.env_b
@@ -429,8 +423,7 @@ class BenchCommits:
             die("cannot build instruction JSON for %s: %s" % (label, e), 3)
 
     def warm_up(self):
-        """On a live cluster, one untimed process of the selection's live rows per distinct side
-        first, so that round 1's first side does not pay alone for a cold broker."""
+        """On a live cluster, one untimed process of the live rows per distinct side warms it up."""
         a = self.args
         live = bool(os.environ.get("KBENCH_BOOTSTRAP")) or any(
             w.startswith("--bootstrap") or w.startswith("KBENCH_BOOTSTRAP=") and w != "KBENCH_BOOTSTRAP="
@@ -454,8 +447,7 @@ class BenchCommits:
                                      1, math.ceil(WARMUP_LOAD_SECONDS / len(rows)))])
 
     def run_round(self, rnd):
-        """One round, base and new back to back, counterbalanced: running second is a position
-        effect that would otherwise look like a difference of builds."""
+        """One round, base and new back to back, counterbalanced (running second is a position effect)."""
         for side in "ab" if rnd % 2 else "ba":
             label = "base" if side == "a" else "new"
             out = "%s/runs/%s-%d.json" % (self.out_dir, label, rnd)

@@ -88,8 +88,7 @@ def run_bench_commits(argv, log_path):
 
 
 def run_oracle(cmd, log):
-    """One step of KBENCH_BISECT_ORACLE: its exit status. Ctrl-C or SIGTERM is passed on, and
-    raised again once the step has cleaned up."""
+    """One step of KBENCH_BISECT_ORACLE: its exit status; Ctrl-C or SIGTERM waits for its clean-up."""
     child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         return child.wait()
@@ -408,7 +407,6 @@ class Bisect:
                  minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
         lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
                              "subject"), rows)]
-        word = self.first_word
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
                          "change that can tell lie nearer that end (steps.json: placed_by)")
@@ -418,11 +416,11 @@ class Bisect:
                         len(walk.candidates) - 1, self.args.filter, len(self.steps),
                         minutes(time.time() - self.started))]
         if found is not None:
-            lines.append("first %s %s: %s %s" % (word, walk.kind, walk.candidates[found]["id"],
+            lines.append("first %s %s: %s %s" % (self.first_word, walk.kind, walk.candidates[found]["id"],
                                                 walk.candidates[found]["subject"]))
         elif suspects:
             lines.append("first %s %s: one of %s" % (
-                word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
+                self.first_word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
         summary = "\n".join(lines) + "\n"
         with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
             f.write(summary)

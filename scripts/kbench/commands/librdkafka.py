@@ -49,9 +49,8 @@ SOURCES = {
     "2.15.1": "@confluentinc/kafka-javascript@1.10.1",
 }
 
-# What configure may turn off without failing, each of which changes librdkafka's speed: a
-# build without one is refused (exit 1), never cached. Read from the WITH_* lines configure
-# writes to Makefile.config; "y" is on, anything else (or absent) off.
+# What configure may turn off, each changing librdkafka's speed: a build without one is refused,
+# never cached. From the WITH_* lines of Makefile.config: "y" is on, anything else off.
 SPEED_FEATURES = (
     ("WITH_LDS", "no linker script (every internal symbol exported, internal calls through the PLT)"),
     ("WITH_SSL", "no OpenSSL (no TLS, no SASL/SCRAM; Debian: libssl-dev)"),
@@ -164,8 +163,7 @@ def build_into(d, version, flags, unpack):
 
 
 def known_options(flags, src, what):
-    """(FLAGS that SRC/configure --help lists, the others): mklove rejects unknown options, and
-    --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0."""
+    """(FLAGS that SRC/configure --help lists, the others): mklove rejects unknown options."""
     known = set(CONFIGURE_OPTION.findall(proc.output(["./configure", "--help"], cwd=src) or ""))
     if not known:
         raise BuildError("'configure --help' of %s lists no --enable/--disable option: cannot tell which "
@@ -177,15 +175,13 @@ def known_options(flags, src, what):
 
 
 def compile_source(d, src, version, what, flags):
-    """Configures and makes SRC, proves the library is VERSION with every codec, publishes D/lib
-    and D/include; build.json's fields of the build."""
+    """Makes SRC, proves it VERSION with every codec, publishes D/lib: build.json's fields of the build."""
     log = d + "/build.log"
     cli.info("building librdkafka %s (log: %s)" % (what, log))
     flags, dropped = known_options(flags, src, what)
     if "--disable-ssl" in flags:
         cli.info("no OpenSSL headers (libssl-dev): building without SSL (no TLS, no SASL/SCRAM)")
-    # ccache, when installed, makes a bisect's neighbouring commits cheap: most of their
-    # sources are the same. BASEDIR and NOHASHDIR let a new checkout path hit the cache.
+    # ccache makes a bisect's neighbouring commits cheap; BASEDIR and NOHASHDIR let a new path hit it.
     env = None
     if shutil.which("ccache") and not os.environ.get("KBENCH_NO_CCACHE"):
         env = dict(os.environ, CC="ccache " + (os.environ.get("CC") or "gcc"), CCACHE_BASEDIR=src,
@@ -255,8 +251,7 @@ def refusals(with_, flags, log):
         if with_.get(name) == "y" or (name == "WITH_SSL" and "--enable-ssl" not in flags):
             continue
         reason = "%s=%s: %s" % (name, with_.get(name, "(absent)"), loss)
-        # mklove turns the linker script off when the interpreter of lds-gen.py is missing:
-        # releases before 1.4.2 run it as `python`, which a clean Debian 12 lacks.
+        # mklove drops the linker script without lds-gen.py's interpreter (`python` before 1.4.2).
         m = re.search(r"disabling linker-script since (\S+) is not available", said)
         if name == "WITH_LDS" and m:
             reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
@@ -393,8 +388,7 @@ class Repo:
         return sorted(found)
 
     def final_releases(self):
-        """The final releases from v1.0.0 on, in version order; BuildError (status 2) when there is
-        none, or the newest is not a librdkafka source tree."""
+        """The final releases from v1.0.0 on, in version order (the newest checked to be librdkafka)."""
         releases = [r for r in self.all_releases() if r.version >= version_key(OLDEST_TREE)]
         if not releases:
             raise BuildError("%s is not a librdkafka repository: no final release tag (vX.Y.Z) from v%s on"
@@ -626,8 +620,7 @@ def list_releases(repo):
                 notes.append("maintenance branch: not in %s's history" % feature.tag)
             if NEEDS_PYTHON.search(repo.show(r.sha, "configure.self")):
                 notes.append("its linker script needs `python` on PATH (python-is-python3)")
-            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0): its
-            # runs report that version, and only librdkafka_source tells them apart.
+            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0).
             header = header_version(repo.show(r.sha, "src/rdkafka.h"))
             if header != r.tag[1:]:
                 notes.append("its rdkafka.h says %s, and so does the library" % header)

@@ -1,8 +1,6 @@
-"""shellcheck, ruff, clang-format and clang-tidy on the files of the tree (extensionless
-scripts found by their #! line). scripts/test runs it.
-
-Files: those git tracks or would track (git ls-files), less results/ (run outputs,
-git-ignored). Without --shell/--python/--format/--tidy: all but --tidy.
+"""shellcheck, ruff, clang-format and clang-tidy on the files git tracks or would track, less
+results/ (extensionless scripts found by their #! line). Without --shell/--python/--format/--tidy:
+all but --tidy. scripts/test runs it.
 
 exit status: 0 clean, 1 findings, 2 bad usage or a missing linter.
 """
@@ -73,8 +71,7 @@ def need(tool):
 
 
 def check(kinds, files=None, build="build", log=None):
-    """Runs the linters of KINDS on FILES (paths from the root; default the whole tree),
-    their output to LOG (a file) if given; 0 clean, 1 findings."""
+    """The linters of KINDS on FILES (default the whole tree), their output to the file LOG: 0 clean, 1 findings."""
     out = dict(stdout=log, stderr=log)
     os.chdir(kbench.ROOT)
     picked = {k: [] for k in KINDS}
@@ -108,8 +105,7 @@ def check(kinds, files=None, build="build", log=None):
             need("clang-tidy")
             if not os.path.isfile(os.path.join(build, "compile_commands.json")):
                 cli.die("no %s/compile_commands.json: configure first (cmake -S . -B %s -G Ninja)" % (build, build))
-            # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; --quiet drops the "N
-            # warnings suppressed" lines. Any finding is an error: clang-tidy exits non-zero.
+            # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; any finding is an error.
             rc = subprocess.run(["xargs", "-0", "-n", "1", "-P", os.environ.get("KBENCH_TIDY_JOBS", "2"),
                                  "clang-tidy", "--quiet", "-p", build, "--warnings-as-errors=*"],
                                 input="\0".join(todo), text=True, **out).returncode

@@ -268,8 +268,7 @@ class Profiler:
         return done.stdout.splitlines()
 
     def off_cpu(self, d, kb, env):
-        """A second run (the tracepoint's cost stays out of the CPU profile): sched_switch gives a
-        leaving thread's stack and state, the switch records when it came back."""
+        """A second run, so that the tracepoint's cost stays out of the CPU profile."""
         cli.info("off-CPU run (sched:sched_switch + switch events)")
         log = d + "/offcpu-kbench.log"
         self.record(["perf", "record", "-e", "sched:sched_switch", "--switch-events", "--call-graph",

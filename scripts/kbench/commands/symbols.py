@@ -30,12 +30,10 @@ import time
 from kbench import build_stamp, cli, facts, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
-# LIB -> the Debian binary package holding the library the system loads (its soname is
-# kbench's fact: facts.libraries()).
+# LIB -> the Debian binary package of the library the system loads (its soname: facts.libraries()).
 LIBRARIES = {"zstd": "libzstd1", "lz4": "liblz4-1", "snappy": "libsnappy1v5", "zlib": "zlib1g",
              "librdkafka": "librdkafka1"}
-# Added to Debian's flags: frame pointers everywhere (perf --call-graph fp gives whole stacks
-# through the library; Debian's flags already carry -g).
+# Added to Debian's flags (which carry -g): frame pointers, so that perf --call-graph fp sees whole stacks.
 EXTRA_CFLAGS = "-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
 TOOLS = ["apt-get", "apt-cache", "dpkg-source", "dpkg-buildflags", "dpkg-query", "cc", "c++",
          "make", "cmake", "readelf", "nm"]
@@ -151,8 +149,7 @@ class Cache:
         self.apt_opts = opts
 
     def fetch_source(self, source, version):
-        """(the version fetched, its .dsc): the newest other revision of the same upstream version
-        when the installed one is not downloadable (security uploads are pruned from mirrors)."""
+        """(the version fetched, its .dsc): else the newest revision of the same upstream version."""
         d = self.root + "/src"
         os.makedirs(d, exist_ok=True)
         dsc = "%s/%s_%s.dsc" % (d, source, no_epoch(version))
@@ -274,8 +271,7 @@ class Build:
         return proc.run(cmd, log=self.log, env=dict(os.environ, **env) if env else None, cwd=cwd).returncode == 0
 
     def flags(self, tree, maint_options):
-        """cflags, cxxflags, cppflags and ldflags as the package's rules see them, in the source
-        tree (as Debian's build: -ffile-prefix-map maps it to ".")."""
+        """cflags, cxxflags, cppflags and ldflags as the package's rules see them, in its source tree."""
         env = dict(os.environ, DEB_BUILD_MAINT_OPTIONS=maint_options, DEB_CFLAGS_MAINT_APPEND=EXTRA_CFLAGS,
                    DEB_CXXFLAGS_MAINT_APPEND=EXTRA_CFLAGS)
         return [proc.output(["dpkg-buildflags", "--get", var], cwd=tree, env=env) or ""
@@ -296,8 +292,7 @@ class Build:
         j = "-j" + self.jobs
         if lib == "zstd":
             cflags, _, cppflags, ldflags = self.flags(src, "hardening=+all")
-            # Flags through the environment, as dh passes them: the Makefile appends its own
-            # (-fPIC, -DZSTD_MULTITHREAD, warnings), which command-line values would override.
+            # Flags through the environment, as dh passes them: the Makefile appends its own.
             ok = (self.run(["make", "-C", src + "/lib", j, "libzstd", "V=1"],
                            dict(CFLAGS=cflags, CPPFLAGS=cppflags, LDFLAGS=ldflags, PREFIX="/usr"))
                   and self.stage(src + "/lib/libzstd.so.1", stage))
@@ -328,8 +323,7 @@ class Build:
                                        if line.startswith("SHAREDLIBV="))
                 ok = self.run(["make", "-C", src, j, target]) and self.stage(src + "/libz.so.1", stage)
         else:
-            # debian/rules: plain dh (mklove's configure, features detected from the installed
-            # build dependencies) with hardening=+bindnow.
+            # debian/rules: plain dh (mklove's configure) with hardening=+bindnow.
             cflags, cxxflags, cppflags, ldflags = self.flags(src, "hardening=+bindnow")
             ok = (self.run(["./configure", "--prefix=/usr"],
                            dict(CFLAGS=cflags, CXXFLAGS=cxxflags, CPPFLAGS=cppflags, LDFLAGS=ldflags), cwd=src)
