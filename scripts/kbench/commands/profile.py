@@ -1,9 +1,8 @@
 """Runs `build/kbench --benchmark_filter=FILTER KBENCH_ARGS...` under a profiler (perf if it
-can sample here, else callgrind) and writes into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/
-(docs/profiling.md): command.txt, context.txt, result.json, kbench.log, the raw profile
-(perf.data or callgrind.out), stacks.folded, flamegraph.svg, summary.txt (top functions),
-report.txt; with perf threads/ (a flame graph per thread role); with --off-cpu offcpu.*
-(where threads wait, in microseconds off the CPU).
+can sample here, else callgrind) into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/: the raw
+profile, stacks.folded, flamegraph.svg, summary.txt (top functions), report.txt and the run's
+context (docs/profiling.md); with perf threads/ (a flame graph per thread role); with
+--off-cpu offcpu.* (where threads wait).
 
 --diff A B profiles two sides into a/ and b/ and writes diff/: B's flame graph, red where a
 cost grew, blue where it shrank, and diff.txt, functions ranked by the change of their self
