@@ -1,7 +1,5 @@
-"""build.json, the stamp that marks a cached build valid (scripts/librdkafka,
-scripts/symbols) and records how it was made; the lock that lets one build of a cache entry
-run at a time; the error a build raises.
-"""
+"""build.json, the stamp that marks a cached build valid and records how it was made; the
+lock of a cache entry; the error a build raises."""
 
 import fcntl
 import json
@@ -12,8 +10,7 @@ from kbench import cli, proc
 
 
 class BuildError(Exception):
-    """A build that cannot be had: status 2 for bad input or a missing prerequisite, 1 for a
-    build that failed or was refused."""
+    """A build that cannot be had: status 2 bad input or a missing prerequisite, 1 failed or refused."""
 
     def __init__(self, message, status=1):
         super().__init__(message)
@@ -44,8 +41,7 @@ def read(path):
 
 
 def lock(d, what):
-    """The cache entry D locked for one build at a time: the open lock file (closing it, or the
-    process's end, unlocks). A second caller waits, saying so, then finds the cached result."""
+    """The cache entry D locked for one build at a time: the open lock file; a second caller waits."""
     os.makedirs(d, exist_ok=True)
     f = open(d + "/.lock", "w")
     try:
@@ -62,8 +58,8 @@ def compiler():
 
 
 def librdkafka_source(doc, tree):
-    """What a side's KBENCH_LIBRDKAFKA_SOURCE says. A commit's build is cached by sha alone
-    and may have been built from another clone: the source names the tree this side asked for."""
+    """A side's KBENCH_LIBRDKAFKA_SOURCE: a commit's build may come from another clone, so a
+    tree's source names the TREE this side asked for."""
     src = doc.get("source") or ("npm:" + doc["npm_source"] if doc.get("npm_source") else "")
     if tree and doc.get("commit"):
         src = "tree:%s@%s" % (tree, doc["commit"])

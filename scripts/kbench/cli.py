@@ -1,17 +1,5 @@
-"""Errors and usage shared by kbench's commands, so that each says what went wrong the same
-way and bad usage always exits 2.
-
-    from kbench import cli
-    ap = cli.ArgumentParser(prog="compare", ...)  # bad options: usage, one line, exit 2
-    cli.die("no such file")                       # "compare: error: no such file", exit 2
-    cli.die("the run failed", status=1)
-    cli.info("building")                          # "compare: building" on stderr
-    cli.run(main)                                 # exit main(argv); Ctrl-C exits 130
-    cli.check_out_file(args.out, "--out")         # before the work: can the result file be
-    cli.check_out_dir(args.site, "--site")        # written, the results folder be made? else exit 2
-    cli.dry_run_exit()                            # KBENCH_DRY_RUN=1: arguments checked, exit 0
-    doc = cli.read_json(path, status=1)           # or "cannot read PATH: why", exit 1
-"""
+"""Errors, progress lines and usage shared by kbench's commands: each says what went wrong
+the same way ("PROG: error: ..."), and bad usage always exits 2."""
 
 import argparse
 import json
@@ -46,9 +34,8 @@ def die(message, status=USAGE, name=None):
 
 
 def run(main, failed_writes=()):
-    """A tool's last line: exit with main(argv)'s status. Ctrl-C the tool does not handle
-    itself exits 130 (128 + SIGINT); an exception of FAILED_WRITES (writing the results) is
-    one error line and exit 1. A reader that closed the pipe (`| head`) ends it quietly."""
+    """Exit with main(argv)'s status: Ctrl-C 130, an exception of FAILED_WRITES one error line
+    and 1, a reader that closed the pipe (`| head`) quietly."""
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
@@ -74,12 +61,6 @@ def read_json(path, status=USAGE, what=""):
         die("cannot read %s%s: %s" % (what, path, e), status=status)
 
 
-def usage_error(parser, message):
-    """The usage line, then the error: for checks argparse cannot make itself."""
-    parser.print_usage(sys.stderr)
-    die(message, USAGE, parser.prog)
-
-
 def matching(pattern, what, convert=str):
     """An argparse type: a value that matches PATTERN, converted; else "invalid WHAT value"."""
     def check(text):
@@ -102,8 +83,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse with kbench's error line; the first one's prog names die()'s messages
-    (its sub-command parsers, made with the same class, do not)."""
+    """argparse with kbench's error line; the first one's prog names die()'s messages."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -112,12 +92,12 @@ class ArgumentParser(argparse.ArgumentParser):
             prog, _named = self.prog, True
 
     def error(self, message):
-        usage_error(self, message)
+        self.print_usage(sys.stderr)
+        die(message, USAGE, self.prog)
 
 
-# Output paths are checked before the work, so that a long run never ends in "cannot write".
-# Nothing is created: a probe file is written and removed in the nearest folder that exists,
-# which also catches what a permission test cannot see as root (read-only mounts, /proc).
+# Output paths are checked before the work: a probe file in the nearest folder that exists
+# also catches what a permission test cannot see as root (read-only mounts, /proc).
 def _probe(option, path, folder):
     while not os.path.lexists(folder):
         folder = os.path.dirname(folder) or "."
@@ -152,8 +132,7 @@ def check_out_file(path, option="--out"):
 
 
 def dry_run_exit():
-    """KBENCH_DRY_RUN=1 (tests/scripts/test_docs_commands.py runs the documented commands
-    so): the command line was parsed and checked as for a real run; nothing else happens."""
+    """KBENCH_DRY_RUN=1 (test_docs_commands.py): the command line was checked; nothing else happens."""
     if os.environ.get("KBENCH_DRY_RUN") == "1":
         print("%s: dry run: arguments checked; nothing built, started or run" % prog, file=sys.stderr)
         sys.exit(0)

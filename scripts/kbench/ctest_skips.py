@@ -1,8 +1,5 @@
-"""Names the tests a ctest run skipped, from its --output-junit file: one line per skipped
-test, "NAME: REASON", and under it the "skipped: ..." lines the test printed (a unittest
-suite names each skipped case that way). Prints nothing when nothing was skipped.
-Exit 0, or 2 when the file cannot be read. scripts/test (bash) runs it and decides what a
-skip means."""
+"""Names the tests a ctest run skipped, from its --output-junit file: "NAME: REASON" each,
+under it the "skipped: ..." lines the test printed. Exit 0, or 2 when the file cannot be read."""
 
 import sys
 import xml.etree.ElementTree as ET

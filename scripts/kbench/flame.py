@@ -1,9 +1,6 @@
-"""Folded stacks, flame graph SVGs and the views scripts/profile derives from them: per
-thread role, off-CPU, differential. Debian 12 packages no flame graph tool (neither Brendan
-Gregg's FlameGraph scripts nor inferno), hence this small converter. The folded format is
-the common one (`root;child;leaf COUNT` per line), so its files also feed other flame graph
-tools and speedscope.
-"""
+"""Folded stacks (`root;child;leaf COUNT`, for any flame graph tool), flame graph SVGs and the
+views scripts/profile derives from them: per thread role, off-CPU, differential. Debian 12
+packages no flame graph tool."""
 
 import html
 import itertools
@@ -37,11 +34,8 @@ def _parse_frame(line):
 
 
 def _samples(lines):
-    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first).
-
-    A sample is a header line (`comm pid [cpu] time: period event:`) followed by
-    one frame per line, leaf first (`addr symbol+off (dso)`), then a blank line.
-    """
+    """The samples of `perf script`: (header line, [(symbol, dso, address)] leaf first), from a
+    header (`comm pid [cpu] time: period event:`), one frame a line, then a blank line."""
     header, frames = None, []
     for raw in itertools.chain(lines, [""]):  # the last sample ends at the end
         line = raw.rstrip("\n")
@@ -97,8 +91,7 @@ def _render(tree, title, note, describe, stroke="", width=1200, frame_h=16, min_
            'viewBox="0 0 %d %d" font-family="monospace" font-size="11">'
            % (width, height, width, height),
            '<rect width="100%" height="100%" fill="#f8f8f8"/>',
-           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>'
-           % (width // 2, html.escape(title)),
+           '<text x="%d" y="22" text-anchor="middle" font-size="15">%s</text>' % (width // 2, html.escape(title)),
            '<text x="10" y="36" font-size="10" fill="#555">%s</text>' % note]
 
     def draw(node, x, d, path):
@@ -129,26 +122,17 @@ def render_svg(stacks, title="Flame graph"):
 
     def describe(node, _path, d):
         pct = 100.0 * node["value"] / total if total else 0
-        return ("%d samples, %.2f%%" % (node["value"], pct),
-                _color(node["name"]) if d else "rgb(180,180,180)")
+        return ("%d samples, %.2f%%" % (node["value"], pct), _color(node["name"]) if d else "rgb(180,180,180)")
     return _render(tree, title, "%d samples; width = share of samples, bottom = outermost frame; "
                    "hover for details" % total, describe)
 
 
-# --- callgrind ------------------------------------------------------------------------------
-
 def fold_callgrind(lines):
     """Self cost of the first event (Ir) per call chain, from a callgrind.out written with
-    --separate-callers=N: each function name is then `fn'caller'caller...`, so the cost
-    lines under fn= are exactly that chain's self cost and become one folded stack.
-    """
-    # Compressed names, "(id) name" once and "(id)" after, have one table per kind.
-    tables = {"fn": {}, "fl": {}, "ob": {}}
+    --separate-callers=N: a function is then named `fn'caller'caller...`, one folded stack."""
+    tables = {"fn": {}, "fl": {}, "ob": {}}  # compressed names, one table per kind
     stacks = Counter()
-    npos = 1
-    fn = None
-    ob = ""
-    skip_next = False
+    npos, fn, ob, skip_next = 1, None, "", False
 
     def name_of(value, kind="fn"):
         """A compressed name: "(id) name" defines id, "(id)" refers to it."""
@@ -193,8 +177,6 @@ def fold_callgrind(lines):
     return stacks
 
 
-# --- summaries ------------------------------------------------------------------------------
-
 def is_named(frame):
     """False for frames a profiler could not name: `[libfoo.so]`, `[unknown]`, bare hex."""
     return not (frame.startswith("[") and frame.endswith("]")) and not _HEX.match(frame)
@@ -238,36 +220,25 @@ def summary_text(stacks, top=25, unit="samples", root_is_thread=True):
     out = ["%d %s; %s in named functions (leaf frame has a symbol)" % (total, unit, _share(named_fraction(stacks), 1))]
     if unnamed:
         out.append("unnamed leaves: " + ", ".join("%s %s" % (k, _share(v, total)) for k, v in unnamed.most_common(5)))
-    for what, costs in (("self", self_costs(stacks)),
-                        ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
+    for what, costs in (("self", self_costs(stacks)), ("inclusive", inclusive_costs(stacks, skip_root=root_is_thread))):
         out += ["", "top functions by %s %s:" % (what, unit),
                 _table((what[:4] + "%", unit, "function"), "rrl",
                        [(_share(c, total), c, name) for name, c in costs.most_common(top)])]
     return "\n".join(out) + "\n"
 
 
-# --- thread roles ---------------------------------------------------------------------------
-
-# librdkafka names its threads (rd_kafka_set_thread_name): rdk:main, rdk:broker<id> and
-# rdk:broker-1 (internal), rdk:broker<N> of the mock cluster... Anything else is the
-# application's (kbench's benchmark threads, the runner).
-ROLES = (
-    ("librdkafka-main", re.compile(r"^rdk:main")),
-    ("librdkafka-broker", re.compile(r"^rdk:broker")),
-    ("librdkafka-mock", re.compile(r"^rdk:mock")),
-    ("librdkafka-other", re.compile(r"^rdk:")),
-)
-
-
 def thread_role(comm):
-    return next((role for role, rx in ROLES if rx.match(comm)), "application")
+    """librdkafka names its threads rdk:main, rdk:broker<id>, rdk:mock...; the rest are the application's."""
+    for role in ("main", "broker", "mock"):
+        if comm.startswith("rdk:" + role):
+            return "librdkafka-" + role
+    return "librdkafka-other" if comm.startswith("rdk:") else "application"
 
 
 def split_roles(stacks):
     out = {}
     for stack, count in stacks.items():
-        d = out.setdefault(thread_role(stack.split(";", 1)[0]), Counter())
-        d[stack] += count
+        out.setdefault(thread_role(stack.split(";", 1)[0]), Counter())[stack] += count
     return out
 
 
@@ -285,8 +256,6 @@ def roles_table(stacks):
             + _table(("thread (comm)", "role", "samples", "share"), "llrr",
                      [(comm, thread_role(comm), n, _share(n, total)) for comm, n in threads.most_common()]) + "\n")
 
-
-# --- off-CPU --------------------------------------------------------------------------------
 
 _HDR = re.compile(r"^(.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+(.*)$")
 _RUNNABLE = "[runnable: preempted, waiting for a CPU]"
@@ -306,14 +275,10 @@ def _is_system_frame(name, dso):
 
 
 def fold_offcpu(lines, sites):
-    """Off-CPU time per stack in microseconds, from `perf script --show-switch-events` of a
-    recording of sched:sched_switch (with call graphs) and --switch-events: the stack and
-    state come from the thread's sched_switch sample, the time it stayed off the CPU from
-    its next PERF_RECORD_SWITCH IN. The state goes right under the thread name, so each
-    thread splits into time blocked (sleeping) and time runnable but not running.
-    The dict SITES gets blocked time per wait site: the innermost frame outside the C
-    library and kernel (the code that chose to wait) and the call it waits in.
-    """
+    """Off-CPU microseconds per stack (thread;state;frames...), from `perf script
+    --show-switch-events` of sched:sched_switch samples (stack, state) and switch records
+    (when the thread came back). SITES gets blocked time per wait site: the innermost frame
+    outside the C library and kernel, and the call it waits in."""
     stacks = Counter()
     pending = {}  # tid -> (time, comm, state, frames, site)
     for header, sample in _samples(lines):
@@ -328,8 +293,7 @@ def fold_offcpu(lines, sites):
             sm = re.search(r"prev_state=(\S+)", rest)
             state = sm.group(1) if sm else "?"
             # flame graph tools mark kernel frames with _[k]
-            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":")
-                      for sym, dso, _ in sample]
+            frames = [(sym + "_[k]" if dso.startswith("[kernel") else sym).replace(";", ":") for sym, dso, _ in sample]
             dsos = [dso for _, dso, _ in sample]
             # perf prints inlined frames before the frame holding them, with "(inlined)" for
             # a DSO: take the DSO of the next frame at the same address; else judge by name.
@@ -377,19 +341,14 @@ def offcpu_table(stacks, sites, top=20):
     ]) + "\n"
 
 
-# --- differential ---------------------------------------------------------------------------
-
 def _totals(a, b, normalize):
-    """A's and B's totals and the factor that scales B to A: their totals when NORMALIZE
-    (sampled profiles, whose totals follow run time), else 1 (callgrind with the same fixed
-    iteration count: counts are exact and comparable)."""
+    """A's and B's totals and the factor that scales B to A (1 unless NORMALIZE: sampled profiles)."""
     ta, tb = sum(a.values()), sum(b.values())
     return ta, tb, (ta / tb) if (normalize and tb) else 1.0
 
 
 def diff_profiles(a, b, normalize):
-    """Per function (leaf frame): self cost of A and B and the change, B scaled (_totals);
-    sorted by the size of the change, largest first."""
+    """Per function (leaf frame): self cost of A and B and the change, B scaled; largest first."""
     ta, tb, scale = _totals(a, b, normalize)
     sa, sb = self_costs(a), self_costs(b)
     rows = []
@@ -397,8 +356,7 @@ def diff_profiles(a, b, normalize):
         va, vb = sa.get(name, 0), sb.get(name, 0)
         delta = vb * scale - va
         rows.append({"function": name, "a": va, "b": vb,
-                     "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0,
-                     "delta": delta,
+                     "share_a": va / ta if ta else 0.0, "share_b": vb / tb if tb else 0.0, "delta": delta,
                      "delta_pct_of_function": (100.0 * delta / va) if va else None,
                      "delta_pct_of_total": (100.0 * delta / ta) if ta else 0.0})
     rows.sort(key=lambda r: (-abs(r["delta"]), r["function"]))
@@ -418,35 +376,28 @@ def diff_table(rows, ta, tb, unit, normalize, top=30):
                 for i, r in enumerate(rows[:top], 1)])]) + "\n"
 
 
+def _path_values(stacks):
+    """{path (a tuple of frames from the root): its inclusive count}; () holds the total."""
+    out = Counter()
+    for stack, count in stacks.items():
+        frames = tuple(stack.split(";"))
+        for i in range(len(frames) + 1):
+            out[frames[:i]] += count
+    return out
+
+
 def render_diff_svg(a, b, title, normalize):
-    """B's flame graph (widths: B), each frame coloured by the change of its inclusive cost
-    from A: red grew, blue shrank, white unchanged; intensity relative to the largest change."""
+    """B's flame graph, each frame coloured by the change of its inclusive cost from A."""
     _, _, scale = _totals(a, b, normalize)
-    ta_tree, tb_tree = _tree(a), _tree(b)
-
-    def lookup(path):
-        node = ta_tree
-        for f in path:
-            node = node["children"].get(f)
-            if node is None:
-                return 0
-        return node["value"]
-
-    deltas = {}
-
-    def walk(node, path):
-        for name, c in node["children"].items():
-            deltas[path + (name,)] = c["value"] * scale - lookup(path + (name,))
-            walk(c, path + (name,))
-    walk(tb_tree, ())
+    tb_tree, va, vb = _tree(b), _path_values(a), _path_values(b)
+    deltas = {path: v * scale - va[path] for path, v in vb.items() if path}
     maxabs = max([abs(v) for v in deltas.values()] + [1e-12])
 
     def describe(node, path, d):
-        delta = deltas.get(path, 0.0)
+        delta, base = deltas.get(path, 0.0), va[path]
         v = int(round(255 - 200 * min(abs(delta) / maxabs, 1.0)))
         color = "rgb(255,%d,%d)" % (v, v) if delta > 0 else ("rgb(%d,%d,255)" % (v, v) if delta < 0
                                                               else "rgb(250,250,250)")
-        base = lookup(path)
         return ("B %d, A %d, change %s" % (node["value"], base, ("%+.2f%%" % (100.0 * delta / base)) if base
                                            else "new"), color if d else "rgb(200,200,200)")
     return _render(tb_tree, title, "widths: B (%d); colour: change from A (red grew, blue shrank); hover "
@@ -480,8 +431,7 @@ def write_views(stacks, folded, svg, title, roles=None):
 
 
 def write_diff(a, b, folder, title, unit="samples", raw=False):
-    """The differential profile of stacks A and B: diff.svg, diff.txt and diff.json in FOLDER;
-    returns the top of the table. ValueError when a side has no samples."""
+    """diff.svg, diff.txt and diff.json of stacks A and B in FOLDER; the top of the table."""
     if not a or not b:
         raise ValueError("side %s has no samples" % ("A" if not a else "B"))
     rows, ta, tb = diff_profiles(a, b, normalize=not raw)

@@ -1,10 +1,4 @@
-"""git, the one way kbench's scripts ask it anything.
-
-    git.run(repo, "rev-parse", "HEAD")     # stdout, stripped; GitError on failure
-    git.try_run(repo, "describe", "--tags")  # stdout or None
-    git.head(repo, short=True)             # HEAD's sha, or None outside a repository
-    git.run_stamp(root)                    # "<YYYYmmdd-HHMMSS>-<short sha|nogit>"
-"""
+"""git, the one way kbench's scripts ask it anything: run (GitError on failure), try_run (None)."""
 
 import subprocess
 import time
@@ -16,13 +10,11 @@ class GitError(Exception):
 
 def run(repo, *args, strip=True):
     try:
-        done = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(["git", "-C", repo, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as e:
         raise GitError("git: %s" % e) from e
     if done.returncode != 0:
-        raise GitError("git %s: %s" % (" ".join(args), done.stderr.strip() or
-                                       "exit status %d" % done.returncode))
+        raise GitError("git %s: %s" % (" ".join(args), done.stderr.strip() or "exit status %d" % done.returncode))
     return done.stdout.strip() if strip else done.stdout
 
 
@@ -38,6 +30,5 @@ def head(repo, short=False):
 
 
 def run_stamp(root):
-    """How a default results folder is named, so that a listing sorts by time and names the
-    commit it ran."""
+    """A default results folder's name, "<YYYYmmdd-HHMMSS>-<short sha|nogit>": sorted by time."""
     return "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), head(root, short=True) or "nogit")

@@ -1,10 +1,6 @@
-"""Asks a shared library itself, through ctypes, what it is: its version and, for librdkafka,
-its builtin.features (a file name or a package version can lie about the code a process
-loads). The question is put in a child process (`python -m kbench.library_probe LIB FILE`,
-the answer as JSON) without LD_LIBRARY_PATH: the loader reads that once, at a process's
-start; the asking process may already hold another copy of the soname; and a broken build
-may crash the process that loads it.
-"""
+"""Asks a shared library itself, through ctypes, its version and (librdkafka) builtin.features.
+In a child process without LD_LIBRARY_PATH: the loader reads it once, the asking process may
+hold another copy of the soname, and a broken build may crash the process that loads it."""
 
 import ctypes
 import json
@@ -13,9 +9,7 @@ import sys
 
 from kbench import proc
 
-# librdkafka's own version function: scripts/librdkafka asks it before any kbench is built,
-# so it cannot come from kbench's description (the codec libraries' functions do:
-# facts.version_functions()).
+# Not from kbench's description (facts.version_functions()): asked before any kbench is built.
 LIBRDKAFKA_VERSION_FUNCTION = "rd_kafka_version_str"
 
 
@@ -25,9 +19,8 @@ def system_environment():
 
 
 def probe(function, path, log=None):
-    """{"version": ..., "features": ...} of the library at PATH (a file or a soname the loader
-    resolves), whose version FUNCTION returns a string; features for a librdkafka. None when
-    it does not load. The child's stderr is appended to the file LOG (default: nowhere)."""
+    """{"version", "features"} of the library at PATH (a file or a soname) whose version FUNCTION
+    returns a string; None when it does not load. The child's stderr goes to the file LOG."""
     cmd = [sys.executable, "-m", "kbench.library_probe", function, path]
     if log:
         done = proc.run(cmd, capture=True, log=log, env=system_environment())

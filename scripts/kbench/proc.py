@@ -1,14 +1,5 @@
-"""Running the programs kbench starts (kbench itself, the JVM, compilers, git): one way.
-
-    proc.run(cmd, log=path)           # stdout and stderr appended to a log file
-    proc.run(cmd, capture=True)       # .stdout as text
-    proc.output(cmd)                  # stdout, stripped; None when it fails or is missing
-    proc.quote(cmd)                   # one line a POSIX shell reads back as CMD
-    proc.tail(path, 20)               # a log's last lines, for an error message
-    proc.status(returncode)           # 128 + N for a child killed by signal N
-
-A sibling command is never started as a process: import it and call its function.
-"""
+"""Running the programs kbench starts (kbench itself, the JVM, compilers, git): one way. A
+sibling command is never started as a process: import it and call its function."""
 
 import contextlib
 import os
@@ -17,11 +8,9 @@ import subprocess
 import sys
 
 
-def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=None,
-        timeout=None):
+def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=None, timeout=None):
     """subprocess.run of CMD. LOG (a path) gets stdout and stderr, appended; CAPTURE returns
-    stdout as text (stderr still to the console unless LOG). A missing program raises
-    FileNotFoundError as subprocess does; CHECK raises CalledProcessError on a failure."""
+    stdout as text (stderr to LOG, or the console)."""
     kwargs = dict(cwd=cwd, env=env, stdin=stdin, timeout=timeout, check=check)
     if capture:
         kwargs.update(stdout=subprocess.PIPE, text=True)
@@ -37,8 +26,7 @@ def run(cmd, *, log=None, cwd=None, env=None, capture=False, check=False, stdin=
 def output(cmd, *, cwd=None, env=None):
     """CMD's stdout, stripped; None when it exits non-zero or cannot start."""
     try:
-        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+        done = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     except OSError:
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -64,9 +52,8 @@ def status(returncode):
 
 @contextlib.contextmanager
 def output_to(path):
-    """Everything written to stdout and stderr meanwhile, by Python and by the programs it
-    starts (the file descriptors), appended to the log PATH instead: the console of a
-    sibling command called as a function."""
+    """stdout and stderr (the file descriptors) appended to the log PATH meanwhile: the console
+    of a sibling command called as a function."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)

@@ -16,8 +16,7 @@ def human(value):
 
 
 def references():
-    """[(row prefix, reference prefix, label)]: rows and their reference rows, whose names
-    differ only in the variant (each family's "references" in kbench --describe=json)."""
+    """[(row prefix, reference prefix, label)] of each family's "references" (kbench --describe=json)."""
     return [("%s/%s/" % (f["name"], r["of"]), "%s/%s/" % (f["name"], r["variant"]), r["label"])
             for f in facts.families() for r in f.get("references", []) if r["of"]]
 
@@ -27,8 +26,8 @@ def by_repetition(reps, key="items_per_second"):
 
 
 def ratio_rows(groups):
-    """(label, median ratio of a row's records/s to its reference's, the range of the
-    per-repetition ratios (repetition i against repetition i), n, row)."""
+    """(label, median ratio of a row's records/s to its reference's, the range of the ratios of
+    repetition i to i, n, row)."""
     rows = []
     try:
         refs = references()
@@ -46,8 +45,7 @@ def ratio_rows(groups):
             if not pairs or not a or not b:
                 continue
             med = statistics.median(a.values()) / statistics.median(b.values())
-            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)),
-                         len(pairs), name))
+            rows.append((label, "%.3f" % med, "%.3f-%.3f" % (min(pairs), max(pairs)), len(pairs), name))
     return rows
 
 
@@ -93,11 +91,8 @@ def main(path):
           f"{' (dirty)' if ctx.get('git_dirty') == 'true' else ''}, target={ctx.get('target', '?')}"
           f", librdkafka {ctx.get('librdkafka_version', '?')}"
           f"{', broker ' + ctx['broker_version'] if ctx.get('broker_version') else ''}")
-    # p99: latency (p99_us) on open-loop rows, queueing (queue_p99_us, marked q) on
-    # closed-loop ones. intervals: CV of records/s across a window's per-second intervals
-    # (median over repetitions) and the slowest-fastest interval. CPU us/MiB: what a MiB of
-    # record values cost the client process and (on a cluster scripts/kafka started) the
-    # brokers, on windowed rows with cost counters.
+    # p99: latency on open-loop rows, queueing (marked q) on closed-loop ones. CPU us/MiB: the
+    # client's and (on a cluster scripts/kafka started) the brokers' cost of a MiB of values.
     header = ("benchmark (median of repetitions)", "reps", "records/s", "MB/s", "ratio",
               "p99_us", "CPU us/MiB", "broker", "interval CV, min-max records/s")
     table = []
@@ -117,17 +112,15 @@ def main(path):
                           spread[0] * 100, human(spread[1]), human(spread[2]))))
         if med("max_rate") is not None:
             found = sorted(human(r["max_rate"]) for r in reps)
-            searches.append(f"  {name}: {human(med('max_rate'))} records/s "
+            searches.append(f"{name}: {human(med('max_rate'))} records/s "
                             f"(repetitions: {', '.join(found)}; closed loop "
-                            f"{human(med('closed_loop_rate'))}; p99 at the maximum "
-                            f"{human(med('max_rate_p99_us'))} us)")
+                            f"{human(med('closed_loop_rate'))}; p99 at the maximum {human(med('max_rate_p99_us'))} us)")
         short = [r for r in reps if r.get("rate_shortfall", 0) >= 1]
         if short:
             achieved = statistics.median(r["achieved_rate"] for r in short)
             delivered = [r["delivered_rate"] for r in short if "delivered_rate" in r]
-            shortfalls.append(f"  {name}: {len(short)} of {len(reps)} repetitions more than 1 % "
-                              f"short of {human(reps[0]['target_rate'])} records/s "
-                              f"(median sent {human(achieved)}"
+            shortfalls.append(f"{name}: {len(short)} of {len(reps)} repetitions more than 1 % "
+                              f"short of {human(reps[0]['target_rate'])} records/s (median sent {human(achieved)}"
                               + (f", delivered {human(statistics.median(delivered))}"
                                  if delivered else "") + "; its latency is queueing)")
     if table:
@@ -136,20 +129,13 @@ def main(path):
     if ratios:
         print("\nreferences (median ratio of records/s, >= 1 means as fast as the reference):")
         print(text.table(("reference", "ratio", "per repetition", "n", "row"), ratios))
-    if searches:
-        print("\nmaximum sustainable rate (median; sent within 1 % of the target, delivered not short):")
-        print("\n".join(searches))
-    if shortfalls:
-        print("\nopen-loop rows short of their target rate (their latency is at a lower load):")
-        print("\n".join(shortfalls))
-    if not_run:
-        print(f"\n{len(not_run)} benchmark(s) not run (the loaded librdkafka lacks what they need):")
-        for line in not_run:
-            print(f"  {line}")
-    if failures:
-        print(f"\n{len(failures)} benchmark run(s) FAILED:")
-        for f in failures:
-            print(f"  {f}")
+    for title, lines in (
+            ("maximum sustainable rate (median; sent within 1 % of the target, delivered not short)", searches),
+            ("open-loop rows short of their target rate (their latency is at a lower load)", shortfalls),
+            (f"{len(not_run)} benchmark(s) not run (the loaded librdkafka lacks what they need)", not_run),
+            (f"{len(failures)} benchmark run(s) FAILED", failures)):
+        if lines:
+            print("\n%s:\n%s" % (title, "\n".join("  " + line for line in lines)))
     return 0
 
 

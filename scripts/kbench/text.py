@@ -1,12 +1,5 @@
-"""How kbench's scripts write numbers and tables: one number formatter, one table builder
-(tabulate, Debian's python3-tabulate), for the console and for Markdown reports.
-
-    text.number(1234567, "items/s")   # "1.23 M items/s"
-    text.number(2500, "us")           # "2.5 ms"
-    text.percent(3.14159)             # "+3.14%"
-    text.table(["a", "b"], rows)                  # aligned plain text, for a console
-    text.table(["a", "b"], rows, markdown=True)   # a GitHub Markdown table
-"""
+"""How kbench's scripts write numbers ("1.23 M items/s", "2.5 ms", "+3.14%") and tables
+(tabulate), for the console and for Markdown reports."""
 
 import math
 
@@ -48,5 +41,4 @@ def table(headers, rows, markdown=False, align=None):
     """ROWS under HEADERS as aligned text, or as a Markdown table. ALIGN: one of "left",
     "right", "center" per column (default: numbers right, text left)."""
     return tabulate([list(r) for r in rows], headers=list(headers),
-                    tablefmt="github" if markdown else "simple", colalign=align,
-                    disable_numparse=True)
+                    tablefmt="github" if markdown else "simple", colalign=align, disable_numparse=True)

@@ -4,12 +4,9 @@ write their JSON under results/runs/<date>-<commit>/, merge it, print a summary 
 run to the results history.
 
 Anything after -- goes to kbench (e.g. -X linger.ms=5, --codec=zstd:7, --payload=file:F).
-Results: DIR/kbench.json (Google Benchmark JSON with run context: every repetition of every
-process, each tagged with its process), DIR/processes/pN.json (one per process),
-DIR/console.txt, DIR/command.txt. Compare two runs with scripts/compare A B (folders). Two
-default runs (5 processes each) can reach a verdict at alpha 0.01: the rank test needs 5
-samples a side, and a sample is a process, not a repetition (docs/methodology.md).
-kbench beside Kafka's own kafka-producer-perf-test: scripts/scenario perf-test.
+Results: DIR/kbench.json (every repetition of every process, each tagged with its process),
+DIR/processes/pN.json, DIR/console.txt, DIR/command.txt. Compare two runs with
+scripts/compare A B (folders): a sample is a process, not a repetition (docs/methodology.md).
 
 exit status: 0 every process ran and passed its checks, 1 a benchmark failed its checks or
 a process wrote no JSON, 2 bad usage, 128 + N interrupted by signal N.
@@ -34,11 +31,9 @@ MAX_WARMUP_ROWS = 40
 
 
 def add_arguments(parser):
-    target = parser.add_argument_group(
-        "target (default: start a local one-broker Apache Kafka, stop it after)")
+    target = parser.add_argument_group("target (default: start a local one-broker Apache Kafka, stop it after)")
     one = target.add_mutually_exclusive_group()
-    one.add_argument("--mock", action="store_true",
-                     help="use librdkafka's in-process mock cluster instead")
+    one.add_argument("--mock", action="store_true", help="use librdkafka's in-process mock cluster instead")
     one.add_argument("--bootstrap", metavar="HOST:PORT", default=os.environ.get("KBENCH_BOOTSTRAP"),
                      help="use an existing cluster (KBENCH_BOOTSTRAP works too)")
     target.add_argument("--kafka-version", metavar="V",
@@ -46,8 +41,7 @@ def add_arguments(parser):
     run = parser.add_argument_group("selection and statistics")
     run.add_argument("--profile", default="quick",
                      help="quick (default, ~10 min on 2 cores) or full; see benchmarks/profiles.conf")
-    run.add_argument("--filter", metavar="REGEX",
-                     help="run exactly this Google Benchmark filter instead of a profile")
+    run.add_argument("--filter", metavar="REGEX", help="run exactly this Google Benchmark filter instead of a profile")
     run.add_argument("--processes", metavar="N", type=cli.POSITIVE, default=5,
                      help="kbench processes run one after another (default 5); each keeps its "
                      "JSON, and scripts/compare takes one value per process")
@@ -68,8 +62,7 @@ def add_arguments(parser):
                      "selection's Produce, Consume and EndToEnd rows (short windows, at most %d "
                      "of them) before process 1; its output goes to DIR/warmup/ and is never "
                      "merged or summarised" % MAX_WARMUP_ROWS)
-    parser.add_argument("kbench_args", nargs="*", metavar="-- KBENCH_ARG",
-                        help="arguments for every kbench process")
+    parser.add_argument("kbench_args", nargs="*", metavar="-- KBENCH_ARG", help="arguments for every kbench process")
 
 
 def profile_filter(profile):
@@ -118,9 +111,19 @@ def dry_run_check(args, window_args):
     cli.dry_run_exit()
 
 
+def cluster_env(folder, bootstrap):
+    """The KBENCH_* variables of the cluster scripts/kafka started in FOLDER (KBENCH_KAFKA_DIR:
+    kbench measures its brokers' CPU and log growth)."""
+    try:
+        with open(os.path.join(folder, "version"), encoding="utf-8") as f:
+            version = f.read().strip()
+    except OSError as e:
+        cli.die("cannot read %s: %s" % (e.filename, e.strerror), status=1)
+    return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version, "KBENCH_KAFKA_DIR=" + folder]
+
+
 class Run:
-    """A run's state shared with the signal handler: the kbench process running, the signal
-    received, the local cluster to stop."""
+    """A run's state shared with the signal handler: the kbench running, the signal, the cluster."""
 
     def __init__(self):
         self.kbench = None
@@ -128,8 +131,8 @@ class Run:
         self.kafka_dir = ""
 
     def on_signal(self, signum, _frame=None):
-        """SIGINT/SIGTERM: kbench ends the benchmark it runs and writes the JSON of what
-        finished; no further process starts. Outside kbench the run ends at once."""
+        """SIGINT/SIGTERM: kbench writes the JSON of what finished and no process follows; outside
+        kbench the run ends at once."""
         cli.info("interrupted (signal %d): letting kbench write what finished, then stopping" % signum)
         if self.kbench is None:
             sys.exit(128 + signum)
@@ -138,8 +141,7 @@ class Run:
             self.kbench.send_signal(signum)
 
     def kbench_process(self, cmd, **kw):
-        """kbench in a process group of its own: a Ctrl-C reaches it once, forwarded from
-        here, and it writes the JSON of what finished. Its exit status."""
+        """kbench in a process group of its own (a Ctrl-C reaches it once, from here); its status."""
         sys.stdout.flush()
         self.kbench = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, process_group=0, **kw)
         try:
@@ -159,14 +161,7 @@ class Run:
             bootstrap = kafka.start(self.kafka_dir, version=args.kafka_version, port_base="auto")
         except kafka.KafkaError as e:
             cli.die(str(e), status=e.status)
-        try:
-            with open(os.path.join(self.kafka_dir, "version"), encoding="utf-8") as f:
-                version = f.read().strip()
-        except OSError as e:
-            cli.die("cannot read %s: %s" % (e.filename, e.strerror), status=1)
-        # KBENCH_KAFKA_DIR: kbench measures the CPU and log growth of the brokers started here.
-        return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
-                "KBENCH_KAFKA_DIR=" + self.kafka_dir]
+        return cluster_env(self.kafka_dir, bootstrap)
 
     def stop_cluster(self):
         if self.kafka_dir:
@@ -174,9 +169,8 @@ class Run:
             kafka.stop(self.kafka_dir)
 
     def warm_up(self, base_cmd, out):
-        """A broker that has just started runs its first minute of load slower (its JIT is
-        cold: docs/methodology.md, "A warm cluster"), so one untimed process first runs the
-        selection's live rows, with 1 s warm-ups and windows, never merged or compared."""
+        """One untimed process of the selection's live rows first: a broker that has just started
+        runs its first minute of load slower (docs/methodology.md, "A warm cluster")."""
         listing = subprocess.run(base_cmd + ["--benchmark_list_tests=true"], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL, text=True).stdout
         rows = live_rows(listing, MAX_WARMUP_ROWS)
@@ -189,8 +183,7 @@ class Run:
                 open(os.path.join(warmup, "stderr.txt"), "w") as err:
             krc = self.kbench_process(base_cmd + ["--benchmark_filter=" + results.exact_filter(rows),
                                                   "--benchmark_repetitions=1", "--window-seconds=1",
-                                                  "--warmup-seconds=1",
-                                                  "--benchmark_out=%s/warmup.json" % warmup],
+                                                  "--warmup-seconds=1", "--benchmark_out=%s/warmup.json" % warmup],
                                       stdout=console, stderr=err)
         if self.interrupted:
             sys.exit(128 + self.interrupted)
@@ -201,17 +194,15 @@ class Run:
     def processes(self, args, base_cmd, out):
         """The timed kbench processes; returns (the last failing exit status, the JSON written)."""
         rc, files = 0, []
-        # kbench's output reaches the console and console.txt / stderr.txt through two tees
-        # that live for the whole run (-i: Ctrl-C cannot cut kbench's output), waited for
-        # after the last process, so that nothing kbench printed is in flight at the report.
+        # Two tees for the whole run (-i: Ctrl-C cannot cut kbench's output), waited for after
+        # the last process, so that nothing kbench printed is in flight at the report.
         sys.stdout.flush()
         console = subprocess.Popen(["tee", "-ai", out + "/console.txt"], stdin=subprocess.PIPE)
         errors = subprocess.Popen(["tee", "-ai", out + "/stderr.txt"], stdin=subprocess.PIPE,
                                   stdout=sys.stderr.fileno())
         for p in range(1, args.processes + 1):
             cli.info("process %d/%d" % (p, args.processes))
-            # References (bare_producev) run before their send row in odd processes, after it
-            # in even ones: Google Benchmark runs one row's repetitions back to back.
+            # References (bare_producev) run before their send row in odd processes, after it in even ones.
             order_args = ["--references-last"] if p % 2 == 0 else []
             json_path = "%s/processes/p%d.json" % (out, p)
             krc = self.kbench_process(base_cmd + order_args + ["--benchmark_out=" + json_path],
@@ -244,8 +235,6 @@ def build(args):
         cli.die("%s is missing; run without --no-build" % binary)
     if not args.librdkafka:
         return binary, []
-    # Same binary, another librdkafka.so.1 (the C ABI is stable across 2.x); the context's
-    # librdkafka_version records the one loaded. Empty for the system library.
     try:
         folder = librdkafka.build(args.librdkafka)
     except librdkafka.BuildError as e:
@@ -259,14 +248,12 @@ def build(args):
 def main(args):
     os.chdir(ROOT)
     window_args = []
-    # The full profile measures 30 s steady-state windows (Produce, Consume); quick keeps
-    # kbench's default of 2 s. An explicit --window-seconds after -- wins.
+    # The full profile measures 30 s windows; an explicit --window-seconds after -- wins.
     if args.profile == "full" and not args.filter:
         window_args = ["--window-seconds=30"]
     if not args.filter:
         args.filter = profile_filter(args.profile)
 
-    # The output paths first: one that cannot be written is refused before anything runs.
     out = args.out or "results/runs/" + git.run_stamp(".")
     cli.check_out_dir(out, "--out")
     history_db = os.environ.get("KBENCH_HISTORY_DB") or "results/history.sqlite"
@@ -284,7 +271,6 @@ def main(args):
     finally:
         run.stop_cluster()
     if args.history and os.path.isfile(kbench_json) and os.path.getsize(kbench_json) > 0:
-        # A run that is not in the history when asked to be is not a clean exit.
         try:
             added, _ = history.add(history_db, out)
             if added:
@@ -313,8 +299,7 @@ def measure(run, args, out, env_args, binary, window_args):
                    "--benchmark_repetitions=%d" % args.repetitions,
                    "--benchmark_min_time=%g" % args.min_time, "--benchmark_display_aggregates_only=true",
                    "--benchmark_out_format=json"] + window_args + args.kbench_args)
-    # command.txt is kept with the results: a secret given with -X (kbench's own rule,
-    # facts.is_secret_setting) is written as ***, as kbench writes it into the JSON context.
+    # A secret given with -X is written as ***, as kbench writes it into the JSON context.
     with open(out + "/command.txt", "w", encoding="utf-8") as f:
         f.write("# %d process(es), each:\n" % args.processes)
         f.write(proc.quote(redacted(base_cmd) + ["--benchmark_out=%s/processes/pN.json" % out]) + "\n")

@@ -10,19 +10,16 @@ arguments; A and B may be the same commit and differ in the rest:
   scripts/bench-commits HEAD HEAD --args-a '-X linger.ms=5' --args-b '-X linger.ms=50'
   scripts/bench-commits HEAD HEAD --kafka-a 3.9.1 --kafka-b 4.4.0
 
-Builds commits A (base) and B (new) in their own git worktrees (Release, Ninja), runs them
-interleaved and counterbalanced, A B B A A B B A ..., so that drift of the machine hits both
-sides alike and neither always runs second, merges each side's runs into one Google
-Benchmark JSON of repetitions and compares the pair as scripts/compare does. On a live
-cluster (KBENCH_BOOTSTRAP or --bootstrap after --), one untimed process of A first runs the
-selection's Produce, Consume and EndToEnd rows (at most 40, 1 s windows, warm-ups that add
-up to a minute of load) to warm the broker up; runs/warmup.json is never compared.
+Builds A (base) and B (new) in their own git worktrees, runs them interleaved and
+counterbalanced (A B B A A B B A ...), merges each side's runs into one Google Benchmark
+JSON and compares them as scripts/compare does. On a live cluster an untimed process first
+warms the broker up (runs/warmup.json, never compared).
 
 Instruction mode: each benchmark that matches --filter runs alone under callgrind, twice per
 side, with N and 2N iterations; the metric is (Ir(2N) - Ir(N)) / N, one iteration's
-instructions without start-up. Counts repeat to about 0.002 %, so one run per side decides.
-Rows of families that need a cluster are left out (their count follows the wall clock);
---instructions-of counts one call path of them instead.
+instructions without start-up, so one run per side decides. Rows of families that need a
+cluster are left out (their count follows the wall clock); --instructions-of counts one
+call path of them instead.
 
 Results: DIR/base.json, DIR/new.json (merged), DIR/verdict.json, DIR/runs/ (one JSON per
 process, plus callgrind.out files), DIR/build-*.log.
@@ -30,8 +27,7 @@ process, plus callgrind.out files), DIR/build-*.log.
 exit status: that of scripts/compare (0 every row judged and none regressed, 1 regression,
 2 bad input, 3 something could not be judged: a benchmark errored or is missing, a verdict
 is inconclusive), or 2 for bad usage, 3 when a build fails, a cluster of --kafka-a/-b does
-not start or a kbench run writes no JSON; 130/143 interrupted. A kbench run that fails a
-benchmark's checks still writes its JSON; compare reports the benchmark as errored (exit 3).
+not start or a kbench run writes no JSON; 130/143 interrupted.
 """
 
 import contextlib
@@ -44,27 +40,25 @@ import signal
 import sys
 import tempfile
 import time
+from unittest import mock
 
 import kbench
 from kbench import __main__ as command_line
 from kbench import build_stamp, cli, facts, git, proc, results, stats
 from kbench.cli import die, info
+from kbench.commands import bench, kafka, librdkafka, profile
 from kbench.commands import compare as compare_command
-from kbench.commands import kafka, librdkafka, profile
 
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'
 OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA_DIR=|--bootstrap|--broker-dir")
-# A broker serves its first minute of load slower (docs/methodology.md, "A warm cluster"): the
-# warm-up process's rows share this much unmeasured load out among them. With 1 s each, two
-# EndToEnd rows at 1,000 records/s on TLS left the broker cold for round 1's first process
-# (docs/validation.md V19).
+# Unmeasured load the warm-up process's rows share out: a broker serves its first minute of
+# load slower (docs/methodology.md, "A warm cluster"; docs/validation.md V19).
 WARMUP_LOAD_SECONDS = 60
 TIME_SUFFIXES = re.compile(r"(.*?)((?:/(?:real_time|manual_time|process_time))*)")
 
 
 def add_arguments(parser):
-    # A B [options] -- KBENCH_ARGS: the commits and kbench's arguments are one positional
-    # list, which argparse fills around the options only when it parses them intermixed.
+    # A B [options] -- KBENCH_ARGS: one positional list, filled around the options.
     parser.parse_args = parser.parse_intermixed_args
     parser.add_argument("words", nargs="*", metavar="A B",
                         help="the base and new commits; after --, arguments for every kbench run")
@@ -119,30 +113,17 @@ def add_arguments(parser):
 
 def parse(argv):
     """The Namespace of a command line of scripts/bench-commits, for callers in-process."""
-    from kbench.__main__ import parser_for
-    return parser_for("bench-commits", sys.modules[__name__]).parse_args(argv)
-
-
-def look_pairs(alpha, looks):
-    """Rounds the first look starts with: as many as a paired verdict at alpha / looks needs,
-    made even (as many A-first as B-first rounds)."""
-    n = stats.min_pairs(alpha / looks)
-    return n + n % 2
+    return command_line.parser_for("bench-commits", sys.modules[__name__]).parse_args(argv)
 
 
 def regressed(verdict, most=5):
     """The names of the regressed rows, largest change first, without the iterations suffix."""
-    seen = []
-    for r in sorted(verdict.get("regressions", []), key=lambda r: -abs(r.get("change_pct") or 0)):
-        name = re.sub(r"/iterations:[0-9]+$", "", r["name"])
-        if name not in seen:
-            seen.append(name)
-    return seen[:most]
+    rows = sorted(verdict.get("regressions", []), key=lambda r: -abs(r.get("change_pct") or 0))
+    return list(dict.fromkeys(re.sub(r"/iterations:[0-9]+$", "", r["name"]) for r in rows))[:most]
 
 
 def check_tree(spec):
-    """tree:DIR@REV is checked before anything is built: a DIR that is no librdkafka
-    repository or a REV that is no commit of it is bad usage."""
+    """tree:DIR@REV, checked before anything is built: a bad DIR or REV is bad usage."""
     m = TREE_SPEC.fullmatch(spec)
     if not m:
         die("--librdkafka-a/-b tree: needs tree:DIR@REV, got '%s'" % spec)
@@ -154,9 +135,7 @@ def check_tree(spec):
 
 
 def pin_mock_cluster(args):
-    """Two librdkafka releases compared on the mock cluster meet the same one: kbench-mock
-    (--mock=process), not each release's own mock, whose changes would be measured too.
-    Not when a cluster is named, or the user chose --mock=."""
+    """Two librdkafka releases meet the same mock cluster, kbench-mock, unless one is chosen."""
     if args.librdkafka_a == args.librdkafka_b or args.kafka_a or args.kafka_b or os.environ.get("KBENCH_BOOTSTRAP"):
         return
     given = args.kbench_args + args.args_a + args.args_b + args.env_a + args.env_b
@@ -169,8 +148,7 @@ def pin_mock_cluster(args):
 
 
 def check_kafka_sides(args):
-    """--kafka-a/-b: this command owns both sides' clusters, so nothing else may name one;
-    unknown versions are refused before anything is built (resolving them once if need be)."""
+    """--kafka-a/-b: nothing else may name a cluster; unknown versions are refused before any build."""
     for side in "ab":
         for arg in getattr(args, "env_" + side) + getattr(args, "args_" + side) + args.kbench_args:
             if OWN_CLUSTER.match(arg):
@@ -209,10 +187,10 @@ def check(args):
     if args.budget:
         if args.instructions:
             die("--budget does not apply to --instructions (one deterministic round decides)")
-        # Each look is tested at alpha / L, where a paired verdict needs more rounds than at
-        # alpha (10 at 0.01 / 5): the first look starts with that many, so that it is paired
-        # like every later look.
-        pairs = look_pairs(args.alpha, args.max_looks)
+        # Each look is tested at alpha / L: the first starts with the rounds a paired verdict
+        # needs there (10 at 0.01 / 5), made even (as many A-first as B-first rounds).
+        pairs = stats.min_pairs(args.alpha / args.max_looks)
+        pairs += pairs % 2
         if not runs_given:
             args.runs = max(args.runs, pairs)
         elif args.runs < pairs:
@@ -220,8 +198,7 @@ def check(args):
                  "needs %d rounds; looks at fewer rounds (--runs %d) compare the sides unpaired"
                  % (args.max_looks, pairs, args.runs))
     if args.threshold is None:
-        # --instructions-of: a send call's count still moves by up to ~0.5 % between
-        # identical builds (locks, wake-ups; docs/comparing.md), so 1 %.
+        # --instructions-of: a send call's count moves by up to ~0.5 % between identical builds.
         args.threshold = 1.0 if args.instructions_of else 0.5 if args.instructions else 5.0
     if not args.instructions and args.runs < 3:
         info("warning: %d run(s) per side cannot show a significant time difference; every "
@@ -243,8 +220,7 @@ def check(args):
 
 
 def dead_worktree(path):
-    """True if PATH is a git worktree whose repository no longer exists (its .git file
-    names a folder that is gone): a build-cache entry made by a clone since deleted."""
+    """PATH is a worktree (a build-cache entry) of a clone since deleted: its .git names no folder."""
     try:
         with open(os.path.join(path, ".git")) as f:
             line = f.readline()
@@ -254,31 +230,24 @@ def dead_worktree(path):
 
 
 def split_time_suffix(name):
-    """(NAME's base, its time suffixes): a row with fixed iterations is NAME/iterations:N,
-    before its time suffixes (Produce/.../iterations:N/real_time)."""
+    """(NAME's base, its time suffixes): fixed iterations go between, NAME/iterations:N/real_time."""
     return TIME_SUFFIXES.fullmatch(name).groups()
-
 
 
 def profile_row(argv, fixed_iterations):
     """scripts/profile ARGV, in this process, with kbench at FIXED_ITERATIONS; its status."""
-    saved = os.environ.get("KBENCH_FIXED_ITERATIONS")
-    os.environ["KBENCH_FIXED_ITERATIONS"] = fixed_iterations
     try:
-        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+        with mock.patch.dict(os.environ, KBENCH_FIXED_ITERATIONS=fixed_iterations), \
+                open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
             return profile.main(command_line.parser_for("profile", profile).parse_args(argv))
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 1
-    finally:
-        if saved is None:
-            del os.environ["KBENCH_FIXED_ITERATIONS"]
-        else:
-            os.environ["KBENCH_FIXED_ITERATIONS"] = saved
+
 
 class BenchCommits:
     def __init__(self, args, out_dir, build_cache, work):
         self.args, self.out_dir, self.build_cache, self.work = args, out_dir, build_cache, work
-        self.worktrees, self.kafka_dirs = [], []
+        self.kafka_dirs = []
         self.bin = {}
         self.env_of = {"a": list(args.env_a), "b": list(args.env_b)}
         self.args_of = {"a": list(args.args_a), "b": list(args.args_b)}
@@ -298,17 +267,14 @@ class BenchCommits:
         if self.args.keep_worktrees:
             info("kept worktrees under %s" % self.work)
             return
-        for wt in self.worktrees:
-            git.try_run(self.args.repo, "worktree", "remove", "--force", wt)
-        shutil.rmtree(self.work, ignore_errors=True)
+        shutil.rmtree(self.work, ignore_errors=True)  # its worktrees; prune forgets them
         git.try_run(self.args.repo, "worktree", "prune")
 
     def build(self, sha, label):
         """Builds one commit in its own worktree; its kbench binary."""
         repo = self.args.repo
         blog = os.path.join(self.out_dir, "build-%s.log" % label)
-        # A cached worktree is left detached at its sha and never deleted here; ninja below
-        # still checks it, so a half-finished earlier build is completed.
+        # A cached worktree stays, detached at its sha; ninja completes a half-finished build.
         wt = os.path.join(self.build_cache, sha) if self.build_cache else \
             os.path.join(self.work, "%s-%s" % (label, sha[:12]))
         open(blog, "w").close()
@@ -319,8 +285,6 @@ class BenchCommits:
         if not os.path.exists(os.path.join(wt, ".git")):
             if proc.run(["git", "-C", repo, "worktree", "add", "--detach", wt, sha], log=blog).returncode:
                 die("git worktree add failed for %s:\n%s" % (sha, proc.tail(blog)), 3)
-            if not self.build_cache:
-                self.worktrees.append(wt)
         if self.build_cache and git.try_run(wt, "rev-parse", "HEAD") != sha:
             die("%s is not a worktree at %s: remove it or use another --build-cache" % (wt, sha), 3)
         info("building %s %s (log: %s)" % (label, sha[:12], blog))
@@ -336,8 +300,7 @@ class BenchCommits:
         return binary
 
     def side_librdkafka(self, spec):
-        """A side's librdkafka, a release V or tree:DIR@REV, as environment: its directory
-        first on LD_LIBRARY_PATH, and what it was built from (its build.json's source)."""
+        """A side's librdkafka (V or tree:DIR@REV) as environment: LD_LIBRARY_PATH and its source."""
         if spec == "system":
             return ["KBENCH_LIBRDKAFKA_SOURCE=system"]
         m = TREE_SPEC.fullmatch(spec)
@@ -352,15 +315,11 @@ class BenchCommits:
             return ["KBENCH_LIBRDKAFKA_SOURCE=system"]
         ld = os.environ.get("LD_LIBRARY_PATH")
         env = ["LD_LIBRARY_PATH=%s%s" % (folder, ":" + ld if ld else "")]
-        # A commit's build is cached by sha alone, and may have been built from another
-        # clone (a mirror, a checkout): the source names the tree this side asked for.
         src = build_stamp.librdkafka_source(cli.read_json(folder.removesuffix("/lib") + "/build.json", status=3), tree)
         return env + ["KBENCH_LIBRDKAFKA_SOURCE=" + src] if src else env
 
     def start_side_cluster(self, side, version):
-        """One cluster per side, started one after the other so that the second's free ports
-        cannot be the first's; kbench records KBENCH_BROKER_VERSION as the side's
-        broker_version and measures the brokers in KBENCH_KAFKA_DIR."""
+        """One cluster per side, started one after the other (so that their free ports differ)."""
         folder = os.path.join(self.out_dir, "kafka-" + side)
         self.kafka_dirs.append(folder)  # before it starts: the clean-up stops whatever came up
         info("side %s: starting Apache Kafka %s in %s" % (side.upper(), version or "(the default version)", folder))
@@ -369,14 +328,9 @@ class BenchCommits:
         except kafka.KafkaError as e:
             die("side %s: Kafka did not start: %s (logs: %s/logs)" % (side.upper(), e, folder),
                 2 if e.status == 2 else 3)
-        try:
-            with open(folder + "/version") as f:
-                version = f.read().strip()
-        except OSError as e:
-            die("cannot read %s/version: %s" % (folder, e.strerror), 1)
-        info("side %s: Kafka %s at %s" % (side.upper(), version, bootstrap))
-        self.env_of[side] += ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version,
-                              "KBENCH_KAFKA_DIR=" + folder]
+        env = bench.cluster_env(folder, bootstrap)
+        info("side %s: Kafka %s at %s" % (side.upper(), env[1].partition("=")[2], bootstrap))
+        self.env_of[side] += env
         # A secured cluster (KBENCH_KAFKA_SECURITY) needs its own throwaway credentials.
         if os.path.isfile(folder + "/security"):
             with open(folder + "/security") as f:
@@ -389,8 +343,7 @@ class BenchCommits:
         return env
 
     def run_kbench(self, side, out, cmd, extra_env=()):
-        """One kbench process. A run whose benchmarks failed their checks exits 1 but writes
-        its JSON with error_occurred: compare reports those (exit 3). No JSON is fatal."""
+        """One kbench process. A failed check still writes the JSON (compare reports it); no JSON is fatal."""
         rc = proc.run(cmd + ["--benchmark_repetitions=1", "--benchmark_out=" + out, "--benchmark_out_format=json"]
                       + self.args.kbench_args + self.args_of[side], env=self.env(side, extra_env),
                       log=self.run_log).returncode
@@ -434,9 +387,7 @@ class BenchCommits:
         if not names:
             die("no benchmark of %s matches filter '%s'" % (label, args.filter or "<all>"), 3)
         if not args.instructions_of:
-            # A row that talks to a cluster runs librdkafka's timers by the wall clock, not
-            # the iteration count: identical builds would differ by more than --threshold.
-            # Left out (all are measured when kbench is older than --describe and cannot say which).
+            # A row that talks to a cluster counts librdkafka's timers, which follow the wall clock.
             regex = facts.cluster_regex(binary, self.bin["b"], self.bin["a"])
             kept = [n for n in names if not re.search(regex, n)] if regex else names
             left = len(names) - len(kept)
@@ -463,7 +414,6 @@ class BenchCommits:
                                    "--benchmark_filter=^%s$" % esc],
                                 extra_env={"KBENCH_FIXED_ITERATIONS": str(n)})
                 self.check_iterations(stem[n] + ".json", name, n)
-            # N's profile, then 2N's profile and JSON
             table.append((name, n1, stem[n1] + ".callgrind.out", stem[n2] + ".callgrind.out", stem[n2] + ".json"))
         with open("%s/runs/%s-%d.table" % (self.out_dir, label, rnd), "w") as f:
             f.writelines("\t".join(map(str, row)) + "\n" for row in table)
@@ -473,11 +423,7 @@ class BenchCommits:
             die("cannot build instruction JSON for %s: %s" % (label, e), 3)
 
     def warm_up(self):
-        """A broker that has just started (or sat idle) serves its first minute of load
-        slower, and round 1's first side would pay for it alone: on a live cluster one
-        untimed process first runs the selection's live rows (as scripts/bench does), never
-        compared. Each side that differs in environment or arguments (maybe another
-        cluster) warms its own."""
+        """On a live cluster, one untimed process of the live rows per distinct side warms it up."""
         a = self.args
         live = bool(os.environ.get("KBENCH_BOOTSTRAP")) or any(
             w.startswith("--bootstrap") or w.startswith("KBENCH_BOOTSTRAP=") and w != "KBENCH_BOOTSTRAP="
@@ -501,9 +447,7 @@ class BenchCommits:
                                      1, math.ceil(WARMUP_LOAD_SECONDS / len(rows)))])
 
     def run_round(self, rnd):
-        """One round: base and new back to back. Counterbalanced order: a position effect
-        (whatever runs second in a round runs on a machine the first has just loaded) would
-        otherwise look like a difference of builds."""
+        """One round, base and new back to back, counterbalanced (running second is a position effect)."""
         for side in "ab" if rnd % 2 else "ba":
             label = "base" if side == "a" else "new"
             out = "%s/runs/%s-%d.json" % (self.out_dir, label, rnd)
@@ -532,8 +476,7 @@ class BenchCommits:
 
     def rounds(self):
         a = self.args
-        # Round i's base and new processes ran back to back: compare pairs them (one label per
-        # invocation, so files of different invocations never pair).
+        # compare pairs round i's base and new; one label per invocation.
         self.pairing = None if a.instructions else "bench-commits rounds %s %d" % (
             time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()), os.getpid())
         started = time.monotonic()
@@ -542,10 +485,8 @@ class BenchCommits:
         info("results in %s" % self.out_dir)
         if not a.budget:
             return self.merge_and_compare(a.alpha)
-        # Sequential looks, each at alpha / L: a false alarm at any look stays <= alpha
-        # (Bonferroni, valid whatever the looks' correlation, which for Holm over moderated
-        # tests has no closed form for Pocock or O'Brien-Fleming). Steps of >= 2 rounds keep
-        # A-first = B-first.
+        # Sequential looks, each at alpha / L (Bonferroni: valid whatever the looks' correlation).
+        # Steps of >= 2 rounds keep A-first = B-first.
         look_alpha = a.alpha / a.max_looks
         step = max(a.runs // 2, 2)
         for look in range(1, a.max_looks + 1):
@@ -553,8 +494,7 @@ class BenchCommits:
             verdict = self.merge_and_compare(look_alpha)
             open_rows = len(verdict.get("inconclusive", []))
             if open_rows == 0:
-                info("look %d: every primary row has a verdict (or cannot get one from more rounds); "
-                     "stopping" % look)
+                info("look %d: every primary row has a verdict (or cannot get one from more rounds); stopping" % look)
                 return verdict
             if look == a.max_looks:
                 info("look %d: %d primary row(s) inconclusive and no look left (--max-looks %d)"
@@ -572,15 +512,14 @@ class BenchCommits:
                 self.run_round(rnd)
 
     def profile(self, verdict):
-        """Where did the time go? A differential profile of each flagged row, on the same builds."""
+        """A differential profile of each regressed row, on the same builds."""
         a, out = self.args, self.out_dir
         live_re = self.cluster_regex(self.bin["b"], self.bin["a"])
         for name in regressed(verdict):
             tool = "perf" if re.search(live_re, name) else "callgrind"
             slug = re.sub("_+", "_", re.sub(r"[^A-Za-z0-9._-]", "_", name)).strip("_")[:80]
             info("differential profile of regressed row %s (%s)" % (name, tool))
-            argv = ["--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug),
-                    "--diff", self.bin["a"], self.bin["b"],
+            argv = ["--tool", tool, "--out-dir", "%s/profiles/%s" % (out, slug), "--diff", self.bin["a"], self.bin["b"],
                     "^%s(/iterations:[0-9]+)?$" % results.regex_escape(name)] + a.kbench_args
             if profile_row(argv, os.environ.get("KBENCH_FIXED_ITERATIONS") or str(a.iterations)) != 0:
                 info("warning: the differential profile of %s failed (see %s/profiles/%s)" % (name, out, slug))
@@ -613,8 +552,7 @@ class BenchCommits:
 
 
 def run(args):
-    """The whole command on ARGS (from parse); its exit status. SIGTERM ends it with 143,
-    Ctrl-C with 130, after the clean-up (worktrees, the clusters it started)."""
+    """The command on ARGS (from parse); its exit status. SIGTERM: 143, Ctrl-C: 130, after clean-up."""
     check(args)
     cli.dry_run_exit()
     out_dir = args.out_dir or "%s/results/runs/%s-%s-vs-%s" % (
@@ -626,8 +564,7 @@ def run(args):
         except OSError as e:
             die("cannot create %s (%s)" % (folder, e.strerror))
     work = tempfile.mkdtemp(prefix="kbench-commits.")
-    tool = BenchCommits(args, os.path.abspath(out_dir), args.build_cache and os.path.abspath(args.build_cache),
-                        work)
+    tool = BenchCommits(args, os.path.abspath(out_dir), args.build_cache and os.path.abspath(args.build_cache), work)
     handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
@@ -643,5 +580,4 @@ def run(args):
             signal.signal(signum, handler)
 
 
-def main(args):
-    return run(args)
+main = run

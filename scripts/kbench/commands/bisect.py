@@ -1,49 +1,31 @@
 """Find the first commit (or broker release) between OLD and NEW at which the benchmarks
 matching REGEX changed, with bench-commits as the oracle of every step: by default the
-first bad commit (NEW regressed against OLD), with --improvement the first fixing commit
-(NEW improved on OLD). What is walked:
+first bad commit (NEW regressed against OLD), with --improvement the first fixing commit.
+What is walked:
 
   scripts/bisect GOOD BAD --filter REGEX                  kbench's own commits (--repo)
   scripts/bisect GOOD BAD --librdkafka-tree DIR --filter REGEX
                   commits of a librdkafka git repository DIR (bare or not), each built by
                   scripts/librdkafka build --tree (cached by sha); kbench stays at --kbench
   scripts/bisect --kafka-versions 3.7.2,3.8.1,3.9.1,4.0.0 --filter REGEX
-                  Apache Kafka releases in the order given (the first is OLD, the last
-                  NEW), each side on a cluster bench-commits starts (--kafka-a/-b)
+                  Apache Kafka releases in the order given (the first is OLD, the last NEW)
 
-Commits: the first-parent chain from NEW back to OLD, keeping only commits that contain
-OLD (git rev-list --first-parent --ancestry-path OLD..NEW). A merge is one step: when a
-merge is the answer, bisect the merged branch (from its merge base to the merge's second
-parent) to go further.
+Commits: the first-parent chain from NEW back to OLD (git rev-list --first-parent
+--ancestry-path OLD..NEW); a merge is one step. Each step measures a candidate against OLD
+(bench-commits exit 1: it has the change). An inconclusive step is placed by its intervals
+when they tell which end it is like, else measured again with twice the rounds (--retries),
+then skipped as `git bisect skip` does (docs/history.md).
 
-Each step is one scripts/bench-commits call that measures the candidate X against OLD,
-interleaved, and its exit status decides: the change is in X when bench-commits says
-"regression" (exit 1). For a regression X is the new side (OLD X); for --improvement the
-sides are swapped (X OLD: OLD regresses against a fixed X). The first step checks that
-NEW shows the change at all; then a binary search over the candidates between them.
+Evidence in the output directory: step-N-<X>/ (bench-commits' results), step-N-<X>.txt,
+.cmd, .rc; steps.json (every step) and summary.txt (the table and the answer).
 
-A step that cannot be judged: an inconclusive one (exit 3 with a verdict) is placed by its
-intervals when each row of NEW's change that can tell lies wholly on one side of the
-midpoint between OLD and NEW, in log ratio ("placed_by" in steps.json); else it is measured
-again with twice the rounds, up to --retries times, then skipped. A step not measured (a
-build or run failed) is skipped at once. A skipped candidate is left out, as `git bisect
-skip` does; when skipped ones sit next to the boundary, the answer lists those that may be
-first (exit 3).
-
-Every step keeps its evidence in the output directory: step-N-<X>/ (bench-commits'
-runs, base/new JSON, verdict.json, logs), step-N-<X>.txt (its console), .cmd (the
-command), .rc (its exit status); steps.json (every step: verdict, exit, seconds,
-command) and summary.txt (the table and the answer). Progress goes to the console.
-
-environment:
-  KBENCH_BISECT_ORACLE  a command run instead of scripts/bench-commits, with the same
-                        arguments (e.g. a wrapper adding options); it must keep
-                        bench-commits' exit statuses and --out-dir
+environment: KBENCH_BISECT_ORACLE, a command run instead of scripts/bench-commits with the
+same arguments; it must keep bench-commits' exit statuses and --out-dir.
 
 exit status: 0 the first bad (or fixing) commit was found (named on the last line), 1 NEW
-shows no such change against OLD (nothing to bisect), 2 bad usage or input (unknown
-revision, OLD not an ancestor of NEW, an empty range), 3 the bisection could not finish
-(NEW could not be judged, skipped candidates hide the answer).
+shows no such change against OLD, 2 bad usage or input (unknown revision, OLD not an
+ancestor of NEW, an empty range), 3 the bisection could not finish (NEW could not be
+judged, skipped candidates hide the answer).
 """
 
 import json
@@ -59,7 +41,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, facts, git, proc, text
+from kbench import cli, facts, git, proc, results, text
 from kbench.cli import check_out_dir, die, dry_run_exit, info
 from kbench.commands import bench_commits, librdkafka
 
@@ -88,9 +70,8 @@ class Stopped(Exception):
 
 
 def run_bench_commits(argv, log_path):
-    """One step in this process, its console in LOG_PATH: bench-commits' exit status. Ctrl-C
-    or SIGTERM ends it after its own clean-up (worktrees, the brokers it started), then
-    raises Stopped."""
+    """One step in this process, its console in LOG_PATH: bench-commits' exit status; Stopped
+    after its own clean-up on Ctrl-C or SIGTERM."""
     prog, cli.prog = cli.prog, "scripts/bench-commits"
     with proc.output_to(log_path):
         try:
@@ -107,9 +88,7 @@ def run_bench_commits(argv, log_path):
 
 
 def run_oracle(cmd, log):
-    """Runs one step of KBENCH_BISECT_ORACLE and returns its exit status. On Ctrl-C or
-    SIGTERM (passed on to the step), waits until the step has cleaned up after itself (its
-    worktrees, the brokers it started), then raises again."""
+    """One step of KBENCH_BISECT_ORACLE: its exit status; Ctrl-C or SIGTERM waits for its clean-up."""
     child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         return child.wait()
@@ -143,8 +122,7 @@ def add_arguments(parser):
     parser.add_argument("--runs", metavar="N", type=cli.POSITIVE,
                         help="rounds per step (bench-commits --runs; its default 8, or 1 with --instructions)")
     parser.add_argument("--budget", metavar="MINUTES", type=cli.POSITIVE_NUMBER,
-                        help="bench-commits --budget: more rounds while a row is inconclusive, within "
-                        "MINUTES per step")
+                        help="bench-commits --budget: more rounds while a row is inconclusive, within MINUTES per step")
     parser.add_argument("--retries", metavar="N", type=cli.COUNT, default=1,
                         help="re-measurements of an inconclusive step, each with twice the rounds, before "
                         "it is skipped (default 1; 0 skips at once)")
@@ -177,8 +155,7 @@ def check(args):
             die("--kafka-versions lists a release twice")
         args.versions = versions
     elif len(args.range) != 2:
-        die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d "
-            "argument(s)" % len(args.range))
+        die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d argument(s)" % len(args.range))
     if args.out_dir is not None:
         check_out_dir(args.out_dir, "--out-dir")
     if args.build_cache is not None:
@@ -186,21 +163,16 @@ def check(args):
     if not args.filter:
         die("--filter is required: bisect a few benchmarks, not the whole suite")
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
-        die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are "
-            "OLD and NEW)")
+        die("--kbench is for --librdkafka-tree and --kafka-versions (kbench's own commits are OLD and NEW)")
 
 
 class Walk:
-    """What is walked: candidates[0] is OLD, candidates[-1] NEW, each a dict with the
-    name a step passes on (sha or version), a short label and a subject."""
+    """What is walked: candidates[0] is OLD, candidates[-1] NEW, each {"id", "label", "subject"}."""
 
     def __init__(self, args, repo):
-        self.args = args
-        self.repo = repo
         if args.kafka_versions:
             self.kind = "version"
-            self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v}
-                               for v in args.versions]
+            self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v} for v in args.versions]
             return
         self.kind = "commit"
         self.tree = None
@@ -226,13 +198,10 @@ class Walk:
         between = git.run(where, "rev-list", "--first-parent", "--ancestry-path", "--reverse",
                           "%s..%s" % tuple(shas)).split()
         if not between or between[-1] != shas[1]:
-            die("no commit between OLD %s and NEW %s on NEW's first-parent chain"
-                % (shas[0][:12], shas[1][:12]))
-        subjects = dict(line.split(" ", 1) if " " in line else (line, "")
-                        for line in git.run(where, "log", "--no-walk=unsorted", "--format=%H %s",
-                                            shas[0], *between).splitlines())
-        self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")}
-                           for s in [shas[0]] + between]
+            die("no commit between OLD %s and NEW %s on NEW's first-parent chain" % (shas[0][:12], shas[1][:12]))
+        subjects = dict(line.partition(" ")[::2] for line in git.run(
+            where, "log", "--no-walk=unsorted", "--format=%H %s", shas[0], *between).splitlines())
+        self.candidates = [{"id": s, "label": s[:12], "subject": subjects.get(s, "")} for s in [shas[0]] + between]
 
     def name(self, i):
         c = self.candidates[i]
@@ -248,6 +217,7 @@ class Bisect:
         self.signature = None  # the rows that showed NEW's change, from the first step
         self.changed_word = "fixed" if args.improvement else "bad"
         self.unchanged_word = "not fixed" if args.improvement else "good"
+        self.first_word = "fixing" if args.improvement else "bad"
 
     # One oracle call: X against OLD, sides set so that "regression" means "X has the change".
     def command(self, i, runs, step_dir):
@@ -257,15 +227,13 @@ class Bisect:
         base, new = (x, old) if a.improvement else (old, x)
         cmd = []
         if a.librdkafka_tree:
-            cmd += [self.kbench_sha, self.kbench_sha,
-                    "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
+            cmd += [self.kbench_sha, self.kbench_sha, "--librdkafka-a", "tree:%s@%s" % (self.walk.tree, base),
                     "--librdkafka-b", "tree:%s@%s" % (self.walk.tree, new)]
         elif a.kafka_versions:
             cmd += [self.kbench_sha, self.kbench_sha, "--kafka-a", base, "--kafka-b", new]
         else:
             cmd += [base, new]
-        cmd += ["--repo", self.repo, "--filter", a.filter, "--build-cache", self.cache,
-                "--out-dir", step_dir]
+        cmd += ["--repo", self.repo, "--filter", a.filter, "--build-cache", self.cache, "--out-dir", step_dir]
         if self.mode == "instructions":
             cmd.append("--instructions")
         if runs is not None:
@@ -297,19 +265,13 @@ class Bisect:
             f.write("%d\n" % rc)
         verdict_path = os.path.join(stem, "verdict.json")
         placed_by = None
-        if rc == 1:
-            verdict = self.changed_word
-        elif rc == 0:
-            verdict = self.unchanged_word
-        elif rc == 3 and os.path.isfile(verdict_path):
-            verdict = "inconclusive"
-            side = self.place(verdict_path)
+        verdict = {1: self.changed_word, 0: self.unchanged_word}.get(rc, "not measured")
+        if rc == 3 and os.path.isfile(verdict_path):
+            verdict, side = "inconclusive", self.place(verdict_path)
             if side is not None:
                 verdict = self.changed_word if side else self.unchanged_word
-                placed_by = ("inconclusive, but the intervals of NEW's change that can tell lie "
-                             "nearer %s" % ("NEW" if side else "OLD"))
-        else:
-            verdict = "not measured"
+                placed_by = "inconclusive, but the intervals of NEW's change that can tell lie nearer %s" % (
+                    "NEW" if side else "OLD")
         if self.signature is None and rc == 1:
             self.signature = self.changed_rows(verdict_path)
         step = {"step": n, "candidate": cand["id"], "label": cand["label"],
@@ -326,20 +288,15 @@ class Bisect:
 
     @staticmethod
     def changed_rows(verdict_path):
-        """{(name, metric): change_pct} of the rows that showed the change (the first step,
-        NEW against OLD: its regressions, sides already turned for --improvement)."""
+        """{(name, metric): change_pct} of the regressions of the first step (NEW against OLD)."""
         return {(r["name"], r["metric"]): r["change_pct"] for r in verdict_rows(verdict_path, ("regressions",))
                 if r.get("change_pct") is not None and r["change_pct"] > -100}
 
     def place(self, verdict_path):
-        """An inconclusive step placed by its intervals: the midpoint between OLD and NEW
-        (in log ratio, for each row that showed NEW's change) splits the line. A row whose
-        interval lies wholly on one side places the candidate there; a row whose interval
-        contains the midpoint cannot tell. True (NEW's side) or False (OLD's) when at least
-        one row places it and none places it on the other side; None otherwise (or when a
-        row is missing). A bisection asks which end a candidate is like, not whether it
-        equals OLD within the threshold: an interval of a 30-fold latency change that
-        straddles +-5 % yet stops far short of NEW answers it."""
+        """An inconclusive step placed by its intervals: True (NEW's side) or False (OLD's) when a
+        row of NEW's change has its interval wholly on that side of the midpoint between OLD
+        and NEW (in log ratio) and none on the other; else None. A bisection asks which end a
+        candidate is like, not whether it equals OLD within the threshold."""
         if not self.signature:
             return None
         rows = {(r.get("name"), r.get("metric")): r for r in verdict_rows(verdict_path)}
@@ -363,8 +320,7 @@ class Bisect:
         return sides.pop() if len(sides) == 1 else None
 
     def judge(self, i):
-        """Measures candidate i, retrying an inconclusive verdict with twice the rounds:
-        True (has the change), False (does not) or None (skipped)."""
+        """Candidate i has the change: True, False or None (skipped), retrying inconclusive verdicts."""
         runs = self.args.runs
         for attempt in range(1, self.args.retries + 2):
             step = self.measure(i, runs, attempt)
@@ -380,14 +336,13 @@ class Bisect:
         return None
 
     def largest_change(self, path):
-        """The largest change of the step, as the candidate against OLD."""
+        """The step's largest change, as the candidate against OLD."""
         rows = [r for r in verdict_rows(path) if r.get("change_pct") is not None]
         if not rows:
             return "-"
         r = max(rows, key=lambda r: abs(r["change_pct"]))
         pct = r["change_pct"]
         if self.args.improvement:
-            # The step measured OLD against the candidate: invert the ratio.
             pct = (100.0 / (100.0 + pct) - 1.0) * 100.0 if pct > -100 else float("nan")
         return "%+.3f%% (%s)" % (pct, r.get("metric", "?"))
 
@@ -398,19 +353,14 @@ class Bisect:
                "old": self.walk.candidates[0]["id"], "new": self.walk.candidates[-1]["id"],
                "candidates": len(self.walk.candidates) - 1, "filter": self.args.filter,
                "mode": self.mode, "steps": self.steps}
-        tmp = os.path.join(self.out_dir, "steps.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, os.path.join(self.out_dir, "steps.json"))
+        results.write_json(os.path.join(self.out_dir, "steps.json"), doc)
 
     def run(self):
         walk = self.walk
         last = len(walk.candidates) - 1
         what = "fix" if self.args.improvement else "regression"
         info("%d %s(s) after OLD %s, NEW %s; %s mode; checking that NEW shows the %s"
-             % (last, walk.kind, walk.candidates[0]["label"], walk.candidates[-1]["label"],
-                self.mode, what))
+             % (last, walk.kind, walk.candidates[0]["label"], walk.candidates[-1]["label"], self.mode, what))
         has = self.judge(last)
         if has is None:
             step = self.steps[-1]
@@ -425,15 +375,11 @@ class Bisect:
                 % (walk.candidates[-1]["label"], what, walk.candidates[0]["label"],
                    self.args.filter, self.out_dir), status=1)
         lo, hi, skipped = 0, last, set()
-        while True:
-            open_ = [i for i in range(lo + 1, hi) if i not in skipped]
-            if not open_:
-                break
+        while open_ := [i for i in range(lo + 1, hi) if i not in skipped]:
             mid = (lo + hi) // 2
             i = min(open_, key=lambda j: (abs(j - mid), j))
             info("step %d: %s (%d candidate(s) left, about %d step(s) to go)"
-                 % (len(self.steps) + 1, walk.name(i), hi - lo - 1,
-                    max(1, math.ceil(math.log2(hi - lo)))))
+                 % (len(self.steps) + 1, walk.name(i), hi - lo - 1, max(1, math.ceil(math.log2(hi - lo)))))
             has = self.judge(i)
             if has is None:
                 skipped.add(i)
@@ -443,16 +389,14 @@ class Bisect:
                 lo = i
         suspects = list(range(lo + 1, hi + 1))
         self.write_summary(hi if len(suspects) == 1 else None, suspects)
-        word = "fixing" if self.args.improvement else "bad"
-        n_steps = len(self.steps)
         print("bisect: %d build-and-measure step(s) in %s; evidence in %s"
-              % (n_steps, minutes(time.time() - self.started), self.out_dir))
+              % (len(self.steps), minutes(time.time() - self.started), self.out_dir))
         if len(suspects) == 1:
             c = walk.candidates[hi]
-            print("first %s %s: %s" % (word, walk.kind, c["id"] if walk.kind == "version"
+            print("first %s %s: %s" % (self.first_word, walk.kind, c["id"] if walk.kind == "version"
                                         else "%s %s" % (c["id"], c["subject"])))
             return 0
-        print("the first %s %s is one of (the others could not be judged):" % (word, walk.kind))
+        print("the first %s %s is one of (the others could not be judged):" % (self.first_word, walk.kind))
         for i in suspects:
             print("  " + walk.name(i))
         return 3
@@ -463,7 +407,6 @@ class Bisect:
                  minutes(s["seconds"]), s["change"], s["subject"]) for s in self.steps]
         lines = [text.table(("step", walk.kind, "verdict", "exit", "time", "largest change (against OLD)",
                              "subject"), rows)]
-        word = "fixing" if self.args.improvement else "bad"
         if any(s.get("placed_by") for s in self.steps):
             lines.append("* inconclusive against OLD, placed by its intervals: those of NEW's "
                          "change that can tell lie nearer that end (steps.json: placed_by)")
@@ -473,11 +416,11 @@ class Bisect:
                         len(walk.candidates) - 1, self.args.filter, len(self.steps),
                         minutes(time.time() - self.started))]
         if found is not None:
-            lines.append("first %s %s: %s %s" % (word, walk.kind, walk.candidates[found]["id"],
+            lines.append("first %s %s: %s %s" % (self.first_word, walk.kind, walk.candidates[found]["id"],
                                                 walk.candidates[found]["subject"]))
         elif suspects:
             lines.append("first %s %s: one of %s" % (
-                word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
+                self.first_word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
         summary = "\n".join(lines) + "\n"
         with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
             f.write(summary)
@@ -524,8 +467,7 @@ def main(args):
         if not kbench_sha:
             die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
     if args.librdkafka_tree:
-        # Both ends must be librdkafka source trees kbench can build (a source tree, 1.0.0
-        # or later); the commits between are skipped if not.
+        # Both ends must be commits scripts/librdkafka builds; one between that is not is skipped.
         for c in (walk.candidates[0], walk.candidates[-1]):
             try:
                 librdkafka.path_tree(walk.tree, c["id"])
@@ -562,8 +504,5 @@ def main(args):
         return getattr(e, "status", 130)
     finally:
         if args.build_cache is None:
-            for d in os.listdir(cache):
-                if os.path.exists(os.path.join(cache, d, ".git")):
-                    git.try_run(repo, "worktree", "remove", "--force", os.path.join(cache, d))
-            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(cache, ignore_errors=True)  # its worktrees; prune forgets them
             git.try_run(repo, "worktree", "prune")

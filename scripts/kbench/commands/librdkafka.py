@@ -1,26 +1,22 @@
 """Builds other librdkafka releases, or commits of a local librdkafka git repository, into a
 cache, so that the same kbench binary runs against them (kbench uses only the C API, whose
-ABI is stable across 2.x; the run context records the version loaded). Each line on stdout is
-a folder to put on LD_LIBRARY_PATH; progress goes to stderr:
+ABI is stable across 2.x). Each line on stdout is a folder to put on LD_LIBRARY_PATH:
 
   LD_LIBRARY_PATH=$(scripts/librdkafka build 2.15.1) build/kbench ...
   scripts/bench --librdkafka 2.15.1 ...          (does the same)
 
-Releases come from npm packages that bundle librdkafka (Debian ships no other release);
---tree DIR builds commits of a librdkafka git repository, exported with git archive (DIR's
-checkout is never touched), from v1.0.0 (the first with zstd) on. VERSION 'system' is the
-system's librdkafka.so.1: nothing to build, nothing printed; so is its version number, unless
---from-source. Several REVs: every one is checked before any is built, and one that fails
-does not stop the others.
+Releases come from npm packages that bundle librdkafka; --tree DIR builds commits of a
+librdkafka git repository from v1.0.0 on (DIR's checkout is never touched). VERSION
+'system' is the system's librdkafka.so.1 (nothing to build, nothing printed); so is its
+version number, unless --from-source. Of several REVs, one that fails does not stop the others.
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/: lib/,
-include/, configure/, build.log and build.json (docs/comparing.md); delete one to rebuild it.
-A build must report the version asked for and every codec, and keep what changes librdkafka's
-speed (WITH_LDS, SSL, zstd, WITH_LZ4_EXT, WITH_CRC32C_HW): a build without one is refused.
-Needs npm or git, a C compiler, make, zlib1g-dev libzstd-dev liblz4-dev (libssl-dev for SSL).
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/librdkafka/VERSION/, or tree/SHA-FLAGS/
+(docs/comparing.md); delete one to rebuild it. A build must report the version asked for
+and every codec, and keep what changes librdkafka's speed (WITH_LDS, SSL, zstd,
+WITH_LZ4_EXT, WITH_CRC32C_HW). Needs npm or git, a C compiler, make, zlib1g-dev libzstd-dev
+liblz4-dev (libssl-dev for SSL).
 Exit status: 0 ok; 1 a build failed or was refused, or `path`: not built; 2 bad usage, bad
-input (an unknown version, DIR no librdkafka repository, REV no commit of it or older than
-1.0.0) or a missing prerequisite.
+input or a missing prerequisite.
 """
 
 import collections
@@ -35,8 +31,7 @@ import time
 from kbench import build_stamp, cli, git, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
-# The oldest release a tree's commit may be (--tree): the first with zstd.
-OLDEST_TREE = "1.0.0"
+OLDEST_TREE = "1.0.0"  # the oldest release a --tree commit may be: the first with zstd
 
 # librdkafka version -> the npm package@version bundling exactly that release. A build checks
 # it (the header before, rd_kafka_version_str() after): a wrong row fails, never mislabels.
@@ -54,12 +49,9 @@ SOURCES = {
     "2.15.1": "@confluentinc/kafka-javascript@1.10.1",
 }
 
-# What configure may turn off without failing, each of which changes librdkafka's speed: a
-# build without one is refused (exit 1), never cached. Read from the WITH_* lines configure
-# writes to Makefile.config; "y" is on, anything else (or absent) off.
+# What configure may turn off, each changing librdkafka's speed: a build without one is refused,
+# never cached. From the WITH_* lines of Makefile.config: "y" is on, anything else off.
 SPEED_FEATURES = (
-    # The version script makes every symbol but the API local, so the library's internal
-    # calls bind directly instead of through the PLT.
     ("WITH_LDS", "no linker script (every internal symbol exported, internal calls through the PLT)"),
     ("WITH_SSL", "no OpenSSL (no TLS, no SASL/SCRAM; Debian: libssl-dev)"),
     ("WITH_ZSTD", "no zstd (Debian: libzstd-dev)"),
@@ -81,9 +73,8 @@ def system_version():
 
 
 def header_version(header):
-    """RD_KAFKA_VERSION 0xMMmmrrpp -> "M.m.r" as rd_kafka_version_str() spells it: pp 0xff is a
-    release, up to 200 -preN, above 200 -RC(pp-200) (a tree's development commit may carry one);
-    None without the define."""
+    """RD_KAFKA_VERSION 0xMMmmrrpp -> "M.m.r" as rd_kafka_version_str() spells it (pp 0xff a
+    release, up to 200 -preN, above -RC(pp-200)); None without the define."""
     m = HEADER_VERSION.search(header)
     if not m:
         return None
@@ -99,8 +90,7 @@ def version_key(name):
 
 
 def is_built(d):
-    """Whether D holds a finished build whose configure results were checked: an entry stamped
-    before kbench checked them (no configure_with) may lack the linker script."""
+    """D holds a finished build whose configure results were checked (configure_with)."""
     return os.path.isfile(d + "/lib/librdkafka.so.1") and "configure_with" in build_stamp.read(d + "/build.json")
 
 
@@ -120,8 +110,7 @@ def check_build_tools():
     absent = [tool for tool in ("cc", "make", "tar") if not shutil.which(tool)]
     if absent:
         raise BuildError("missing tools: %s (Debian: build-essential, tar)" % " ".join(absent), 2)
-    # The codecs are what kbench measures: a library built without one would silently send
-    # uncompressed, so they are required, not "try".
+    # Required, not "try": a library without a codec would silently send uncompressed.
     absent = [pkg for h, pkg in (("zlib.h", "zlib1g-dev"), ("zstd.h", "libzstd-dev"),
                                  ("lz4frame.h", "liblz4-dev")) if not header_ok(h)]
     if absent:
@@ -129,28 +118,22 @@ def check_build_tools():
 
 
 def choose_flags():
-    """The configure options kbench asks of every build: no --install-deps (it downloads from
-    the internet); what is missing is off."""
+    """The configure options of every build: no --install-deps (it downloads); what is missing is off."""
     return ["--disable-gssapi", "--disable-curl", "--enable-zlib", "--enable-zstd", "--enable-lz4-ext",
             "--enable-ssl" if header_ok("openssl/ssl.h") else "--disable-ssl"]
 
 
 def step(cmd, log, failure, **kwargs):
-    """One build step, its output appended to LOG; when it fails, the log's end on stderr and
-    BuildError(FAILURE)."""
+    """One build step logged to LOG; a failure shows the log's end and raises BuildError(FAILURE)."""
     if proc.run(cmd, log=log, **kwargs).returncode != 0:
         print(proc.tail(log, 30), file=sys.stderr)
         raise BuildError(failure)
 
 
-# --- building ------------------------------------------------------------------------------
-
 def make(d, lock_name, version, flags, unpack):
     """Cache entry D's library folder, built unless it is, one build at a time: UNPACK(src, log)
-    puts the sources into src and returns (what they are, build.json's fields of their origin);
-    then configure, make, verify and stamp. A build that fails or is interrupted leaves only
-    build.log (and an npm tarball); an entry stamped before kbench checked configure's
-    results (no configure_with) is built again."""
+    puts the sources into src and returns (what they are, build.json's fields of their origin).
+    A failed or interrupted build leaves only build.log (and an npm tarball)."""
     if not is_built(d):
         check_build_tools()
         with build_stamp.lock(d, lock_name):
@@ -180,9 +163,7 @@ def build_into(d, version, flags, unpack):
 
 
 def known_options(flags, src, what):
-    """FLAGS reduced to the options SRC/configure's --help lists (mklove rejects any other;
-    --disable-curl, --enable-zlib and --enable-zstd appeared after 1.0.0), and the others,
-    dropped: nothing to turn off, and the codec check still proves every codec."""
+    """(FLAGS that SRC/configure --help lists, the others): mklove rejects unknown options."""
     known = set(CONFIGURE_OPTION.findall(proc.output(["./configure", "--help"], cwd=src) or ""))
     if not known:
         raise BuildError("'configure --help' of %s lists no --enable/--disable option: cannot tell which "
@@ -194,15 +175,13 @@ def known_options(flags, src, what):
 
 
 def compile_source(d, src, version, what, flags):
-    """Configures and makes SRC with FLAGS, proves the library is VERSION with every codec,
-    publishes D/lib, D/include and D/configure; returns build.json's fields of the build."""
+    """Makes SRC, proves it VERSION with every codec, publishes D/lib: build.json's fields of the build."""
     log = d + "/build.log"
     cli.info("building librdkafka %s (log: %s)" % (what, log))
     flags, dropped = known_options(flags, src, what)
     if "--disable-ssl" in flags:
         cli.info("no OpenSSL headers (libssl-dev): building without SSL (no TLS, no SASL/SCRAM)")
-    # ccache, when installed, makes a bisect's neighbouring commits cheap: most of their
-    # sources are the same. BASEDIR and NOHASHDIR let a new checkout path hit the cache.
+    # ccache makes a bisect's neighbouring commits cheap; BASEDIR and NOHASHDIR let a new path hit it.
     env = None
     if shutil.which("ccache") and not os.environ.get("KBENCH_NO_CCACHE"):
         env = dict(os.environ, CC="ccache " + (os.environ.get("CC") or "gcc"), CCACHE_BASEDIR=src,
@@ -214,7 +193,7 @@ def compile_source(d, src, version, what, flags):
     if refused:
         raise BuildError("librdkafka %s refused: configure turned off what changes its speed:\n  %s\nlog: %s"
                          % (what, "\n  ".join(refused), log))
-    # make: the shared library only (not the static ones, the examples or the tests).
+    # The shared library only (not the static ones, the examples or the tests).
     step(["make", "-C", src + "/src", "-j%d" % len(os.sched_getaffinity(0)), "librdkafka.so.1"], log,
          "make failed for %s; log: %s" % (what, log), env=env)
     if not os.path.isfile(src + "/src/librdkafka.so.1"):
@@ -243,15 +222,13 @@ def compile_source(d, src, version, what, flags):
     # Publish: lib/ appears only complete; the stamp follows.
     shutil.rmtree(d + "/lib", ignore_errors=True)
     os.rename(stage, d + "/lib")
-    return {"configure_flags": flags, "configure_flags_unknown": dropped,
-            "builtin_features": features.split(","),
+    return {"configure_flags": flags, "configure_flags_unknown": dropped, "builtin_features": features.split(","),
             "configure_with": sorted(k for k, v in with_.items() if v == "y"),
             "configure_without": sorted(k for k, v in with_.items() if v != "y")}
 
 
 def configure_results(d, src, log, what):
-    """The WITH_* settings configure wrote to SRC/Makefile.config ({name: value}), kept with
-    SRC/config.h in D/configure/ beside the build."""
+    """{name: value} of the WITH_* lines of SRC/Makefile.config, kept with config.h in D/configure/."""
     try:
         with open(src + "/Makefile.config", errors="replace") as f:
             config = f.read()
@@ -266,8 +243,7 @@ def configure_results(d, src, log, what):
 
 
 def refusals(with_, flags, log):
-    """Why a configure result WITH_ ({name: value}) is not the library kbench measures: the
-    reasons, one per SPEED_FEATURES entry turned off (SSL only when FLAGS asked for it)."""
+    """One reason per SPEED_FEATURES entry configure turned off (SSL only when FLAGS asked for it)."""
     with open(log, errors="replace") as f:
         said = f.read()
     reasons = []
@@ -275,8 +251,7 @@ def refusals(with_, flags, log):
         if with_.get(name) == "y" or (name == "WITH_SSL" and "--enable-ssl" not in flags):
             continue
         reason = "%s=%s: %s" % (name, with_.get(name, "(absent)"), loss)
-        # mklove turns the linker script off when the interpreter of lds-gen.py is missing:
-        # releases before 1.4.2 run it as `python`, which a clean Debian 12 lacks.
+        # mklove drops the linker script without lds-gen.py's interpreter (`python` before 1.4.2).
         m = re.search(r"disabling linker-script since (\S+) is not available", said)
         if name == "WITH_LDS" and m:
             reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
@@ -289,8 +264,6 @@ def refusals(with_, flags, log):
         reasons.append(reason)
     return reasons
 
-
-# --- releases from npm ---------------------------------------------------------------------
 
 def release_entry(version, from_source=False):
     """The cache entry of release VERSION; None when VERSION means the system library."""
@@ -319,14 +292,12 @@ def build(version, from_source=False):
             cli.info("librdkafka %s is the system library: nothing to build, no LD_LIBRARY_PATH needed "
                      "(--from-source builds it from %s anyway)" % (version, SOURCES.get(version, "npm")))
         return ""
-    # npm only when the entry holds no tarball yet (a rebuild is offline).
     if not is_built(d) and not first_tgz(d) and not shutil.which("npm"):
         raise BuildError("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)",
                          2)
     spec = SOURCES[version]
 
     def unpack(src, log):
-        """npm pack (once), extract deps/librdkafka, check it is VERSION."""
         tgz = fetch_tarball(d, spec, log)
         with open(d + "/" + tgz, "rb") as f:
             sha = hashlib.file_digest(f, "sha256").hexdigest()
@@ -373,23 +344,19 @@ def fetch_tarball(d, spec, log):
     return tgz
 
 
-# --- commits of a git repository -----------------------------------------------------------
-
 # A final release tag vX.Y.Z of a repository: version (a tuple), tag, sha (its commit).
 Release = collections.namedtuple("Release", "version tag sha")
 
 
 class Repo:
-    """The git repository DIR holding librdkafka: top (the top, or a bare repository's git
-    directory), prefix (DIR inside it, "" or "sub/dir/"), path. Only objects are read: DIR's
-    checkout, index and uncommitted changes are left alone."""
+    """The git repository DIR holding librdkafka: top (its top or git directory), prefix (DIR
+    inside it, "" or "sub/dir/"), path. Only objects are read, never DIR's checkout."""
 
     def __init__(self, tree):
         if not os.path.isdir(tree):
             raise BuildError("--tree '%s' is not a directory" % tree, 2)
         self.dir, self.prefix = tree, ""
         if git.try_run(tree, "rev-parse", "--is-inside-git-dir") == "true":
-            # A bare repository, or a .git directory: the commits are all there is.
             self.top = git.try_run(tree, "rev-parse", "--absolute-git-dir")
             if self.top is None:
                 raise BuildError("--tree '%s' is not a git repository" % tree, 2)
@@ -421,8 +388,7 @@ class Repo:
         return sorted(found)
 
     def final_releases(self):
-        """The final releases kbench builds (from v1.0.0 on), in version order; BuildError
-        (status 2) when the repository has none, or its newest is not a librdkafka source tree."""
+        """The final releases from v1.0.0 on, in version order (the newest checked to be librdkafka)."""
         releases = [r for r in self.all_releases() if r.version >= version_key(OLDEST_TREE)]
         if not releases:
             raise BuildError("%s is not a librdkafka repository: no final release tag (vX.Y.Z) from v%s on"
@@ -431,8 +397,7 @@ class Repo:
         return releases
 
     def releases_in(self, span):
-        """The final releases of SPAN, "FROM..TO" (inclusive, by version; either end may be left
-        out) or "all"; BuildError (status 2) for an end that is not one of them."""
+        """The final releases of SPAN, "FROM..TO" (inclusive, either end optional) or "all"."""
         releases = self.final_releases()
         first, sep, last = ("", "..", "") if span == "all" else span.partition("..")
         if not sep:
@@ -455,15 +420,13 @@ class Repo:
 
 
 def tree_entry(sha, flags):
-    """A commit's cache entry, keyed by the commit and the flags asked for (SSL is on with
-    libssl-dev)."""
+    """A commit's cache entry, keyed by the commit and the flags (SSL is on with libssl-dev)."""
     digest = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8]
     return build_stamp.cache_dir("librdkafka/tree/%s-%s" % (sha, digest))
 
 
 class Tree:
-    """Commit REV of a Repo (BuildError, status 2, if it is none): sha; check() proves it a
-    librdkafka source tree kbench builds and sets version."""
+    """Commit REV of a Repo: sha; check() proves it a librdkafka source tree and sets version."""
 
     def __init__(self, repo, rev):
         self.repo, self.rev, self.version = repo, rev, None
@@ -500,8 +463,7 @@ class Tree:
         repo, short = self.check().repo, self.sha[:12]
 
         def unpack(src, log):
-            """git archive: the commit's files only (no .git: librdkafka's Makefile would then stamp
-            the version with git describe, and a cache inside another repository would describe that one)."""
+            # git archive, no .git: librdkafka's Makefile would stamp the version with git describe.
             describe = git.try_run(repo.dir, "describe", "--tags", "--always", "--abbrev=12", self.sha) or short
             step(["git", "-C", repo.top, "archive", "--format=tar", "-o", src + ".tar",
                   "%s:%s" % (self.sha, repo.prefix)], log, "git archive of %s failed; log: %s" % (short, log))
@@ -523,8 +485,6 @@ def path_tree(tree, rev):
     d = tree_entry(Tree(Repo(tree), rev).check().sha, choose_flags())
     return d + "/lib" if is_built(d) else None
 
-
-# --- the command line ----------------------------------------------------------------------
 
 def add_arguments(parser):
     sub = parser.add_subparsers(dest="command", required=True)
@@ -583,9 +543,7 @@ def run(args):
 
 
 def build_trees(repo, revs, span):
-    """Builds each of REVS (or the final releases of SPAN), printing its library folder; every
-    one is checked before any is built. Of several, one that fails does not stop the others:
-    all are named at the end (exit 1)."""
+    """Builds each of REVS (or the releases of SPAN), printing its library folder; a failure stops none."""
     if span is not None:
         if revs:
             raise BuildError("build --tree DIR takes REVs or --releases, not both", 2)
@@ -639,8 +597,6 @@ def list_builds():
 
 
 def list_releases(repo):
-    """The final releases of REPO from v1.0.0 on, in version order: commit, branch parent
-    (the latest earlier release that is its ancestor), built or not, notes."""
     shown = repo.final_releases()
     cli.dry_run_exit()
     every = repo.all_releases()
@@ -664,8 +620,7 @@ def list_releases(repo):
                 notes.append("maintenance branch: not in %s's history" % feature.tag)
             if NEEDS_PYTHON.search(repo.show(r.sha, "configure.self")):
                 notes.append("its linker script needs `python` on PATH (python-is-python3)")
-            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0): its
-            # runs report that version, and only librdkafka_source tells them apart.
+            # A packaging-only release may keep the previous version (v2.0.1 says 2.0.0).
             header = header_version(repo.show(r.sha, "src/rdkafka.h"))
             if header != r.tag[1:]:
                 notes.append("its rdkafka.h says %s, and so does the library" % header)

@@ -1,8 +1,6 @@
-"""shellcheck, ruff, clang-format and clang-tidy on the files of the tree (extensionless
-scripts found by their #! line). scripts/test runs it.
-
-Files: those git tracks or would track (git ls-files), less results/ (run outputs,
-git-ignored). Without --shell/--python/--format/--tidy: all but --tidy.
+"""shellcheck, ruff, clang-format and clang-tidy on the files git tracks or would track, less
+results/ (extensionless scripts found by their #! line). Without --shell/--python/--format/--tidy:
+all but --tidy. scripts/test runs it.
 
 exit status: 0 clean, 1 findings, 2 bad usage or a missing linter.
 """
@@ -18,6 +16,7 @@ import kbench
 from kbench import cli
 
 KINDS = ("shell", "python", "format", "tidy")
+LINTER = {"shell": "shellcheck", "python": "ruff", "format": "clang-format", "tidy": "clang-tidy"}
 TIDY_DIRS = re.compile(r"(harness|fixtures|benchmarks|mock)/.*\.cc$")
 
 
@@ -29,8 +28,7 @@ def add_arguments(parser):
                         help="ruff check (pinned in scripts/requirements.txt, run from kbench's "
                         "venv; rules in ruff.toml), every *.py file and every file whose #! names python")
     parser.add_argument("--format", action="store_true",
-                        help="clang-format --dry-run --Werror (style in .clang-format), every "
-                        "*.h, *.cc and *.c file")
+                        help="clang-format --dry-run --Werror (style in .clang-format), every *.h, *.cc and *.c file")
     parser.add_argument("--tidy", action="store_true",
                         help="clang-tidy (checks in .clang-tidy; findings are errors) on every *.cc "
                         "file of harness/, fixtures/, benchmarks/ and mock/; needs a configured "
@@ -38,8 +36,7 @@ def add_arguments(parser):
                         "KBENCH_TIDY_JOBS (default 2) in parallel")
     parser.add_argument("--build", metavar="DIR", default="build",
                         help="the build directory clang-tidy reads (default: build)")
-    parser.add_argument("--list", action="store_true",
-                        help="print the files each linter would check, and nothing else")
+    parser.add_argument("--list", action="store_true", help="print the files each linter would check, and nothing else")
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="check only these files (each with the linters its kind selects)")
 
@@ -68,14 +65,13 @@ def tree_files():
     return [f for f in listed.split("\0") if f and os.path.isfile(f) and not f.startswith("results/")]
 
 
-def need(tool, package):
+def need(tool):
     if not shutil.which(tool):
-        cli.die("%s not found (scripts/setup installs it: apt-get install %s)" % (tool, package))
+        cli.die("%s not found (scripts/setup installs it: apt-get install %s)" % (tool, tool))
 
 
 def check(kinds, files=None, build="build", log=None):
-    """Runs the linters of KINDS on FILES (paths from the root; default the whole tree),
-    their output to LOG (a file) if given; 0 clean, 1 findings."""
+    """The linters of KINDS on FILES (default the whole tree), their output to the file LOG: 0 clean, 1 findings."""
     out = dict(stdout=log, stderr=log)
     os.chdir(kbench.ROOT)
     picked = {k: [] for k in KINDS}
@@ -89,7 +85,7 @@ def check(kinds, files=None, build="build", log=None):
             continue
         started = time.monotonic()
         if k == "shell":
-            need("shellcheck", "shellcheck")
+            need("shellcheck")
             # -x: follow `source` so that functions of a sourced library are known where used.
             rc = subprocess.run(["shellcheck", "-x"] + todo, **out).returncode
             said = "%d shell scripts clean" % len(todo)
@@ -100,26 +96,23 @@ def check(kinds, files=None, build="build", log=None):
             rc = subprocess.run(ruff + ["check", "--no-cache", "--quiet"] + todo, **out).returncode
             said = "%d Python files clean" % len(todo)
         elif k == "format":
-            need("clang-format", "clang-format")
+            need("clang-format")
             rc = subprocess.run(["clang-format", "--dry-run", "--Werror"] + todo, **out).returncode
             said = "%d C/C++ files formatted" % len(todo)
             if rc:
                 cli.info("clang-format: reformat the files above with 'clang-format -i FILE'")
         else:
-            need("clang-tidy", "clang-tidy")
+            need("clang-tidy")
             if not os.path.isfile(os.path.join(build, "compile_commands.json")):
                 cli.die("no %s/compile_commands.json: configure first (cmake -S . -B %s -G Ninja)" % (build, build))
-            # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; --quiet drops the "N
-            # warnings suppressed" lines. Any finding is an error: clang-tidy exits non-zero.
+            # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; any finding is an error.
             rc = subprocess.run(["xargs", "-0", "-n", "1", "-P", os.environ.get("KBENCH_TIDY_JOBS", "2"),
                                  "clang-tidy", "--quiet", "-p", build, "--warnings-as-errors=*"],
                                 input="\0".join(todo), text=True, **out).returncode
             said = "%d source files clean (%d s)" % (len(todo), time.monotonic() - started)
-        if rc:
-            failed = 1
-        else:
-            cli.info("%s: %s" % ({"shell": "shellcheck", "python": "ruff", "format": "clang-format",
-                                  "tidy": "clang-tidy"}[k], said))
+        failed |= bool(rc)
+        if not rc:
+            cli.info("%s: %s" % (LINTER[k], said))
     return failed
 
 

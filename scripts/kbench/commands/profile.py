@@ -1,12 +1,8 @@
 """Runs `build/kbench --benchmark_filter=FILTER KBENCH_ARGS...` under a profiler (perf if it
-can sample here, else callgrind) and writes into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/
-(docs/profiling.md): command.txt and context.txt (the command, binary, commit, tool,
-LD_LIBRARY_PATH, run context, build.json of each symbol build used), result.json and
-kbench.log, the raw profile (perf.data or callgrind.out, with --separate-callers so that
-counts per call chain are exact), stacks.folded, flamegraph.svg, summary.txt (top functions
-by self and inclusive cost, the share of samples whose function has a name), report.txt;
-with perf threads/ (a flame graph per thread role); with --off-cpu offcpu.* (where threads
-wait, blocked or runnable, in microseconds off the CPU).
+can sample here, else callgrind) into results/profiles/<YYYYmmdd-HHMMSS>-<filter>/: the raw
+profile, stacks.folded, flamegraph.svg, summary.txt (top functions), report.txt and the run's
+context (docs/profiling.md); with perf threads/ (a flame graph per thread role); with
+--off-cpu offcpu.* (where threads wait).
 
 --diff A B profiles two sides into a/ and b/ and writes diff/: B's flame graph, red where a
 cost grew, blue where it shrank, and diff.txt, functions ranked by the change of their self
@@ -94,9 +90,7 @@ def check_side(spec):
 
 
 def check_kbench_args(binary, filter_, kbench_args):
-    """kbench checks its arguments and the filter before anything is built or profiled: an
-    option it does not know, or a filter that selects nothing, is bad usage here, not a
-    failed run."""
+    """kbench's refusal of its arguments, or a filter that selects nothing, is bad usage."""
     try:
         listed = proc.run([binary, "--benchmark_list_tests", "--benchmark_filter=" + filter_] + kbench_args,
                           capture=True)
@@ -109,8 +103,7 @@ def check_kbench_args(binary, filter_, kbench_args):
 
 
 def choose_tool(args):
-    """The profiler: --tool's, checked; else perf if it can sample here (callgrind first for
-    --diff), else callgrind."""
+    """--tool's profiler, checked; else perf if it can sample here (callgrind for --diff), else callgrind."""
     tool = args.tool or ("callgrind" if args.diff and shutil.which("valgrind") else None)
     if not tool:
         if perf_works():
@@ -130,8 +123,7 @@ def choose_tool(args):
 
 
 def default_out_dir(filter_):
-    """results/profiles/<YYYYmmdd-HHMMSS>-<filter-slug>: the filter's bytes outside
-    [A-Za-z0-9._-] and runs of _ become one _, no _ at either end, at most 60 bytes."""
+    """results/profiles/<YYYYmmdd-HHMMSS>-<the filter, [A-Za-z0-9.-] and _, at most 60 bytes>."""
     slug = re.sub(rb"[^A-Za-z0-9.-]+", b"_", os.fsencode(filter_)).strip(b"_")[:60].decode()
     return os.path.join(kbench.ROOT, "results", "profiles", "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), slug or "all"))
 
@@ -172,7 +164,6 @@ class Profiler:
             except git.GitError as e:
                 cli.die("cannot check out %s: %s" % (rev, e), status=3)
         cli.info("building %s (%s) in %s (log: %s)" % (rev, sha[:12], wt, log))
-        # KBENCH_CMAKE_ARGS holds several arguments, as in bench-commits.
         extra = os.environ.get("KBENCH_CMAKE_ARGS", "").split()
         if proc.run(["cmake", "-S", wt, "-B", wt + "/build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"] + extra,
                     log=log).returncode != 0 or \
@@ -257,8 +248,7 @@ class Profiler:
         if a.off_cpu:
             self.off_cpu(d, kb, env)
 
-        # The context: what ran (the JSON's context, with loaded_libraries) and how the symbol
-        # builds were made.
+        # What ran (the JSON's context, with loaded_libraries) and how the symbol builds were made.
         with open(d + "/context.txt", "w") as f:
             f.write("# side: %s\n# LD_LIBRARY_PATH=%s\n" % (desc or "default", ldp))
             f.write(results.context_text(d + "/result.json"))
@@ -277,9 +267,7 @@ class Profiler:
         return done.stdout.splitlines()
 
     def off_cpu(self, d, kb, env):
-        """sched_switch fires as a thread leaves the CPU (its stack and state); the switch
-        records say when it came back. A second run: the tracepoint's cost stays out of the
-        CPU profile."""
+        """A second run, so that the tracepoint's cost stays out of the CPU profile."""
         cli.info("off-CPU run (sched:sched_switch + switch events)")
         log = d + "/offcpu-kbench.log"
         self.record(["perf", "record", "-e", "sched:sched_switch", "--switch-events", "--call-graph",
@@ -332,8 +320,7 @@ def main(args):
         cli.die("FILTER is empty (a --benchmark_filter regex)")
     if args.off_cpu and args.tool == "callgrind":
         cli.die(OFF_CPU_NEEDS_PERF)
-    # With a fixed iteration count Google Benchmark names rows NAME/iterations:N, so a filter
-    # anchored with $ would match nothing.
+    # A fixed iteration count names rows NAME/iterations:N, which a filter anchored with $ misses.
     if os.environ.get("KBENCH_FIXED_ITERATIONS") and args.filter.endswith("$") and "iterations" not in args.filter:
         args.filter = args.filter[:-1] + "(/iterations:[0-9]+)?$"
     if args.out_dir:
@@ -344,13 +331,11 @@ def main(args):
             check_side(side)
     else:
         if not os.path.isfile(binary):
-            cli.die("kbench binary not found at %s (build it with scripts/setup and cmake, or set KBENCH_BIN)"
-                    % binary)
+            cli.die("kbench binary not found at %s (build it with scripts/setup and cmake, or set KBENCH_BIN)" % binary)
         if not os.access(binary, os.X_OK):
             cli.die("%s is not executable" % binary)
         # Not for --diff: its sides are other builds, whose rows may differ.
         check_kbench_args(binary, args.filter, args.kbench_args)
-    # A dry run stops before the profilers are probed: they depend on the machine, not the command.
     cli.dry_run_exit()
     tool = choose_tool(args)
     if args.diff and tool == "callgrind":

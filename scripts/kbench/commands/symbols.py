@@ -5,18 +5,15 @@ prints the LD_LIBRARY_PATH that runs kbench on them (the only line on stdout):
   LD_LIBRARY_PATH=$(scripts/symbols build) build/kbench ...
   scripts/profile --symbols FILTER        (does the same)
 
-Debian's debug-symbol archive is not reachable here, its source archive is. Each shared
-library is built with its package's flags (dpkg-buildflags, as debian/rules sets them) plus
-frame pointers, so it computes what the system's does, and must report the installed
-library's version, carry a symbol table and DWARF, and (librdkafka) every codec. When the
-installed Debian revision's source is gone, the newest of the same upstream version is built
-(`debian_revision_mismatch` in build.json; docs/profiling.md).
+Each library is built with its package's flags (dpkg-buildflags) plus frame pointers, and
+must report the installed library's version, carry a symbol table and DWARF, and
+(librdkafka) every codec. When the installed Debian revision's source is gone, the newest
+of the same upstream version is built (docs/profiling.md).
 
-Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/: apt/ (a private apt configuration),
-src/ (source packages), SOURCE_DEBVERSION/ per library (lib/, build.json, build.log); delete
-a folder to rebuild it. Needs what scripts/setup --symbols installs; about 4 minutes once on
-2 cores. Exit status: 0 ok; 1 a download or build failed, or `path`: not built; 2 bad usage
-or a missing prerequisite.
+Cache: ${KBENCH_CACHE:-$HOME/.cache/kbench}/symbols/, a folder per library; delete one to
+rebuild it. Needs what scripts/setup --symbols installs; about 4 minutes once on 2 cores.
+Exit status: 0 ok; 1 a download or build failed, or `path`: not built; 2 bad usage or a
+missing prerequisite.
 """
 
 import argparse
@@ -33,12 +30,10 @@ import time
 from kbench import build_stamp, cli, facts, library_probe, proc, text
 from kbench.build_stamp import BuildError
 
-# LIB -> the Debian binary package holding the library the system loads (its soname is
-# kbench's fact: facts.libraries()).
+# LIB -> the Debian binary package of the library the system loads (its soname: facts.libraries()).
 LIBRARIES = {"zstd": "libzstd1", "lz4": "liblz4-1", "snappy": "libsnappy1v5", "zlib": "zlib1g",
              "librdkafka": "librdkafka1"}
-# Added to Debian's flags: frame pointers everywhere (perf --call-graph fp gives whole stacks
-# through the library; Debian's flags already carry -g).
+# Added to Debian's flags (which carry -g): frame pointers, so that perf --call-graph fp sees whole stacks.
 EXTRA_CFLAGS = "-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
 TOOLS = ["apt-get", "apt-cache", "dpkg-source", "dpkg-buildflags", "dpkg-query", "cc", "c++",
          "make", "cmake", "readelf", "nm"]
@@ -89,42 +84,26 @@ def exported(path):
     return sorted({(line.split() or [""])[-1] for line in listing.splitlines()})
 
 
-def _one_line(path, lines):
-    for raw in open(path, errors="replace"):
-        w = raw.split("#", 1)[0].split()
-        if len(w) >= 3 and w[0] == "deb":
-            w = [x for x in w[1:] if not x.startswith("[")]
-            lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
-
-
-def _deb822(path, lines):
-    for block in open(path, errors="replace").read().split("\n\n"):
-        f = {}
-        for raw in block.splitlines():
-            if raw.startswith("#") or ":" not in raw:
-                continue
-            k, v = raw.split(":", 1)
-            f[k.strip().lower()] = v.split()
-        if "deb" not in f.get("types", []) or f.get("enabled", ["yes"])[0] == "no":
-            continue
-        for uri in f.get("uris", []):
-            for suite in f.get("suites", []):
-                lines.add("deb-src %s %s %s" % (uri, suite, " ".join(f.get("components", ["main"]))))
-
-
 def deb_src_lines(main="/etc/apt/sources.list", parts="/etc/apt/sources.list.d"):
     """deb-src lines for every deb line of the system's apt sources (one-line .list and deb822
-    .sources formats): the same archive and suites, so that the installed versions' sources
-    are found."""
+    .sources formats) of Debian's archives: other vendors' carry no sources for these packages."""
     lines = set()
-    if os.path.exists(main):
-        _one_line(main, lines)
-    for p in sorted(glob.glob(os.path.join(parts, "*.list"))):
-        _one_line(p, lines)
-    for p in sorted(glob.glob(os.path.join(parts, "*.sources"))):
-        _deb822(p, lines)
-    # Only Debian's archives: other vendors' repositories (cloud SDKs, nodesource) carry no
-    # sources for these packages and may not be reachable.
+    for path in [main] * os.path.exists(main) + sorted(glob.glob(os.path.join(parts, "*.list"))):
+        with open(path, errors="replace") as f:
+            for w in (raw.split("#", 1)[0].split() for raw in f):
+                if len(w) >= 3 and w[0] == "deb":
+                    w = [x for x in w[1:] if not x.startswith("[")]
+                    lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
+    for path in sorted(glob.glob(os.path.join(parts, "*.sources"))):
+        with open(path, errors="replace") as f:
+            blocks = f.read().split("\n\n")
+        for block in blocks:
+            fields = {k.strip().lower(): v.split() for k, _, v in
+                      (raw.partition(":") for raw in block.splitlines() if ":" in raw and raw[0] != "#")}
+            if "deb" in fields.get("types", []) and fields.get("enabled", ["yes"])[0] != "no":
+                for uri in fields.get("uris", []):
+                    for suite in fields.get("suites", []):
+                        lines.add("deb-src %s %s %s" % (uri, suite, " ".join(fields.get("components", ["main"]))))
     return sorted(x for x in lines if "debian.org" in x or "debian-security" in x)
 
 
@@ -144,8 +123,6 @@ class Cache:
     def is_built(d):
         return d is not None and os.path.isfile(d + "/build.json") and os.path.isdir(d + "/lib")
 
-    # --- the private apt configuration -------------------------------------------------------
-
     def apt(self, args, cwd=None):
         """apt-get ARGS, its output appended to apt.log; its exit status."""
         return proc.run(["apt-get"] + args, log=self.root + "/apt.log", cwd=cwd).returncode
@@ -164,8 +141,7 @@ class Cache:
             f.writelines(line + "\n" for line in lines)
         opts = ["-o", "Dir::Etc::SourceList=%s/sources.list" % a, "-o", "Dir::Etc::SourceParts=/dev/null",
                 "-o", "Dir::State::Lists=%s/lists" % a, "-o", "Dir::Cache=%s/cache" % a,
-                "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=" + pwd.getpwuid(os.getuid()).pw_name,
-                "-qq"]
+                "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=" + pwd.getpwuid(os.getuid()).pw_name, "-qq"]
         cli.info("reading the Debian source index (deb-src of: %s)"
                  % ",".join(" ".join(line.split()[1:3]) for line in lines))
         if self.apt(opts + ["update"]) != 0:
@@ -173,9 +149,7 @@ class Cache:
         self.apt_opts = opts
 
     def fetch_source(self, source, version):
-        """(the version fetched, its .dsc). When the installed revision's source is not
-        downloadable (security uploads are pruned from some mirrors), the newest other
-        revision of the same upstream version is taken."""
+        """(the version fetched, its .dsc): else the newest revision of the same upstream version."""
         d = self.root + "/src"
         os.makedirs(d, exist_ok=True)
         dsc = "%s/%s_%s.dsc" % (d, source, no_epoch(version))
@@ -197,8 +171,6 @@ class Cache:
                              "version %s)" % (source, version, candidate, upstream(version)))
                 return candidate, dsc
         raise BuildError("no downloadable Debian source for %s %s (log: %s/apt.log)" % (source, version, self.root))
-
-    # --- building ------------------------------------------------------------------------------
 
     def build_one(self, lib):
         """LIB's library folder, built into its cache folder unless it is there, verified and stamped."""
@@ -230,7 +202,7 @@ class Cache:
         if cflags is None:
             print(proc.tail(log, 25), file=sys.stderr)
             raise BuildError("building %s failed; log: %s" % (lib, log))
-        facts = verify(lib, soname, d, log)
+        verified = verify(lib, soname, d, log)
         shutil.rmtree(d + "/lib", ignore_errors=True)
         os.rename(d + "/lib.tmp", d + "/lib")
         seconds = int(time.monotonic() - started)
@@ -239,15 +211,14 @@ class Cache:
         build_stamp.write(d + "/build.json", {
             "library": lib, "source_package": source, "installed_debian_version": version,
             "built_debian_version": src_version, "debian_revision_mismatch": src_version != version,
-            **facts, "cflags": cflags, "extra_cflags": EXTRA_CFLAGS, "dsc_sha256": dsc_sha256,
+            **verified, "cflags": cflags, "extra_cflags": EXTRA_CFLAGS, "dsc_sha256": dsc_sha256,
             "compiler": build_stamp.compiler(), "build_seconds": seconds})
         shutil.rmtree(tree, ignore_errors=True)
-        cli.info("built %s %s (Debian %s) in %ds" % (lib, facts["library_version"], src_version, seconds))
+        cli.info("built %s %s (Debian %s) in %ds" % (lib, verified["library_version"], src_version, seconds))
 
 
 def verify(lib, soname, d, log):
-    """Before publishing: the same library version as the system's, symbols and DWARF
-    present; the facts build.json records."""
+    """The same version as the system's, symbols and DWARF present: the facts build.json records."""
     so, sysfile = "%s/lib.tmp/%s" % (d, soname), system_file(lib)
     if not os.path.exists(so):
         raise BuildError("the build produced no %s; log: %s" % (soname, log))
@@ -271,8 +242,8 @@ def verify(lib, soname, d, log):
                                                                   lineterm=""))
     if built_names != system_names:
         cli.info("warning: %s exports other functions than the system library (%s/exports.diff)" % (lib, d))
-    facts = {"library_version": built["version"], "system_library_version": system["version"],
-             "system_library_file": sysfile, "exports_match_system": built_names == system_names}
+    verified = {"library_version": built["version"], "system_library_version": system["version"],
+                "system_library_file": sysfile, "exports_match_system": built_names == system_names}
     if lib == "librdkafka":
         features = built["features"].split(",")
         missing = [codec for codec in facts.librdkafka_codecs() if codec not in features]
@@ -283,16 +254,14 @@ def verify(lib, soname, d, log):
             cli.info("warning: builtin.features differ from the system library's: built '%s', system '%s' "
                      "(install the missing build dependencies: scripts/setup --symbols)"
                      % (built["features"], system["features"]))
-        facts["builtin_features"] = features
-        facts["system_builtin_features"] = system["features"].split(",")
-    return facts
+        verified["builtin_features"] = features
+        verified["system_builtin_features"] = system["features"].split(",")
+    return verified
 
 
 class Build:
-    """The shared library only, the way the package's rules build it, its output to the file
-    LOG. Each recipe mirrors debian/rules of the bookworm package (DEB_BUILD_MAINT_OPTIONS,
-    extra defines, optimisation level, configure options); Debian's own build of the package
-    runs the programs and tests too, which profiles do not need."""
+    """The shared library only, as debian/rules of the bookworm package builds it (maintainer
+    options, defines, optimisation level, configure options), its output to the file LOG."""
 
     def __init__(self, log):
         self.log, self.jobs = log, str(len(os.sched_getaffinity(0)))
@@ -302,16 +271,14 @@ class Build:
         return proc.run(cmd, log=self.log, env=dict(os.environ, **env) if env else None, cwd=cwd).returncode == 0
 
     def flags(self, tree, maint_options):
-        """cflags, cxxflags, cppflags and ldflags as the package's rules see them. Run in the
-        source tree, as Debian's build does: -ffile-prefix-map maps that tree to "."."""
+        """cflags, cxxflags, cppflags and ldflags as the package's rules see them, in its source tree."""
         env = dict(os.environ, DEB_BUILD_MAINT_OPTIONS=maint_options, DEB_CFLAGS_MAINT_APPEND=EXTRA_CFLAGS,
                    DEB_CXXFLAGS_MAINT_APPEND=EXTRA_CFLAGS)
         return [proc.output(["dpkg-buildflags", "--get", var], cwd=tree, env=env) or ""
                 for var in ("CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS")]
 
     def stage(self, path, stage):
-        """The real file under its own name, plus the SONAME link (what the loader looks
-        for); build trees link into object directories that are deleted later."""
+        """The real file under its own name, plus the SONAME link the loader looks for."""
         real = os.path.realpath(path)
         if not os.path.isfile(real):
             return False
@@ -321,13 +288,11 @@ class Build:
         return True
 
     def library(self, lib, src, stage):
-        """Builds LIB's shared library from the tree SRC into STAGE; its CFLAGS, or None when
-        a step fails."""
+        """Builds LIB's shared library from the tree SRC into STAGE; its CFLAGS, or None on failure."""
         j = "-j" + self.jobs
         if lib == "zstd":
             cflags, _, cppflags, ldflags = self.flags(src, "hardening=+all")
-            # Flags through the environment, as dh passes them: the Makefile appends its own
-            # (-fPIC, -DZSTD_MULTITHREAD, warnings), which command-line values would override.
+            # Flags through the environment, as dh passes them: the Makefile appends its own.
             ok = (self.run(["make", "-C", src + "/lib", j, "libzstd", "V=1"],
                            dict(CFLAGS=cflags, CPPFLAGS=cppflags, LDFLAGS=ldflags, PREFIX="/usr"))
                   and self.stage(src + "/lib/libzstd.so.1", stage))
@@ -343,8 +308,7 @@ class Build:
             ok = (self.run(["cmake", "-S", src, "-B", src + "/build", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                             "-DBUILD_SHARED_LIBS=ON", "-DSNAPPY_ENABLE_RTTI=ON", "-DSNAPPY_BUILD_TESTS=OFF",
                             "-DSNAPPY_BUILD_BENCHMARKS=OFF", "-DCMAKE_VERBOSE_MAKEFILE=ON"],
-                           dict(CFLAGS=cflags + " " + cppflags, CXXFLAGS=cxxflags + " " + cppflags,
-                                LDFLAGS=ldflags))
+                           dict(CFLAGS=cflags + " " + cppflags, CXXFLAGS=cxxflags + " " + cppflags, LDFLAGS=ldflags))
                   and self.run(["cmake", "--build", src + "/build", "-j", self.jobs, "--target", "snappy"])
                   and self.stage(src + "/build/libsnappy.so.1", stage))
         elif lib == "zlib":
@@ -359,8 +323,7 @@ class Build:
                                        if line.startswith("SHAREDLIBV="))
                 ok = self.run(["make", "-C", src, j, target]) and self.stage(src + "/libz.so.1", stage)
         else:
-            # debian/rules: plain dh (mklove's configure, features detected from the installed
-            # build dependencies) with hardening=+bindnow.
+            # debian/rules: plain dh (mklove's configure) with hardening=+bindnow.
             cflags, cxxflags, cppflags, ldflags = self.flags(src, "hardening=+bindnow")
             ok = (self.run(["./configure", "--prefix=/usr"],
                            dict(CFLAGS=cflags, CXXFLAGS=cxxflags, CPPFLAGS=cppflags, LDFLAGS=ldflags), cwd=src)
@@ -370,8 +333,7 @@ class Build:
 
 
 def build(libs=tuple(LIBRARIES)):
-    """The library folders of symbol builds of LIBS (default: all five), built unless they are;
-    BuildError when one cannot be built."""
+    """The library folders of symbol builds of LIBS, built unless they are."""
     absent = [t for t in TOOLS if not shutil.which(t)]
     if absent:
         raise BuildError("missing tools: %s (scripts/setup --symbols installs them)" % " ".join(absent), 2)

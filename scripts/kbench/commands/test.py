@@ -1,8 +1,6 @@
-"""Build kbench and pass every test, on a fresh machine or a developer's: scripts/setup (run
-by scripts/test first), lint, the Release build and every ctest test two at a time (never
-two Kafka tests at once: RESOURCE_LOCK kafka); beside ctest, niced, one after the other (the
-Kafka tests mostly wait): the ASan + UBSan build and its unit tests, a bounded fuzz run,
-clang-tidy.
+"""Build kbench and pass every test: scripts/setup (run by scripts/test first), lint, the
+Release build and every ctest test two at a time (never two Kafka tests at once); beside
+ctest, niced: the ASan + UBSan build and its unit tests, a bounded fuzz run, clang-tidy.
 
 environment: KBENCH_FUZZ_SECONDS (default 60), KBENCH_TEST_JOBS (ctest -j, default 2; Kafka
 tests never run two at once), CI=true (set by .ci/run): a skipped test fails the run. A test
@@ -36,8 +34,7 @@ def add_arguments(parser):
 
 
 class Steps:
-    """The run's steps, each announced with the seconds since the start (where the time goes),
-    and what failed or was skipped."""
+    """The run's steps, each announced with the seconds since the start; what failed or was skipped."""
 
     def __init__(self, logs):
         self.started = time.monotonic()
@@ -48,15 +45,14 @@ class Steps:
         print("\n==> [%d s] %s" % (time.monotonic() - self.started, what), file=out, flush=True)
 
     def run(self, name, cmd, **kw):
-        """CMD as step NAME: a failure is remembered; its success."""
+        """CMD as step NAME: its success; a failure is remembered."""
         ok = subprocess.run(cmd, **kw).returncode == 0
         if not ok:
             self.failed.append(name)
         return ok
 
     def ctest(self, name, args, env=None, stdout=None):
-        """One ctest run. A skipped test (which ctest counts among the passed) is remembered
-        by name, from ctest's JUnit report."""
+        """One ctest run; a skipped test (ctest counts it as passed) is remembered, from the JUnit report."""
         junit = os.path.join(self.logs, name + ".xml")
         ok = self.run(name, ["ctest", "--output-junit", junit] + args, env=env, stdout=stdout, stderr=stdout)
         try:
@@ -68,9 +64,8 @@ class Steps:
 
 
 def beside_ctest(args, steps, log):
-    """The CPU work beside ctest, one step at a time, niced (ctest's tests keep the CPU they
-    ask for): the ASan/UBSan build and unit tests, the fuzz run, clang-tidy last (it splits
-    into any number of jobs, so what is left of it when ctest ends takes both cores)."""
+    """The CPU work beside ctest, one step at a time, niced: the ASan/UBSan build and unit tests,
+    the fuzz run, clang-tidy last (what is left of it when ctest ends takes both cores)."""
     os.nice(15)  # this thread and what it starts (a thread's nice value is its own on Linux)
     out = dict(stdout=log, stderr=log)
     if args.sanitize:
