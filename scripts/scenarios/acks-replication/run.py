@@ -5,7 +5,6 @@ ones (their records/s summed). A 3-broker cluster is started here unless --boots
 one of at least 3 brokers (checked before anything runs; exit 2 if it is smaller). Every
 process uses socket.nagle.disable=true (the Java client's TCP_NODELAY)."""
 
-import glob
 import os
 
 from kbench.cli import die, info
@@ -56,7 +55,7 @@ def run_case(scn, common, mode, size, acks, rf, procs):
                 os.remove(path)
         return
     if procs > 1:
-        scn.sum("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag)
+        scn.merge("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag, concurrent=True)
 
 
 def main(args):
@@ -84,13 +83,9 @@ def main(args):
                             total += 1
             info("batches of %s: done (%d s so far)" % (mode[1:], scn.elapsed()))
 
-        raw = glob.escape(scn.out) + "/raw/"
-        singles, sums = sorted(glob.glob(raw + "*-p1-1.json")), sorted(glob.glob(raw + "*-p3-sum.json"))
-        if not singles:
+        if not scn.merge_rounds("single", "*-p1-1.json"):
             die("every case failed (see %s/logs/)" % scn.out, 1)
-        scn.merge(scn.out + "/single.json", singles)
-        if sums:
-            scn.merge(scn.out + "/three-processes.json", sums)
+        scn.merge_rounds("three-processes", "*-p3-sum.json")
 
         scn.notes = ["Each of %d repetition(s): a %s s warm-up, then a %s s steady-state window; cells show "
                      "the median [lowest–highest] over repetitions; one topic of 3 partitions per case and "

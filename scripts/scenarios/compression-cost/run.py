@@ -32,14 +32,9 @@ def size(path):
     return data.count(b"\n"), len(data)
 
 
-def package_version(pkg):
-    """The installed version of Debian package PKG, or ?."""
-    return proc.output(["dpkg-query", "-W", "-f=${Version}", pkg]) or "?"
-
-
 def write_corpus(src, out):
-    """The text corpus OUT, one record of about 1000 bytes per line, from the .txt files under
-    SRC (whole lines joined, blank lines dropped), in path order."""
+    """OUT: records of at least 1000 bytes, one per line (kbench's file: payload splits on
+    newlines), of the non-blank lines of the .txt files under SRC in path order."""
     paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
     with open(out, "w", encoding="utf-8") as f:
         record, size = [], 0
@@ -59,9 +54,8 @@ def write_corpus(src, out):
 
 
 def make_corpus(scn, corpus_file):
-    """OUT/corpus.txt: the user's file as it is, or the documentation's lines joined into
-    records of at least 1000 bytes, one per line (kbench's file: payload splits on newlines),
-    each source file's lines in order, the files in path order; where it comes from."""
+    """OUT/corpus.txt (the user's file, or write_corpus's of the documentation); where it
+    comes from."""
     corpus = scn.out + "/corpus.txt"
     if corpus_file:
         if not (os.path.isfile(corpus_file) and os.access(corpus_file, os.R_OK)):
@@ -77,7 +71,7 @@ def make_corpus(scn, corpus_file):
             "is not installed (scripts/setup installs it; or apt-get install linux-doc), or give --corpus FILE")
     src = sources[-1]
     pkg = src[len("/usr/share/doc/"):].split("/")[0]
-    version = package_version(pkg)
+    version = proc.output(["dpkg-query", "-W", "-f=${Version}", pkg]) or "?"
     try:
         write_corpus(src, corpus)
     except OSError as e:
@@ -156,10 +150,8 @@ def main(args):
             info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
 
         for family in families:
-            files = sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-round*.json" % family))
-            if not files:
+            if not scn.merge_rounds(family, family + "-round*.json", "the %s results" % family):
                 die("every %s run failed (see %s/logs/)" % (family, scn.out), 1)
-            scn.merge("%s/%s.json" % (scn.out, family), files, "the %s results" % family)
 
         scn.notes = ["%d round(s), Produce and EndToEnd alternating first; windows of %d s after %d s of "
                      "warm-up; 1000-byte records, acks=1." % (rounds, window, warmup)]

@@ -5,7 +5,6 @@ and the report lists, as the original did, every case where A beats B."""
 
 import argparse
 import contextlib
-import glob
 import os
 import re
 
@@ -139,8 +138,7 @@ def main(args):
             info("repetition %d of %d done (%d s so far)" % (rep, reps, scn.elapsed()))
 
         for side in ("A", "B"):
-            scn.merge("%s/%s.json" % (scn.out, side),
-                      sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-r*.json" % side)), side)
+            scn.merge_rounds(side, side + "-r*.json", side)
         a, b, verdict = (scn.out + "/A.json", scn.out + "/B.json", scn.out + "/verdict.json")
         scn.note("scripts/compare %s %s --alpha %s --threshold %s --accept-inconclusive --out %s"
                  % (a, b, ALPHA, THRESHOLD, verdict))
