@@ -58,32 +58,18 @@ def report(directory, args):
     except ValueError:
         nbrokers = 3
     for title, rows in runs:
-        for batched in (True, False):
-            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
-            if not sub:
-                continue
+        for batched, sub in _halves(rows):
             sizes = sorted({k[0] for k in sub})
             rfs = sorted({k[2] for k in sub})
             lines += ["## %s, batches of %s" % (title.capitalize(), "200" if batched else "1"), ""]
-            head = ["message.size", "acks"]
-            for rf in rfs:
-                head += ["Replica=%d MB.sec" % rf, "Replica=%d nMsg.sec" % rf]
+            cols = [(rf, 1, "Replica=%d" % rf) for rf in rfs]  # (replication, scale, heading)
             if 3 in rfs:
-                head += ["Per Server MB.sec", "Per Server nMsg.sec"]
-            table = []
-            for acks, label in ACKS_ORDER:
-                for size in sizes:
-                    if not any((size, acks, rf) in sub for rf in rfs):
-                        continue
-                    cells = [str(size), label]
-                    for rf in rfs:
-                        mb, rps = sub.get((size, acks, rf), (None, None))
-                        cells += [ks.fmt_spread(mb), ks.fmt_spread(rps)]
-                    if 3 in rfs:
-                        mb, rps = sub.get((size, acks, 3), (None, None))
-                        cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers)),
-                                  ks.fmt_spread(rps and rps.scaled(1 / nbrokers))]
-                    table.append(cells)
+                cols.append((3, 1 / nbrokers, "Per Server"))
+            head = ["message.size", "acks"] + [h % c[2] for c in cols for h in ("%s MB.sec", "%s nMsg.sec")]
+            table = [[str(size), label] + [ks.fmt_spread(s and s.scaled(k)) for rf, k, _ in cols
+                                           for s in sub.get((size, acks, rf), (None, None))]
+                     for acks, label in ACKS_ORDER for size in sizes
+                     if any((size, acks, rf) in sub for rf in rfs)]
             lines += text.table(head, table, markdown=True).splitlines() + [""]
         lines += _batching_summary(rows)
         lines += _orderings(rows)
@@ -102,6 +88,11 @@ def report(directory, args):
               "`commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_acks(directory, runs)
+
+
+def _halves(rows):
+    """(batched, {(size, acks, rf): cells}) for batches of 200, then of 1, where any ran."""
+    return [(b, sub) for b in (True, False) for sub in [{k[1:]: v for k, v in rows.items() if k[0] == b}] if sub]
 
 
 def _losses(data):
@@ -141,7 +132,7 @@ def _orderings(rows):
     """Which neighbouring cells this run can order: acks levels at one size and replication,
     and replication 2 against 3 at one size and acks. Only ranges that do not overlap count."""
     ordered, tied = [], []
-    names = {a: label for a, label in ACKS_ORDER}
+    names = dict(ACKS_ORDER)
 
     def judge(what, a, b, la, lb):
         if a is None or b is None:
@@ -167,7 +158,7 @@ def _orderings(rows):
             judge("%s, acks %s" % (what, names[acks]), mb, other, "replication 2", "replication 3")
     if not ordered and not tied:
         return []
-    reps = min((m.n for (mb, _r) in rows.values() for m in [mb] if m is not None), default=0)
+    reps = min((mb.n for mb, _r in rows.values() if mb is not None), default=0)
     out = ["What this run can order (MB/s; a > b only when every repetition of a beat every "
            "repetition of b):", ""]
     out += ["- %s" % o for o in ordered] or ["- nothing"]
@@ -179,12 +170,8 @@ def _orderings(rows):
 
 def _chart_acks(directory, runs):
     plt = ks.plt_module()
-    panels = []
-    for title, rows in runs:
-        for batched in (True, False):
-            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
-            if sub:
-                panels.append(("%s\nbatches of %s" % (title, "200" if batched else "1"), sub))
+    panels = [("%s\nbatches of %s" % (title, "200" if batched else "1"), sub)
+              for title, rows in runs for batched, sub in _halves(rows)]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for ax, (title, sub) in zip(axes[0], panels):
         sizes = sorted({k[0] for k in sub})

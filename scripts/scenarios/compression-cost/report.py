@@ -30,11 +30,9 @@ def payload_of(params):
 
 
 def bytes_per_value(m):
-    """Bytes of the compressed batches per byte of record values, from one repetition:
-    avg_batch_bytes over records_per_batch times the average value size (bytes over records
-    delivered). Both batch figures are windows of the same batches in librdkafka's
-    statistics, so the quotient does not depend on where the window begins; the ratio
-    counter (the same quotient over the whole window) is the fallback."""
+    """Bytes of the compressed batches per byte of record values in one repetition, from the
+    batch figures (windows of the same batches, so independent of where the window begins);
+    else the ratio counter."""
     batch, per_batch = m.get("avg_batch_bytes"), m.get("records_per_batch")
     values, records = m.get("bytes_per_second"), m.get("items_per_second")
     if batch and per_batch and values and records:
@@ -43,7 +41,7 @@ def bytes_per_value(m):
 
 
 def _spreads(data, family_prefix):
-    """name -> (params, {metric: Spread}) with bytes_per_value and rounds_short added."""
+    """name -> (params, {metric: Spread}) with bytes_per_value added."""
     out = {}
     groups = kr.group_runs(data)
     for name, (params, spreads) in ks.spread_table(data).items():
@@ -56,8 +54,8 @@ def _spreads(data, family_prefix):
 
 
 def _tables(directory):
-    """(produce, recompression, end-to-end, codec ratios): (payload, codec) -> {metric: Spread},
-    (producer codec, topic codec) -> {metric: Spread}, and (payload, codec) -> ratio."""
+    """(produce, recompression, end-to-end, codec ratios), keyed by (payload, codec) but
+    recompression by (producer codec, topic codec)."""
     produce, recompress, e2e, codec = {}, {}, {}, {}
     for _name, (p, m) in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").items():
         plain_az = payload_of(p) == DEFAULT_PAYLOAD and (p.get("codec"), p.get("level")) in (
@@ -76,21 +74,16 @@ def _tables(directory):
     return produce, recompress, e2e, codec
 
 
-def _fmt(digits):
-    return lambda v: "—" if v is None else "%.*f" % (digits, v)
-
-
 def _per_value(s):
     """Bytes per MiB of values as bytes per value byte."""
     return s and s.scaled(1 / ks.MIB)
 
 
 def _p99_cell(m):
-    """End-to-end p99 with its range; rounds short of the offered load are marked (their
-    latency is queueing behind a rate the client did not keep)."""
+    """End-to-end p99 with its range; rounds short of the offered load are marked."""
     if m is None:
         return "—"
-    cell = ks.fmt_spread(m.get("p99_us"), _fmt(0))
+    cell = ks.fmt_spread(m.get("p99_us"), ks.fixed(0))
     short = m.get("rate_shortfall")
     if short is not None and short.total > 0:
         cell += " ⚠ short in %d of %d" % (round(short.total), short.n)
@@ -98,9 +91,8 @@ def _p99_cell(m):
 
 
 def _versus_codec(send, ratio, payload):
-    """The send path's median against the codec's own ratio, as a signed percentage. Not for
-    `repeated`, whose records carry keys: the send path compresses them, the Codec family
-    compresses values only."""
+    """The send path's median against the codec's own ratio, in %; not for `repeated`, whose
+    keys the Codec family does not compress."""
     if payload == "repeated":
         return "— (keys)"
     if send is None or not ratio:
@@ -163,11 +155,11 @@ def report(directory, args):
             ratio = codec.get((payload, c))
             rows.append([
                 c, ks.fmt_spread(m.get("items_per_second")),
-                ks.fmt_spread(m.get("cpu_us_per_mb"), _fmt(0)),
-                ks.fmt_spread(m.get("broker_cpu_us_per_mb"), _fmt(0)),
-                ks.fmt_spread(m.get("bytes_per_value"), _fmt(3)), _fmt(3)(ratio),
+                ks.fmt_spread(m.get("cpu_us_per_mb"), ks.fixed(0)),
+                ks.fmt_spread(m.get("broker_cpu_us_per_mb"), ks.fixed(0)),
+                ks.fmt_spread(m.get("bytes_per_value"), ks.fixed(3)), ks.fixed(3)(ratio),
                 _versus_codec(m.get("bytes_per_value"), ratio, payload),
-                ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
+                ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), ks.fixed(3)),
                 _p99_cell(e2e.get((payload, c))), MARKS.get(marks.get(c), "")])
         lines += ["## Payload %s" % label, "",
                   "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
@@ -202,8 +194,8 @@ def _recompression(rows, measured):
             cpu = m.get("broker_cpu_us_per_mb")
             times = "%.2f" % (cpu.median / keep.median) if cpu and keep and keep.median else "—"
             table.append([producer, topic, ks.fmt_spread(m.get("items_per_second")),
-                          ks.fmt_spread(cpu, _fmt(0)),
-                          ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
+                          ks.fmt_spread(cpu, ks.fixed(0)),
+                          ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), ks.fixed(3)),
                           times])
     return out + text.table(["producer codec", "topic compression.type", "records/s",
                               "broker CPU µs/MiB", "broker log bytes / value byte",

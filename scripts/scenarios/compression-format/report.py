@@ -11,19 +11,12 @@ from kbench import results as kr
 from kbench import scenario as ks
 from kbench import text
 
-CASE_KEYS = [("max_in_flight", "max.in.flight.requests.per.connection"), ("payload", "valueBound"),
-             ("linger_ms", "linger.ms"), ("record_bytes", "messageSize"), ("codec", "compression.type")]
+CASE_LABELS = ["max.in.flight.requests.per.connection", "valueBound", "linger.ms", "messageSize",
+               "compression.type"]
 
 
 def _case_text(name):
-    p = kr.parse_name(name)[2]
-    parts = []
-    for key, label in CASE_KEYS:
-        v = p.get(key, {"max_in_flight": "5", "linger_ms": "5"}.get(key, "?"))
-        if key == "payload" and v.startswith("value_bound:"):
-            v = v.split(":", 1)[1]
-        parts.append("%s=%s" % (label, v))
-    return ",  ".join(parts)
+    return ",  ".join("%s=%s" % pair for pair in zip(CASE_LABELS, _case_cells(name)))
 
 
 def report(directory, args):
@@ -128,13 +121,8 @@ def _case_cells(name):
 
 
 def _case_sort_key(name):
-    p = kr.parse_name(name)[2]
-
-    def num(v):
-        m = re.search(r"\d+", v or "")
-        return int(m.group()) if m else 0
-    return (num(p.get("max_in_flight", "5")), num(p.get("payload")), num(p.get("linger_ms", "5")),
-            num(p.get("record_bytes")), p.get("codec", ""))
+    *numbers, codec = _case_cells(name)
+    return tuple(int((re.findall(r"\d+", v) or [0])[0]) for v in numbers) + (codec,)
 
 
 def _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b):

@@ -85,14 +85,11 @@ def select(cases, spec):
     if spec == "all":
         return list(cases)
     by_id = {c["id"]: c for c in cases}
-    out = []
-    for name in spec.split(","):
-        name = name.strip()
+    names = list(dict.fromkeys(name.strip() for name in spec.split(",")))
+    for name in names:
         if name not in by_id:
             raise ks.ScenarioError("unknown case %r (known: %s)" % (name, ", ".join(by_id)))
-        if by_id[name] not in out:
-            out.append(by_id[name])
-    return out
+    return [by_id[name] for name in names]
 
 
 # ------------------------------------------------------------------ judging one case
@@ -108,23 +105,15 @@ def found_in(verdict):
     """What kbench found: regression, improvement, mixed (both among the deciding rows),
     unchanged (every deciding row proven within the threshold) or inconclusive (no deciding
     row either way and some not judged)."""
-    n_reg, n_imp = len(verdict.get("regressions", [])), len(verdict.get("improvements", []))
-    if n_reg and n_imp:
-        return "mixed"
-    if n_reg:
-        return "regression"
-    if n_imp:
-        return "improvement"
-    not_judged = (verdict.get("inconclusive") or verdict.get("errored") or verdict.get("unjudged")
-                  or verdict.get("only_in_base") or verdict.get("only_in_new"))
-    if not_judged or not verdict.get("unchanged"):
-        return "inconclusive"
-    return "unchanged"
+    reg, imp = verdict.get("regressions"), verdict.get("improvements")
+    if reg or imp:
+        return "mixed" if reg and imp else "regression" if reg else "improvement"
+    not_judged = any(verdict.get(k) for k in ("inconclusive", "errored", "unjudged", "only_in_base", "only_in_new"))
+    return "inconclusive" if not_judged or not verdict.get("unchanged") else "unchanged"
 
 
 def verdict_file(case):
-    """The verdict that decides a case: bench-commits' own, or scripts/compare's on the
-    case's metric."""
+    """The deciding verdict: bench-commits' own, or scripts/compare's on the case's metric."""
     return "verdict.json" if case["metric"] == "-" else "verdict-%s.json" % case["metric"]
 
 
@@ -156,23 +145,10 @@ def judge(case, run, verdict):
     failures += ["%s: %s" % (u.get("name"), u.get("reason")) for u in verdict.get("unjudged", [])]
     if failures:
         out["note"] = "; ".join(failures)
-    found = found_in(verdict)
-    out["found"] = found
-    if case["expect"] == "none":
-        # A control is found only when its deciding rows are proven unchanged: one that
-        # decided nothing (inconclusive) has shown nothing, and is not judged.
-        if found in ("regression", "improvement", "mixed"):
-            out["status"] = MISSED
-        elif found == "unchanged":
-            out["status"] = FOUND
-        else:
-            out["status"] = NOT_JUDGED
-    elif found == case["expect"]:
-        out["status"] = FOUND
-    elif found == "inconclusive":
-        out["status"] = NOT_JUDGED
-    else:
-        out["status"] = MISSED
+    found = out["found"] = found_in(verdict)
+    # A control (expect none) is found only when its deciding rows are proven unchanged.
+    expected = "unchanged" if case["expect"] == "none" else case["expect"]
+    out["status"] = FOUND if found == expected else NOT_JUDGED if found == "inconclusive" else MISSED
     return out
 
 
@@ -205,14 +181,13 @@ def fmt_row(r):
     p = "p %s" % fmt_p(r["p_value"])
     if r.get("p_adjusted") is not None:
         p += ", adj. %s" % fmt_p(r["p_adjusted"])
+    verdict = r.get("verdict")
     return "%s %s: %s, %s: %s" % (short_name(r["name"]), r["metric"], change, p,
-                                  (r.get("verdict") or "?").upper()
-                                  if r.get("verdict") in ("regression", "improvement")
-                                  else r.get("verdict"))
+                                  verdict.upper() if verdict in ("regression", "improvement") else verdict)
 
 
 def short_name(name):
-    """A row's name without the family prefix and the suffixes every row shares."""
+    """A row's name without /real_time."""
     return re.sub(r"/real_time$", "", name or "?")
 
 

@@ -1,7 +1,6 @@
 """Report of the perf-test scenario (seed 004), `report.py DIR`: per case and round both
-tools' lines in kafka-producer-perf-test's and kafka-consumer-perf-test's formats (kbench's
-numbers read line for line like Kafka's own tools), the medians with their ratio,
-report.md, summary.json and perf-test.png.
+tools' lines in Kafka's tools' formats, the medians with their ratio, report.md,
+summary.json and perf-test.png.
 
 Formats (Kafka's ProducerPerformance / ConsumerPerformance):
   interval  "N records sent, R.r records/sec (M.mm MB/sec), A.a ms avg latency, X.x ms max latency."
@@ -11,9 +10,8 @@ Formats (Kafka's ProducerPerformance / ConsumerPerformance):
             tool had --warmup-records, covering only the records after the warm-up
   consumer  "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
              rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"
-MB is MiB of record values, as the tools count it. The tools' percentiles are whole
-milliseconds (their latencies are integer ms); kbench's microsecond values are truncated to
-whole ms in the final line so the columns mean the same thing, and kept exact in JSON.
+MB is MiB of record values. The tools' percentiles are whole ms: kbench's are truncated to
+whole ms in the final line, and kept exact in JSON.
 """
 
 import datetime
@@ -25,11 +23,11 @@ import statistics
 import sys
 
 from kbench import facts, text
+from kbench import results as kr
 from kbench import scenario as ks
 from kbench.cli import ArgumentParser, die
 
-MIB = 1024.0 * 1024.0
-
+MIB = ks.MIB
 PRODUCER_FINAL_RE = re.compile(
     r"(?P<records>\d+) (?P<steady>steady state )?records sent, "
     r"(?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -76,6 +74,14 @@ def consumer_line(c):
 
 # ------------------------------------------------------------------ parsing
 
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise InputError("%s: %s" % (path, e)) from e
+
+
 def load_json(path):
     try:
         with open(path) as f:
@@ -84,9 +90,9 @@ def load_json(path):
         raise InputError("%s: not readable kbench JSON (%s)" % (path, e)) from e
 
 
-def seconds(bench, key):
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[bench.get("time_unit", "ns")]
-    return bench[key] * scale
+def seconds(bench):
+    """The wall time of all of a row's iterations."""
+    return bench["real_time"] * kr.TIME_UNIT_NS[bench.get("time_unit", "ns")] / 1e9 * bench["iterations"]
 
 
 def pick_rows(doc, path, match):
@@ -113,7 +119,7 @@ def kbench_producer(path, match=r"^Produce/"):
     for key in ("items_per_second", "bytes_per_second", "avg_us", "max_us", "p50_us"):
         if key not in b:
             raise InputError("%s: %s has no %s counter (kbench too old?)" % (path, b["name"], key))
-    secs = seconds(b, "real_time") * b["iterations"]
+    secs = seconds(b)
     r = {
         "name": b["name"],
         "records": int(round(b["items_per_second"] * secs)),
@@ -133,16 +139,10 @@ def kbench_producer(path, match=r"^Produce/"):
 def kbench_windows(stderr_path, label_match=r"^Produce/"):
     """kbench's progress lines of the matching benchmark, without their label prefix."""
     out = []
-    try:
-        with open(stderr_path, errors="replace") as f:
-            for line in f:
-                label, sep, rest = line.rstrip("\n").partition(": ")
-                if not sep or not re.search(label_match, label) or "(fill)" in label:
-                    continue
-                if PRODUCER_WINDOW_RE.match(rest):
-                    out.append(PRODUCER_WINDOW_RE.sub(lambda m: m.group(0).replace(" (final)", ""), rest))
-    except OSError as e:
-        raise InputError("%s: %s" % (stderr_path, e)) from e
+    for line in read(stderr_path).splitlines():
+        label, sep, rest = line.partition(": ")
+        if sep and re.search(label_match, label) and "(fill)" not in label and PRODUCER_WINDOW_RE.match(rest):
+            out.append(rest.replace(" (final)", ""))
     return out
 
 
@@ -154,7 +154,7 @@ def kbench_consumers(path, end_ms, match=r"^Consume/"):
     out = []
     rows = pick_rows(doc, path, match)
     for b in reversed(rows):  # rows ran in order: walk back from the end
-        secs = seconds(b, "real_time") * b["iterations"]
+        secs = seconds(b)
         nmsg = int(round(b["items_per_second"] * secs))
         mb = b["bytes_per_second"] * secs / MIB
         c = {"name": b["name"], "start_ms": end_ms - secs * 1000.0, "end_ms": end_ms, "mb": mb,
@@ -170,10 +170,7 @@ def tool_producer(path, warmup=0):
     """kafka-producer-perf-test's result: its steady-state line when it had --warmup-records
     (what follows the warm-up, as kbench measures), else its final line; and its interval
     lines after the warm-up (an interval holding any warm-up record is left out)."""
-    try:
-        text = open(path, errors="replace").read()
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
+    text = read(path)
     finals = list(PRODUCER_FINAL_RE.finditer(text))
     if not finals:
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
@@ -199,13 +196,9 @@ def tool_producer(path, warmup=0):
 
 def tool_consumer(path):
     """The data line after kafka-consumer-perf-test's CSV header (warnings may precede it)."""
-    try:
-        lines = [line.strip() for line in open(path, errors="replace")]
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
-    for line in lines:
-        if CONSUMER_LINE_RE.match(line):
-            return line
+    for line in read(path).splitlines():
+        if CONSUMER_LINE_RE.match(line.strip()):
+            return line.strip()
     raise InputError("%s: no kafka-consumer-perf-test data line (tool failed?)" % path)
 
 
@@ -230,13 +223,9 @@ def ratio(a, b):
     return a / b if b else float("inf")
 
 
-def window_rps(line):
-    return float(PRODUCER_WINDOW_RE.match(line).group("rps"))
-
-
 def interval_stats(lines):
     """records/sec over interval lines: count, median, range and coefficient of variation."""
-    v = [window_rps(line) for line in lines]
+    v = [float(PRODUCER_WINDOW_RE.match(line).group("rps")) for line in lines]
     if not v:
         return {"n": 0}
     mean = statistics.fmean(v)
@@ -281,8 +270,6 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
                    if it["n"] and ik["n"] else None}
 
 
-# ------------------------------------------------------------------ the runs' tables
-
 # ------------------------------------------------------------------ the report
 
 def load_cases(d):
@@ -326,18 +313,13 @@ def summarize_case(c):
         c["tool"] = median_result(tools)
         c["tool"]["rps_rounds"] = [t["rps"] for t in tools]
         c["tool_intervals"] = interval_stats([w for t in tools for w in t["windows"]])
-    kc = [r["kbench_consumer"] for r in rounds if "kbench_consumer" in r]
-    if kc:
-        c["kbench_consumer"] = {"nmsgps": statistics.median(x["nmsgps"] for x in kc),
-                                "mbps": statistics.median(x["mbps"] for x in kc),
-                                "nmsgps_rounds": [x["nmsgps"] for x in kc], "nmsg": kc[0]["nmsg"]}
-    tc = [tool_consumer_fields(r["tool_consumer"]) for r in rounds if "tool_consumer" in r]
-    if tc:
-        # fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
-        c["tool_consumer"] = {"nmsgps": statistics.median(x["fetch_nmsgps"] for x in tc),
-                              "mbps": statistics.median(x["fetch_mbps"] for x in tc),
-                              "nmsgps_rounds": [x["fetch_nmsgps"] for x in tc],
-                              "nmsg": int(tc[0]["nmsg"])}
+    # The tool's fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
+    for key, prefix, parse in (("kbench_consumer", "", dict), ("tool_consumer", "fetch_", tool_consumer_fields)):
+        xs = [parse(r[key]) for r in rounds if key in r]
+        if xs:
+            c[key] = {"nmsgps": statistics.median(x[prefix + "nmsgps"] for x in xs),
+                      "mbps": statistics.median(x[prefix + "mbps"] for x in xs),
+                      "nmsgps_rounds": [x[prefix + "nmsgps"] for x in xs], "nmsg": int(xs[0]["nmsg"])}
 
 
 def case_lines(c, env):
@@ -436,8 +418,8 @@ def scenario(d):
         "context": context}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    chart = draw_chart(d, cases)
-    write_report(d, env, cases, text, chart, context)
+    draw_chart(d, cases)
+    write_report(d, env, cases, text, context)
 
 
 def schedule_lag(c, r):
@@ -477,14 +459,13 @@ def draw_chart(d, cases):
     ax2.legend(fontsize=7)
     fig.tight_layout()
     ks.save_chart(fig, d, "perf-test.png")
-    return "perf-test.png"
 
 
 def spread(values, fmt="%.1f"):
     return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(values), min(values), max(values))
 
 
-def write_report(d, env, cases, console, chart, ctx):
+def write_report(d, env, cases, console, ctx):
     machine = [("CPU", "%s, %s cores" % (ctx.get("cpu_model"), ctx.get("num_cpus"))),
                ("memory", env.get("memory")), ("kernel", ctx.get("kernel")),
                ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
@@ -563,15 +544,13 @@ def write_report(d, env, cases, console, chart, ctx):
                                               ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))] if r]
         s.append(text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True))
         s.append("")
-    if chart:
-        s.append("![throughput and latency](%s)\n" % chart)
-    s += ["## Output, in the tools' format\n",
+    s += ["![throughput and latency](perf-test.png)\n",
+          "## Output, in the tools' format\n",
           "```\n" + console + "```\n",
           "Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
           "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
           "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n"]
-    with open(os.path.join(d, "report.md"), "w") as f:
-        f.write("\n".join(s))
+    ks.write_report(d, s)
 
 
 def main(argv):

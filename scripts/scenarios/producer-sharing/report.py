@@ -53,7 +53,7 @@ def report(directory, args):
         "than 2 cores can run at once, so here threads mostly measure contention.",
         "Here: librdkafka (%s), one topic of %s partitions with replication 1, "
         "warm-up and measured records as in the run names and commands.txt." % (
-            ctx.get("librdkafka_version", "?"), _partitions(table) or "?")])
+            ctx.get("librdkafka_version", "?"), next(iter(table.values()))[0].get("partitions", "2"))])
 
     lines += ["## Records/s (median [lowest–highest] of repetitions)", ""]
     best_overall = None
@@ -122,12 +122,6 @@ def _not_ordered_with(g, best):
     if not ties:
         return "Every repetition of it beat every repetition of every other cell."
     return "Not ordered against it (ranges overlap): %s." % "; ".join(ties)
-
-
-def _partitions(table):
-    for _, (p, _m) in table.items():
-        return p.get("partitions", "2")
-    return None
 
 
 def _seed_phrase(threads, producers):

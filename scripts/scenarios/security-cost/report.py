@@ -40,10 +40,6 @@ def _ratio(v, base):
     return "%.2f" % (v / base)
 
 
-def _fmt(v, digits=1):
-    return "—" if v is None else ("%.*f" % (digits, v))
-
-
 def report(directory, args):
     protocols = [p for p in args.protocols.split() if os.path.exists(os.path.join(directory, p + ".json"))]
     if "plaintext" not in protocols:
@@ -85,14 +81,14 @@ def report(directory, args):
                    "Closed loop (unthrottled); × is the protocol's records/s over plaintext's.", closed)
     lines += table("MiB/s of record values", "bytes_per_second",
                    lambda v: text.number(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
-    lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", lambda v: _fmt(v, 0),
+    lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", ks.fixed(0),
                    "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB "
                    "of values in the window; × over plaintext (above 1: the protocol costs the "
                    "client CPU).", closed)
     if open_loop:
-        lines += table("Latency p50 (µs) at a fixed rate", "p50_us", lambda v: _fmt(v, 0),
+        lines += table("Latency p50 (µs) at a fixed rate", "p50_us", ks.fixed(0),
                        "Open loop, from each record's intended send time to its delivery report.", open_loop)
-        lines += table("Latency p99 (µs) at a fixed rate", "p99_us", lambda v: _fmt(v, 0),
+        lines += table("Latency p99 (µs) at a fixed rate", "p99_us", ks.fixed(0),
                        "As above, 99th percentile.", open_loop)
     lines += _headline(rows, others)
     lines += ["Files: one JSON per protocol (`plaintext.json`, ...: every round, each tagged with its "
