@@ -31,8 +31,6 @@ def sum_processes(datas, sources):
         raise ScenarioError(str(e)) from None
 
 
-# ------------------------------------------------------------------ shared report parts
-
 def load_dir_json(directory, filename, optional=False):
     """DIR/FILENAME's benchmark JSON; a missing file is an error, or None when optional."""
     path = os.path.join(directory, filename)

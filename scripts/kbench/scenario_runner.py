@@ -115,8 +115,6 @@ class Scenario:
             signal.signal(signal.SIGTERM, self.term)
         return False
 
-    # --- what it records ---------------------------------------------------------------
-
     def note(self, line):
         """Everything a scenario ran, in order, so a result can be reproduced by hand."""
         with open(os.path.join(self.out, "commands.txt"), "a") as f:
@@ -139,8 +137,6 @@ class Scenario:
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-
-    # --- clusters ---------------------------------------------------------------------
 
     def cluster_start(self, tag, brokers, version, security="plaintext", directory=None):
         """(bootstrap, client config file) of a cluster under OUT/kafka-TAG on free ports, stopped
@@ -184,8 +180,6 @@ class Scenario:
                 "--bootstrap to start a %d-broker cluster here" % (self.name, n, bootstrap, have, n))
         info("cluster at %s has %d broker(s)" % (bootstrap, have))
 
-    # --- kbench runs ------------------------------------------------------------------
-
     def log_of(self, json_path):
         """The console log of the kbench run that writes JSON_PATH."""
         return os.path.join(self.out, "logs", os.path.basename(json_path)[:-len(".json")] + ".log")
@@ -223,8 +217,6 @@ class Scenario:
         """A failed run, recorded as TAG; says WHAT failed with the first error in LOGS."""
         self.failed.append(tag)
         info("%s failed: %s" % (what, first_error(logs)))
-
-    # --- results and the report ------------------------------------------------------
 
     def merge(self, out, inputs, what="results", concurrent=False):
         """OUT: the runs of INPUTS concatenated (repetitions renumbered), or with CONCURRENT

@@ -17,6 +17,8 @@ from kbench.scenario_runner import Scenario, kafka_version
 FORMAT_BROKER = "3.9.1"
 ALPHA, THRESHOLD = 0.01, 2.0
 SPECS = "librdkafka:VER, broker:VER or format:v1|v2"
+VERSION = (r"system|[0-9]+\.[0-9]+\.[0-9]+", "bad version in '%s'")
+KINDS = {"librdkafka": VERSION, "broker": VERSION, "format": (r"v1|v2", "format must be v1 or v2, got '%s'")}
 
 
 def spec(text):
@@ -24,15 +26,12 @@ def spec(text):
     kind, _, value = text.partition(":")
     if not value:
         raise argparse.ArgumentTypeError("bad SPEC '%s' (%s)" % (text, SPECS))
-    if kind in ("librdkafka", "broker"):
-        if not re.fullmatch(r"system|[0-9]+\.[0-9]+\.[0-9]+", value):
-            raise argparse.ArgumentTypeError("bad version in '%s'" % text)
-    elif kind == "format":
-        if value not in ("v1", "v2"):
-            raise argparse.ArgumentTypeError("format must be v1 or v2, got '%s'" % text)
-    else:
+    if kind not in KINDS:
         raise argparse.ArgumentTypeError("unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)"
                                          % (kind, text))
+    pattern, bad = KINDS[kind]
+    if not re.fullmatch(pattern, value):
+        raise argparse.ArgumentTypeError(bad % text)
     return kind, value
 
 

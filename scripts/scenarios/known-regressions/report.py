@@ -24,8 +24,6 @@ PRIMARY_KEYS = ("regressions", "improvements", "inconclusive", "unchanged")
 FOUND, MISSED, NOT_JUDGED = "found", "not found", "not judged"
 
 
-# ------------------------------------------------------------------ the case table
-
 def load_cases(path):
     """The cases of a cases.tsv file, in file order; a malformed line is a ScenarioError."""
     try:
@@ -91,8 +89,6 @@ def select(cases, spec):
             raise ks.ScenarioError("unknown case %r (known: %s)" % (name, ", ".join(by_id)))
     return [by_id[name] for name in names]
 
-
-# ------------------------------------------------------------------ judging one case
 
 def _row(r):
     """The fields of a verdict row that the report shows."""
@@ -161,8 +157,6 @@ def exit_code(outcomes):
         return 3
     return 0
 
-
-# ------------------------------------------------------------------ formatting
 
 def fmt_seconds(s):
     if s is None:

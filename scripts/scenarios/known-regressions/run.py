@@ -43,10 +43,7 @@ class Run:
     def __init__(self, scn, args):
         self.scn, self.args = scn, args
         self.clusters = {}  # one (bootstrap, client config) per security kind and version
-        if scn.tiny:
-            self.rounds = ["--runs", "2"]
-        else:
-            self.rounds = ["--runs", "16"] if scn.scale == "full" else []
+        self.rounds = ["--runs", "2"] if scn.tiny else ["--runs", "16"] if scn.scale == "full" else []
         self.timing = ["--window-seconds=0.5", "--warmup-seconds=0.2"] if scn.tiny else []
         # One kbench commit for every case, even if HEAD moves while the scenario runs.
         self.commit = git.head(scn.root)

@@ -15,6 +15,7 @@ whole ms in the final line, and kept exact in JSON.
 """
 
 import datetime
+import itertools
 import json
 import math
 import os
@@ -51,8 +52,6 @@ class InputError(Exception):
     """Unusable input file: reported as one line, exit status 1."""
 
 
-# ------------------------------------------------------------------ formatting
-
 def final_line(r):
     return ("%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, "
             "%d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th." %
@@ -72,8 +71,6 @@ def consumer_line(c):
         c["rebalance_ms"], c["fetch_ms"], c["fetch_mbps"], c["fetch_nmsgps"])
 
 
-# ------------------------------------------------------------------ parsing
-
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -84,9 +81,8 @@ def read(path):
 
 def load_json(path):
     try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
+        return json.loads(read(path))
+    except ValueError as e:
         raise InputError("%s: not readable kbench JSON (%s)" % (path, e)) from e
 
 
@@ -120,16 +116,9 @@ def kbench_producer(path, match=r"^Produce/"):
         if key not in b:
             raise InputError("%s: %s has no %s counter (kbench too old?)" % (path, b["name"], key))
     secs = seconds(b)
-    r = {
-        "name": b["name"],
-        "records": int(round(b["items_per_second"] * secs)),
-        "rps": b["items_per_second"],
-        "mbps": b["bytes_per_second"] / MIB,
-        "avg_ms": b["avg_us"] / 1000.0,
-        "max_ms": b["max_us"] / 1000.0,
-        "seconds": secs,
-        "context": doc.get("context", {}),
-    }
+    r = {"name": b["name"], "records": int(round(b["items_per_second"] * secs)), "rps": b["items_per_second"],
+         "mbps": b["bytes_per_second"] / MIB, "avg_ms": b["avg_us"] / 1000.0, "max_ms": b["max_us"] / 1000.0,
+         "seconds": secs, "context": doc.get("context", {})}
     for q in ("p50", "p95", "p99", "p999"):
         r[q + "_us"] = b[q + "_us"]
         r[q + "_ms"] = math.floor(b[q + "_us"] / 1000.0)  # whole ms, as the tool reports
@@ -182,15 +171,9 @@ def tool_producer(path, warmup=0):
     whole = ("records", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
     r = {k: (int(m.group(k)) if k in whole else float(m.group(k))) for k in FINAL_FIELDS}
     r["steady_state"] = bool(steady)
-    r["windows"] = []
-    sent = 0
-    for line in text.splitlines():
-        w = PRODUCER_WINDOW_RE.match(line.strip())
-        if not w:
-            continue
-        before, sent = sent, sent + int(w.group("records"))
-        if before >= warmup:
-            r["windows"].append(line.strip())
+    windows = [line.strip() for line in text.splitlines() if PRODUCER_WINDOW_RE.match(line.strip())]
+    sent_before = itertools.accumulate((int(PRODUCER_WINDOW_RE.match(w).group("records")) for w in windows), initial=0)
+    r["windows"] = [w for w, before in zip(windows, sent_before) if before >= warmup]
     return r
 
 
@@ -207,8 +190,6 @@ def tool_consumer_fields(line):
     return {k: float(m.group(k)) for k in ("mb", "mbps", "nmsg", "nmsgps", "rebalance_ms", "fetch_ms",
                                            "fetch_mbps", "fetch_nmsgps")}
 
-
-# ------------------------------------------------------------------ comparing the two tools
 
 def median_result(results):
     m = {k: statistics.median(r[k] for r in results) for k in FINAL_FIELDS}
@@ -269,8 +250,6 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
                    "ratio_interval_median": ratio(ik["median"], it["median"])
                    if it["n"] and ik["n"] else None}
 
-
-# ------------------------------------------------------------------ the report
 
 def load_cases(d):
     """DIR/run.json's settings and cases, each with its rounds read from their outputs."""

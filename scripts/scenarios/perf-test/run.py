@@ -50,9 +50,7 @@ def count(low, high=MAX_RECORDS):
 
 
 def throughput(text):
-    if text == "-1":
-        return -1
-    return count(1)(text)
+    return -1 if text == "-1" else count(1)(text)
 
 
 def key_value(text):
@@ -345,29 +343,21 @@ class PerfTest:
             java_version = "unknown"
         disk, c = shutil.disk_usage(self.scn.out), self.cases[0]
         argv = sys.argv[2:] if sys.argv[1:2] == ["scenario"] else [self.scn.name]
-        settings = [
-            ("scale", self.scn.scale + (" (tiny)" if self.scn.tiny else "")),
-            ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
-            ("command", proc.quote(["scripts/scenario"] + argv)),
-            ("load", "%s at the start, %s at the end (1/5/15-minute load averages)" % (load_start, loadavg())),
-            ("memory", "%.1f GiB" % (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30))),
-            ("disk", "%.0f GiB (%.0f GiB free)" % (disk.total / (1 << 30), disk.free / (1 << 30))),
-            ("kafka_version", self.version),
-            ("java_version", java_version),
-            ("cluster", cluster),
-            ("partitions", c["partitions"]),
-            ("replication", c["replication"]),
-            ("batch_size", c["setting"]["batch.size"]),
-            ("acks", c["setting"]["acks"]),
-            ("linger_ms", c["setting"]["linger.ms"]),
-            ("buffer_bytes", c["setting"]["buffer.memory"]),
-            ("producer_props", " ".join(c["props"])),
-            ("rounds", self.rounds),
-            ("tools", int(self.tools)),
-        ]
+        settings = {
+            "scale": self.scn.scale + (" (tiny)" if self.scn.tiny else ""),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "command": proc.quote(["scripts/scenario"] + argv),
+            "load": "%s at the start, %s at the end (1/5/15-minute load averages)" % (load_start, loadavg()),
+            "memory": "%.1f GiB" % (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)),
+            "disk": "%.0f GiB (%.0f GiB free)" % (disk.total / (1 << 30), disk.free / (1 << 30)),
+            "kafka_version": self.version, "java_version": java_version, "cluster": cluster,
+            "partitions": c["partitions"], "replication": c["replication"],
+            "batch_size": c["setting"]["batch.size"], "acks": c["setting"]["acks"],
+            "linger_ms": c["setting"]["linger.ms"], "buffer_bytes": c["setting"]["buffer.memory"],
+            "producer_props": " ".join(c["props"]), "rounds": self.rounds, "tools": int(self.tools)}
         cases = [{k: c[k] for k in ("name", "records", "size", "tput", "warm", "qmsgs")} for c in self.cases]
         with open(os.path.join(self.scn.out, "run.json"), "w") as f:
-            json.dump({"settings": dict(settings), "cases": cases, "rounds": self.log}, f, indent=1)
+            json.dump({"settings": settings, "cases": cases, "rounds": self.log}, f, indent=1)
 
 
 def loadavg():

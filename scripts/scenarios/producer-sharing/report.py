@@ -61,17 +61,19 @@ def report(directory, args):
         title = "payload %s%s, linger.ms %s" % (
             payload, " (repeated bodies, random keys)" if payload == "repeated" else "", linger)
         cols = [c for c in SHARING if any(c[0] in row for row in g.values())]
-        best, rows = None, []
+        best, rows, words = None, [], []  # words: the seed's own phrasing, to read side by side
         for threads in sorted(g):
             cells = [str(threads)]
             for key, _ in cols:
-                if key in g[threads]:
-                    rps, producers, _m = g[threads][key]
-                    cells.append("%s (%d prod.)" % (ks.fmt_spread(rps), producers))
-                    if rps is not None and (best is None or rps.median > best[0].median):
-                        best = (rps, threads, producers, key)
-                else:
+                if key not in g[threads]:
                     cells.append("—")
+                    continue
+                rps, producers, _m = g[threads][key]
+                cells.append("%s (%d prod.)" % (ks.fmt_spread(rps), producers))
+                words.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
+                                                    text.number(rps.median if rps else None)))
+                if rps is not None and (best is None or rps.median > best[0].median):
+                    best = (rps, threads, producers, key)
             rows.append(cells)
         lines += ["### %s" % title, ""]
         lines += text.table(["threads"] + [c[1] for c in cols], rows, markdown=True).splitlines()
@@ -81,16 +83,7 @@ def report(directory, args):
                          _not_ordered_with(g, best))]
             if best_overall is None or best[0].median > best_overall[0].median:
                 best_overall = best + (title,)
-        lines += [""]
-        # The seed's own phrasing, for reading side by side.
-        lines += ["In the original's words:", "", "```"]
-        for threads in sorted(g):
-            for key, _ in cols:
-                if key in g[threads]:
-                    rps, producers, _m = g[threads][key]
-                    lines.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
-                                                        text.number(rps.median if rps else None)))
-        lines += ["```", ""]
+        lines += ["", "In the original's words:", "", "```"] + words + ["```", ""]
     if best_overall:
         lines += ["**Highest median of this run:** %d threads with %d producer(s), %s: %s records/s "
                   "(the original's best: 16 threads sharing 4 producers, 869K; 1.05M with repeated "
