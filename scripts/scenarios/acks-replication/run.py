@@ -24,28 +24,22 @@ def matrix(scn):
 
 
 def case_args(mode, size, acks, rf):
-    """kbench arguments of one case. A closed-loop window keeps the client's queue full, so a
-    record waits queue length / rate: the queue is capped (1000 records unbatched, 100 batches
-    batched) so that even a slow unbatched case stays far from the 30 s message timeout (with
-    librdkafka's 100,000 it timed out on a loaded machine)."""
+    """kbench arguments of one case. A closed loop keeps the client's queue full: it is capped
+    so that a slow unbatched case stays far from the 30 s message timeout."""
     spec = "acks=%s,codec=none,record_bytes=%d,partitions=3,replication=%d" % (acks, size, rf)
-    # acks=0 may lose records by design (nothing waits for the broker): the case reports
-    # lost_records (the report lists them) instead of failing.
-    loss = ["--allow-loss"] if acks == "0" else []
-    if mode == "b1":
-        return ["--produce=%s,linger_ms=0,batch_bytes=%d" % (spec, size), "-X", "batch.num.messages=1",
-                "-X", "queue.buffering.max.messages=1000"] + loss
-    return ["--produce=%s,linger_ms=10,batch_bytes=%d" % (spec, 200 * size), "-X", "batch.num.messages=200",
-            "-X", "queue.buffering.max.messages=20000"] + loss
+    batch, linger, records, queue = (size, 0, 1, 1000) if mode == "b1" else (200 * size, 10, 200, 20000)
+    # acks=0 may lose records by design: the case reports lost_records instead of failing.
+    return (["--produce=%s,linger_ms=%d,batch_bytes=%d" % (spec, linger, batch), "-X",
+             "batch.num.messages=%d" % records, "-X", "queue.buffering.max.messages=%d" % queue]
+            + (["--allow-loss"] if acks == "0" else []))
 
 
 def run_case(scn, common, mode, size, acks, rf, procs):
-    """One case, in PROCS concurrent kbench processes. A failed case is recorded and the rest
-    go on: one bad cell should not cost a 12-minute run."""
+    """One case, in PROCS concurrent kbench processes; a failed case is recorded and the rest go on."""
     tag = "%s-s%d-a%s-r%d-p%d" % (mode, size, acks, rf, procs)
     args = common + case_args(mode, size, acks, rf)
     raw = ["%s/raw/%s-%d.json" % (scn.out, tag, i) for i in range(1, procs + 1)]
-    logs = ["%s/logs/%s-%d.log" % (scn.out, tag, i) for i in range(1, procs + 1)]
+    logs = [scn.log_of(path) for path in raw]
     for path in raw:
         scn.note_kbench(path, args, " &")
     if any(scn.run_together([(scn.kbench_command(path, args), log) for path, log in zip(raw, logs)])):

@@ -42,22 +42,19 @@ def bytes_per_value(m):
 
 def _spreads(data, family_prefix):
     """name -> (params, {metric: Spread}) with bytes_per_value added."""
-    out = {}
-    groups = kr.group_runs(data)
+    out, groups = {}, kr.group_runs(data)
     for name, (params, spreads) in ks.spread_table(data).items():
-        if not name.startswith(family_prefix):
-            continue
-        runs = groups[name]["runs"]
-        spreads["bytes_per_value"] = ks.Spread.of([bytes_per_value(r) for r in runs])
-        out[name] = (params, spreads)
+        if name.startswith(family_prefix):
+            spreads["bytes_per_value"] = ks.Spread.of([bytes_per_value(r) for r in groups[name]["runs"]])
+            out[name] = (params, spreads)
     return out
 
 
 def _tables(directory):
     """(produce, recompression, end-to-end, codec ratios), keyed by (payload, codec) but
     recompression by (producer codec, topic codec)."""
-    produce, recompress, e2e, codec = {}, {}, {}, {}
-    for _name, (p, m) in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").items():
+    produce, recompress = {}, {}
+    for p, m in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").values():
         plain_az = payload_of(p) == DEFAULT_PAYLOAD and (p.get("codec"), p.get("level")) in (
             ("lz4", "1"), ("none", None))
         if "topic_codec" in p or plain_az:
@@ -65,12 +62,11 @@ def _tables(directory):
         if "topic_codec" not in p:
             produce[(payload_of(p), codec_label(p))] = m
     data = ks.load_dir_json(directory, "end_to_end.json", optional=True)
-    for _name, (p, m) in (_spreads(data, "EndToEnd/") if data else {}).items():
-        e2e[(payload_of(p), codec_label(p))] = m
+    e2e = {(payload_of(p), codec_label(p)): m for p, m in (_spreads(data, "EndToEnd/") if data else {}).values()}
     data = ks.load_dir_json(directory, "codec.json", optional=True)
-    for name, (p, m) in (ks.median_table(data) if data else {}).items():
-        if name.startswith("Codec/compress/") and "ratio" in m:
-            codec[(payload_of(p), codec_label(p))] = m["ratio"]
+    codec = {(payload_of(p), codec_label(p)): m["ratio"]
+             for name, (p, m) in (ks.median_table(data) if data else {}).items()
+             if name.startswith("Codec/compress/") and "ratio" in m}
     return produce, recompress, e2e, codec
 
 

@@ -122,8 +122,7 @@ def main(args):
         codec_args = ["--benchmark_min_time=0", "--payload=" + payloads.replace("|", ","), "--record-bytes=1000",
                       "--codec=" + codecs.replace("|", ","),
                       "--benchmark_filter=^Codec/compress/.*/batch_bytes:1048576$"]
-        scn.note_kbench(codec_json, codec_args)
-        if proc.run(scn.kbench_command(codec_json, codec_args), log=scn.out + "/logs/codec.log").returncode:
+        if not scn.run_kbench(codec_json, codec_args):
             die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
         shutil.copy(codec_json, scn.out + "/codec.json")
 

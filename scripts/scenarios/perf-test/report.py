@@ -2,16 +2,10 @@
 tools' lines in Kafka's tools' formats, the medians with their ratio, report.md,
 summary.json and perf-test.png.
 
-Formats (Kafka's ProducerPerformance / ConsumerPerformance):
-  interval  "N records sent, R.r records/sec (M.mm MB/sec), A.a ms avg latency, X.x ms max latency."
-  final     "N records sent, R.rrrrrr records/sec (M.mm MB/sec), A.aa ms avg latency,
-             X.xx ms max latency, P50 ms 50th, P95 ms 95th, P99 ms 99th, P999 ms 99.9th."
-  steady    the same as final, "N steady state records sent, ...": printed after it when the
-            tool had --warmup-records, covering only the records after the warm-up
-  consumer  "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
-             rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"
-MB is MiB of record values. The tools' percentiles are whole ms: kbench's are truncated to
-whole ms in the final line, and kept exact in JSON.
+The formats (Kafka's ProducerPerformance / ConsumerPerformance) are the regexes below; a
+"steady state" final line follows the final line when the tool had --warmup-records. MB is
+MiB of record values. The tools' percentiles are whole ms: kbench's are truncated to whole
+ms in the final line, and kept exact in JSON.
 """
 
 import datetime
@@ -83,7 +77,7 @@ def load_json(path):
     try:
         return json.loads(read(path))
     except ValueError as e:
-        raise InputError("%s: not readable kbench JSON (%s)" % (path, e)) from e
+        raise InputError("%s: not readable JSON (%s)" % (path, e)) from e
 
 
 def seconds(bench):
@@ -253,11 +247,7 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
 
 def load_cases(d):
     """DIR/run.json's settings and cases, each with its rounds read from their outputs."""
-    try:
-        with open(os.path.join(d, "run.json"), encoding="utf-8") as f:
-            run = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError("%s/run.json: %s" % (d, e)) from e
+    run = load_json(os.path.join(d, "run.json"))
     cases = {c["name"]: {"case": c["name"], "num_records": c["records"], "record_size": c["size"],
                          "throughput": c["tput"], "warmup": c["warm"], "queue_messages": c["qmsgs"],
                          "rounds": {}} for c in run["cases"]}
@@ -402,9 +392,8 @@ def scenario(d):
 
 
 def schedule_lag(c, r):
-    """True when kbench ran well below the case's cap: its latency (from the intended send time
-    of the rate schedule) then includes the growing lag, which kafka-producer-perf-test's
-    throttle (it only sleeps when ahead) does not see."""
+    """kbench ran well below the case's cap: its latency (from each record's intended send time)
+    includes the lag behind the schedule, which the tool's throttle does not see."""
     return c["throughput"] > 0 and r["rps"] < 0.9 * c["throughput"]
 
 

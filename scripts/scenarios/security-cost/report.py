@@ -34,10 +34,15 @@ def _describe(key):
     return "Produce, %d B, acks %s, %s%s" % (size, acks, codec, ", %d records/s" % rate if rate else "")
 
 
-def _ratio(v, base):
-    if v is None or not base:
-        return "—"
-    return "%.2f" % (v / base)
+def _over(rows, p, k, metric):
+    """Protocol P's METRIC on row K over plaintext's; None when either is missing."""
+    base, v = rows["plaintext"].get(k, {}).get(metric), rows[p].get(k, {}).get(metric)
+    return v / base if base and v is not None else None
+
+
+def _fmt_over(rows, p, k, metric):
+    ratio = _over(rows, p, k, metric)
+    return "—" if ratio is None else "%.2f" % ratio
 
 
 def report(directory, args):
@@ -64,13 +69,9 @@ def report(directory, args):
     others = [p for p in protocols if p != "plaintext"]
 
     def table(title, metric, fmt, note, selected):
-        cells = []
-        for k in selected:
-            b = base.get(k, {}).get(metric)
-            cells.append([_describe(k), fmt(b)])
-            for p in others:
-                v = rows[p].get(k, {}).get(metric)
-                cells[-1] += [fmt(v), _ratio(v, b)]
+        cells = [[_describe(k), fmt(base.get(k, {}).get(metric))]
+                 + [c for p in others for c in (fmt(rows[p].get(k, {}).get(metric)), _fmt_over(rows, p, k, metric))]
+                 for k in selected]
         head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
         return (["## %s" % title, "", note, ""]
                 + text.table(head, cells, markdown=True).splitlines() + [""])
@@ -105,12 +106,10 @@ def _headline(rows, others):
     for p in others:
         for size in (100, 1000):
             k = ("produce", size, "1", "none", 0)
-            b, v = base.get(k), rows[p].get(k)
-            if not b or not v:
-                continue
-            out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
-                       % (p, size, _ratio(v.get("items_per_second", 0), b.get("items_per_second")),
-                          _ratio(v.get("cpu_us_per_mb"), b.get("cpu_us_per_mb"))))
+            if base.get(k) and rows[p].get(k):
+                out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
+                           % (p, size, _fmt_over(rows, p, k, "items_per_second"),
+                              _fmt_over(rows, p, k, "cpu_us_per_mb")))
     return out + [""]
 
 
@@ -122,11 +121,7 @@ def _chart(directory, rows, others, closed):
     for ax, metric, title in ((axes[0], "items_per_second", "records/s over plaintext"),
                               (axes[1], "cpu_us_per_mb", "client CPU per MiB over plaintext")):
         for i, p in enumerate(others):
-            ys = []
-            for k in closed:
-                b = rows["plaintext"].get(k, {}).get(metric)
-                v = rows[p].get(k, {}).get(metric)
-                ys.append(v / b if b and v is not None else 0)
+            ys = [_over(rows, p, k, metric) or 0 for k in closed]
             xs = [j + (i - (len(others) - 1) / 2) * width for j in range(len(closed))]
             ax.bar(xs, ys, width, label=p)
         ax.axhline(1.0, color="black", linewidth=0.8)
@@ -143,9 +138,6 @@ def ks_short(key):
     return "consume %d B" % size if kind == "consume" else "%d B a%s %s" % (size, acks, codec)
 
 
-def _options(ap):
-    ap.add_argument("--protocols", required=True, help="the protocols that ran, space-separated")
-
-
 if __name__ == "__main__":
-    sys.exit(ks.report_main(report, _options))
+    sys.exit(ks.report_main(report, lambda ap: ap.add_argument("--protocols", required=True,
+                                                               help="the protocols that ran, space-separated")))
