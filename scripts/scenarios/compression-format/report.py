@@ -2,14 +2,13 @@
 (and B beats A), as scripts/compare decides.
 Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
-import json
 import os
 import re
 import sys
 
+from kbench import cli, text
 from kbench import results as kr
 from kbench import scenario as ks
-from kbench import text
 
 CASE_LABELS = ["max.in.flight.requests.per.connection", "valueBound", "linger.ms", "messageSize",
                "compression.type"]
@@ -25,11 +24,9 @@ def report(directory, args):
     vpath = os.path.join(directory, "verdict.json")
     if not os.path.exists(vpath):
         raise ks.ScenarioError("%s does not exist (scripts/compare did not run?)" % vpath)
-    with open(vpath, encoding="utf-8") as f:
-        verdict = json.load(f)
+    verdict = cli.read_json(vpath)
     ctx_a, ctx_b = a.get("context", {}), b.get("context", {})
-    label_a = args.label_a or "A"
-    label_b = args.label_b or "B"
+    label_a, label_b = args.label_a or "A", args.label_b or "B"
     med_a, med_b = ks.median_table(a), ks.median_table(b)
     reps = max((len(g["runs"]) for g in kr.group_runs(a).values()), default=0)
 
@@ -86,12 +83,9 @@ def report(directory, args):
         lines += ["Cases run on one side only (not compared): %d in A, %d in B." % (
             len(verdict.get("only_in_base", [])), len(verdict.get("only_in_new", []))), ""]
 
-    verdict_of = {}
-    for kind in ("regressions", "improvements", "unchanged", "inconclusive"):
-        for r in verdict.get(kind, []):
-            if r.get("metric") in ("bytes_per_second", "-"):
-                verdict_of[r["name"]] = {"regressions": "A wins", "improvements": "B wins",
-                                         "unchanged": "same", "inconclusive": "inconclusive"}[kind]
+    kinds = {"regressions": "A wins", "improvements": "B wins", "unchanged": "same", "inconclusive": "inconclusive"}
+    verdict_of = {r["name"]: what for kind, what in kinds.items() for r in verdict.get(kind, [])
+                  if r.get("metric") in ("bytes_per_second", "-")}
     table = []
     for name in sorted(set(med_a) & set(med_b), key=_case_sort_key):
         va = med_a[name][1].get("bytes_per_second")

@@ -19,8 +19,6 @@ MEASURES = ("throughput", "cpu", "latency", "control")
 TARGETS = ("mock", "plaintext", "ssl")
 EXPECTS = ("regression", "improvement", "none")
 PRIMARY_KEYS = ("regressions", "improvements", "inconclusive", "unchanged")
-# Exit status of the scenario per case status: a miss outranks a case not judged, as a
-# regression outranks an inconclusive row in scripts/compare's exit status.
 FOUND, MISSED, NOT_JUDGED = "found", "not found", "not judged"
 
 
@@ -47,8 +45,7 @@ def load_cases(path):
         if case["id"] in seen:
             raise ks.ScenarioError("%s: case %s appears twice" % (where, case["id"]))
         seen.add(case["id"])
-        # A broker target may pin its Kafka release: plaintext@3.9.1 (old clients need a
-        # broker that still serves their protocol versions).
+        # A broker target may pin its Kafka release (old clients need one that serves them).
         kind, _, version = case["target"].partition("@")
         if version and (kind == "mock" or not re.match(r"^[0-9]+\.[0-9]+\.[0-9]+$", version)):
             raise ks.ScenarioError("%s: target %r: only plaintext@X.Y.Z or ssl@X.Y.Z pin a "
@@ -126,11 +123,9 @@ def judge(case, run, verdict):
         return out
     if verdict is None:
         if case["metric"] != "-" and run.get("metric_exit_code") is not None:
-            why = "scripts/compare --metric %s exited %s without a verdict" % (
-                case["metric"], run.get("metric_exit_code"))
+            why = "scripts/compare --metric %s exited %s without a verdict" % (case["metric"], run["metric_exit_code"])
         else:
-            why = "scripts/bench-commits exited %s without a verdict (see its log)" % (
-                run.get("exit_code"))
+            why = "scripts/bench-commits exited %s without a verdict (see its log)" % run.get("exit_code")
         out.update(found="failed", status=NOT_JUDGED, note=why)
         return out
     out["deciding"] = [_row(r) for key in PRIMARY_KEYS for r in verdict.get(key, [])]
@@ -151,17 +146,11 @@ def judge(case, run, verdict):
 def exit_code(outcomes):
     """0 every case found, 1 one missed, 3 one not judged (and none missed)."""
     statuses = {o["status"] for o in outcomes}
-    if MISSED in statuses:
-        return 1
-    if NOT_JUDGED in statuses or not outcomes:
-        return 3
-    return 0
+    return 1 if MISSED in statuses else 3 if NOT_JUDGED in statuses or not outcomes else 0
 
 
 def fmt_seconds(s):
-    if s is None:
-        return "—"
-    return "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
+    return "—" if s is None else "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
 
 
 def fmt_p(p):

@@ -23,9 +23,7 @@ def sharing_key(threads, producers):
         return "all"
     if producers == threads:
         return "1"
-    if threads % producers == 0:
-        return str(threads // producers)
-    return None
+    return str(threads // producers) if threads % producers == 0 else None
 
 
 def report(directory, args):
@@ -126,15 +124,11 @@ def _seed_phrase(threads, producers):
 
 
 def _counter_notes(table):
-    batches = [m["records_per_batch"].median for _, (p, m) in table.items() if m.get("records_per_batch")]
-    errors = sum(m["errors"].total for _, (p, m) in table.items() if m.get("errors"))
-    lines = []
-    if batches:
-        lines.append("Records per batch ranged %.0f–%.0f (the original thread's advice: watch "
-                     "batch-size-avg)." % (min(batches), max(batches)))
-    lines.append("Delivery errors over all rows: %d." % errors)
-    lines.append("")
-    return lines
+    batches = [m["records_per_batch"].median for _p, m in table.values() if m.get("records_per_batch")]
+    errors = sum(m["errors"].total for _p, m in table.values() if m.get("errors"))
+    lines = ["Records per batch ranged %.0f–%.0f (the original thread's advice: watch batch-size-avg)."
+             % (min(batches), max(batches))] if batches else []
+    return lines + ["Delivery errors over all rows: %d." % errors, ""]
 
 
 def _chart_producer_sharing(directory, groups):
