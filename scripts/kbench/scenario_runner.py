@@ -245,10 +245,9 @@ class Scenario:
         """The report with a --note per entry of notes and one on the failed runs (WHAT: what
         TOTAL counts, MISSING: where from); then exit 1 if any failed."""
         n = len(self.failed)
-        notes = list(self.notes)
-        if n:
-            notes.append("**%d of %d %s failed** and are %s: %s (their logs are in logs/)."
-                         % (n, total, what, missing, " ".join(self.failed)))
+        failed = "**%d of %d %s failed** and are %s: %s (their logs are in logs/)." % (
+            n, total, what, missing, " ".join(self.failed))
+        notes = self.notes + ([failed] if n else [])
         self.report(*[w for note in notes for w in ("--note", note)], *args)
         if n:
             die("%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)), 1)

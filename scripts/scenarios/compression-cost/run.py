@@ -108,8 +108,7 @@ def main(args):
                            "--end-to-end=acks=1,record_bytes=1000,rate=2000,codec=%s,payload=%s"
                            % (codecs, payloads)]}
 
-        # A corpus too small for the batches (kbench: fewer distinct bytes than a batch holds) is
-        # refused here, with kbench's own message, before a broker starts.
+        # A corpus too small for the batches is refused here, in kbench's words, before a broker starts.
         for rows in families.values():
             listed = subprocess.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True, errors="replace")
@@ -126,19 +125,14 @@ def main(args):
             die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
         shutil.copy(codec_json, scn.out + "/codec.json")
 
-        broker_dir = ""
-        if not scn.bootstrap:
-            scn.local_cluster("main", 1)
-            broker_dir = scn.out + "/kafka-main"
-
-        common.append("--bootstrap=" + scn.bootstrap)
-        # Recompression shows in the broker's CPU, which is measured only on a cluster started
-        # here. Into a topic that keeps the producer's batches is the first spec's az row
-        # already (a row of the same name would run twice per round).
+        broker_dir = "" if scn.bootstrap else scn.out + "/kafka-main"
         if broker_dir:
-            common.append("--broker-dir=" + broker_dir)
+            scn.local_cluster("main", 1)
+            # Recompression shows in the broker's CPU, measured only on a cluster started here. Into
+            # a topic that keeps the producer's batches is the first spec's az row already.
             families["produce"].append("--produce=acks=1,record_bytes=1000,payload=az,codec=lz4:1|none,"
                                        "topic_codec=zstd")
+        common += ["--bootstrap=" + scn.bootstrap] + (["--broker-dir=" + broker_dir] if broker_dir else [])
 
         for r in range(1, rounds + 1):
             # Alternate which family runs first, so that neither always meets a fresher broker.

@@ -100,19 +100,16 @@ def main(args):
                 xargs[side] = ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.10.0"]
 
         # Clusters: one shared, or (broker:VER) one per side.
-        boot, bver = {}, {}
         if kind == "broker":
-            for side in ("A", "B"):
-                bver[side] = specs[side][1]
-                boot[side], _ = scn.cluster_start(side, 1, bver[side])
+            bver = {side: specs[side][1] for side in specs}
+            boot = {side: scn.cluster_start(side, 1, bver[side])[0] for side in specs}
         else:
             if scn.bootstrap:
-                boot["A"], bver["A"] = scn.bootstrap, os.environ.get("KBENCH_BROKER_VERSION") or "unknown"
+                bootstrap, version = scn.bootstrap, os.environ.get("KBENCH_BROKER_VERSION") or "unknown"
             else:
                 version = FORMAT_BROKER if kind == "format" else kafka_version()
-                boot["A"], _ = scn.cluster_start("shared", 1, version)
-                bver["A"] = version
-            boot["B"], bver["B"] = boot["A"], bver["A"]
+                bootstrap = scn.cluster_start("shared", 1, version)[0]
+            boot, bver = dict.fromkeys(specs, bootstrap), dict.fromkeys(specs, version)
         os.makedirs(scn.out + "/raw", exist_ok=True)
 
         produce = "acks=1,codec=%s,record_bytes=%%d,payload=%s,linger_ms=%s,max_in_flight=%s" % (
@@ -149,9 +146,7 @@ def main(args):
         if compare.exit_code(judged, accept_inconclusive=True) not in (0, 1):
             die("compare could not judge A against B (see %s/compare.txt)" % scn.out, 1)
 
-        records = "%d at 100 B" % records_for(scn, 100)
-        if 1000 in sizes:
-            records += ", %d at 1000 B" % records_for(scn, 1000)
+        records = ", ".join("%d at %d B" % (records_for(scn, size), size) for size in sizes)
         scn.report("--label-a", labels["A"], "--label-b", labels["B"],
                    "--note", "Records per repetition: %s; acks=1, 2 partitions, one kbench process per "
                    "side, repetition and record size; scripts/compare's full table is in compare.txt."
