@@ -203,14 +203,21 @@ class PerfTest:
         except kafka.KafkaError as e:
             die(e, getattr(e, "status", 1))
 
-    def kbench_run(self, prefix, args):
-        """One iteration of exactly the records asked for, like one tool run; ok?"""
+    def kbench_step(self, kind, args):
+        """kbench's KIND (produce, consume): one iteration of exactly the records asked for, like
+        one tool run; a failure ends the scenario."""
+        prefix = "%s-kbench-%s" % (self.p, kind)
         cmd = [self.scn.bin] + args + ["--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % prefix,
                                        "--benchmark_out_format=json"]
         self.scn.note("KBENCH_FIXED_ITERATIONS=1 " + proc.quote(cmd))
         with open(prefix + ".out", "wb") as out, open(prefix + ".err", "wb") as err:
-            return subprocess.run(cmd, stdout=out, stderr=err,
-                                  env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode == 0
+            rc = subprocess.run(cmd, stdout=out, stderr=err,
+                                env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode
+        if rc:
+            self.failed("kbench " + kind.capitalize(), prefix + ".err")
+        # report.py reads Produce's progress lines; a Consume run's reads end when it ended.
+        aux = prefix + ".err" if kind == "produce" else int(time.time() * 1000)
+        self.round_row("kbench-" + kind, prefix + ".json", aux)
 
     def round_row(self, kind, path, aux):
         """A step for report.py: its kind, output and kbench's stderr (or a Consume run's end)."""
@@ -224,11 +231,8 @@ class PerfTest:
         c = self.case
         info("%s round %d: kbench Produce, %d + %d x %d B%s" % (
             c["name"], self.r, c["warm"], c["records"], c["size"], ", rate %d" % c["tput"] if c["tput"] > 0 else ""))
-        p = self.p + "-kbench-produce"
-        if not self.kbench_run(p, ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
-                                   "--benchmark_filter=^Produce/", *c["xargs"]]):
-            self.failed("kbench Produce", p + ".err")
-        self.round_row("kbench-produce", p + ".json", p + ".err")
+        self.kbench_step("produce", ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
+                                     "--benchmark_filter=^Produce/", *c["xargs"]])
 
     def produce_tool(self):
         c, log = self.case, self.p + "-topic.log"
@@ -265,10 +269,7 @@ class PerfTest:
             spec = "partitions=%d,replication=%d,records=%d,record_bytes=%d" % (
                 c["partitions"], c["replication"], c["records"] + c["warm"], c["size"])
         info("%s round %d: kbench Consume (%s)" % (c["name"], self.r, spec))
-        p = self.p + "-kbench-consume"
-        if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/"]):
-            self.failed("kbench Consume", p + ".err")
-        self.round_row("kbench-consume", p + ".json", int(time.time() * 1000))
+        self.kbench_step("consume", ["--consume=" + spec, "--benchmark_filter=^Consume/"])
 
     def use_cluster(self):
         """The given cluster (with the brokers the replication needs) or one in DIR/kafka; what it is."""
