@@ -61,9 +61,7 @@ class Spread(collections.namedtuple("Spread", "median lo hi n total")):
     @classmethod
     def of(cls, values):
         values = [v for v in values if v is not None]
-        if not values:
-            return None
-        return cls(statistics.median(values), min(values), max(values), len(values), sum(values))
+        return cls(statistics.median(values), min(values), max(values), len(values), sum(values)) if values else None
 
     def scaled(self, k):
         return Spread(self.median * k, self.lo * k, self.hi * k, self.n, self.total * k)
@@ -191,10 +189,7 @@ def header(args, title, original, ctx, differences, common=True):
         setup.append(("wall time", "%d s" % args.wall_seconds))
     lines += ["## Setup of this run", ""] + text.table(["", ""], setup, markdown=True).splitlines()
     lines += ["", "**Not the original setup.** %s" % differences[0], ""]
-    lines += ["- %s" % d for d in differences[1:]]
-    lines += ["- %s" % n for n in args.note]
-    lines.append("")
-    return lines
+    return lines + ["- %s" % d for d in differences[1:] + args.note] + [""]
 
 
 def plt_module():

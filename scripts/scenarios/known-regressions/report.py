@@ -4,6 +4,8 @@ time it took; the scenario's exit status: DIR/report.md, DIR/known-regressions.p
 DIR/summary.json (with "exit_code") and DIR/summary.txt (the per-case table the runner
 prints). run.py also reads the case table with load_cases and select."""
 
+import collections
+import contextlib
 import json
 import os
 import re
@@ -181,18 +183,14 @@ def summary_text(outcomes, code):
                      % (o["id"], o["measures"], o["a"], o["b"], o["target"],
                         o["expect"] if o["expect"] != "none" else "no change",
                         o["found"], o["status"].upper(), fmt_seconds(o["seconds"])))
-        for r in o["deciding"]:
-            lines.append("  deciding    %s" % fmt_row(r))
-        for r in o["significant_secondary"]:
-            lines.append("  secondary   %s" % fmt_row(r))
+        lines += ["  deciding    %s" % fmt_row(r) for r in o["deciding"]]
+        lines += ["  secondary   %s" % fmt_row(r) for r in o["significant_secondary"]]
         if o.get("note"):
             lines.append("  note        %s" % o["note"])
-    n = len(outcomes)
-    counts = {s: sum(1 for o in outcomes if o["status"] == s) for s in (FOUND, MISSED, NOT_JUDGED)}
-    total = sum(o["seconds"] or 0 for o in outcomes)
-    lines.append("known-regressions: %d of %d case(s) found, %d not found, %d not judged "
-                 "(%s in the cases); exit %d"
-                 % (counts[FOUND], n, counts[MISSED], counts[NOT_JUDGED], fmt_seconds(total), code))
+    counts = collections.Counter(o["status"] for o in outcomes)
+    lines.append("known-regressions: %d of %d case(s) found, %d not found, %d not judged (%s in the cases); exit %d"
+                 % (counts[FOUND], len(outcomes), counts[MISSED], counts[NOT_JUDGED],
+                    fmt_seconds(sum(o["seconds"] or 0 for o in outcomes)), code))
     return "\n".join(lines) + "\n"
 
 
@@ -241,10 +239,8 @@ def report(directory, args):
         verdict = _load_json(os.path.join(cdir, verdict_file(case)))
         outcomes.append(judge(case, _load_json(os.path.join(cdir, "case.json")), verdict))
         if not ctx and os.path.exists(os.path.join(cdir, "new.json")):
-            try:  # the header's machine and versions; a run that died early has none
+            with contextlib.suppress(kr.BenchmarkJsonError):  # the header's machine and versions
                 ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
-            except kr.BenchmarkJsonError:
-                pass
     code = exit_code(outcomes)
     with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
         f.write(summary_text(outcomes, code))

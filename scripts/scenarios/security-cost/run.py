@@ -42,14 +42,12 @@ def main(args):
             for i in range(n):
                 p = protocols[(i + r - 1) % n]
                 bootstrap, config = clusters[p]
-                # The client settings come from the cluster's file: its secrets never reach a
-                # command line, commands.txt or the logs.
+                # The client settings come from the cluster's file: no secret on a command line or in a log.
                 scn.try_kbench("%s-round%d" % (p, r), "%s/round%d" % (p, r), "%s, round %d" % (p, r),
                                ["--bootstrap=" + bootstrap, "--client-config=" + config] + kargs)
             info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
 
-        merged = [scn.merge_rounds(p, p + "-round*.json", "the %s results" % p) for p in protocols]
-        if not any(merged):
+        if not any([scn.merge_rounds(p, p + "-round*.json", "the %s results" % p) for p in protocols]):
             die("every run failed (see %s/logs/)" % scn.out, 1)
         if not os.path.isfile(scn.out + "/plaintext.json"):
             die("the plaintext runs failed: no baseline for the ratios (see %s/logs/)" % scn.out, 1)
