@@ -95,10 +95,9 @@ def chance_orders_note(pairs, n):
     if pairs <= 0 or n < ORDER_MIN_N:
         return ""
     p = 2.0 / math.comb(2 * n, n)
-    return ("Of %d comparisons, about %.1f would come out ordered by chance alone (two cells of "
-            "%d repetitions with the same distribution fail to overlap with probability %.3f), "
-            "and cells run one after another, so drift between them is not cancelled: trust an "
-            "order that a second run repeats." % (pairs, pairs * p, n, p))
+    return ("Of %d comparisons, about %.1f would come out ordered by chance alone (two cells of %d repetitions with "
+            "the same distribution fail to overlap with probability %.3f), and cells run one after another, so drift "
+            "between them is not cancelled: trust an order that a second run repeats." % (pairs, pairs * p, n, p))
 
 
 def unordered_reason(a, b):

@@ -83,9 +83,8 @@ def report(directory, args):
          for v in [SEED001[(size, acks)]]], markdown=True).splitlines()
     lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
               "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
-              "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum "
-              "of the three processes'), `raw/` (every process's own JSON), `acks-replication.png`, "
-              "`commands.txt`, `logs/`.", ""]
+              "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum of the three "
+              "processes'), `raw/` (every process's own JSON), `acks-replication.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_acks(directory, runs)
 
@@ -159,8 +158,7 @@ def _orderings(rows):
     if not ordered and not tied:
         return []
     reps = min((mb.n for mb, _r in rows.values() if mb is not None), default=0)
-    out = ["What this run can order (MB/s; a > b only when every repetition of a beat every "
-           "repetition of b):", ""]
+    out = ["What this run can order (MB/s; a > b only when every repetition of a beat every repetition of b):", ""]
     out += ["- %s" % o for o in ordered] or ["- nothing"]
     if tied:
         out += ["", "Not ordered (ranges overlap, unless said): " + "; ".join(tied) + "."]

@@ -113,24 +113,20 @@ def report(directory, args):
         "Client CPU per MiB is kbench's cpu_us_per_mb (the client process, every thread, in "
         "the window); broker CPU per MiB and log bytes per MiB come from the broker process "
         "scripts/kafka started (utime+stime, and the growth of its log directory).",
-        "No record comes back within what a batch holds (kbench sends at least 16 MiB of "
-        "distinct values before repeating one), so each codec compresses the data, as it "
-        "would an application's, and not repeats of it."])
+        "No record comes back within what a batch holds (kbench sends at least 16 MiB of distinct values before "
+        "repeating one), so each codec compresses the data, as it would an application's, and not repeats of it."])
     rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")),
                  default=0)
     lines += ["Every cell: the median over rounds, then [lowest–highest] (%d round(s)). " % rounds +
-              "Bytes / value byte: the compressed batches on the wire per byte of record "
-              "values (below 1 is compression). Codec ratio: the Codec family's compressed / "
-              "raw over the same values in 1 MiB batches; \"vs codec\" is the send path "
-              "against it: the batches add about 10 bytes of record framing per record "
-              "(length, offset and timestamp deltas) between the values, which cost 1 % "
-              "uncompressed and 1 to 5 % compressed at 1000-byte records (most with zstd 1, "
-              "whose 6-byte minimum match they interrupt). "
-              "Pareto: ● no other codec has both lower client CPU per MiB and fewer bytes, "
-              "beyond the ranges of both; ○ on the front by the medians or within the range "
-              "of a codec that could beat it (undecided: more rounds may tell); blank: beaten "
-              "on both. ⚠: an EndToEnd round sent or delivered less than its offered 2,000 "
-              "records/s, its latency is queueing.", ""]
+              "Bytes / value byte: the compressed batches on the wire per byte of record values (below 1 is "
+              "compression). Codec ratio: the Codec family's compressed / raw over the same values in 1 MiB batches; "
+              "\"vs codec\" is the send path against it: the batches add about 10 bytes of record framing per record "
+              "(length, offset and timestamp deltas) between the values, which cost 1 % uncompressed and 1 to 5 % "
+              "compressed at 1000-byte records (most with zstd 1, whose 6-byte minimum match they interrupt). "
+              "Pareto: ● no other codec has both lower client CPU per MiB and fewer bytes, beyond the ranges of "
+              "both; ○ on the front by the medians or within the range of a codec that could beat it (undecided: "
+              "more rounds may tell); blank: beaten on both. ⚠: an EndToEnd round sent or delivered less than its "
+              "offered 2,000 records/s, its latency is queueing.", ""]
     payloads = sorted({k[0] for k in produce}, key=lambda p: (p != DEFAULT_PAYLOAD, p))
     codecs = sorted({k[1] for k in produce}, key=_codec_order)
     marks_by_payload = {}
@@ -158,15 +154,13 @@ def report(directory, args):
                 ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), ks.fixed(3)),
                 _p99_cell(e2e.get((payload, c))), MARKS.get(marks.get(c), "")])
         lines += ["## Payload %s" % label, "",
-                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
-                  "records/s (p99).", ""]
+                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 records/s (p99).", ""]
         head = ["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB", "bytes / value byte",
                 "codec ratio", "vs codec", "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"]
         lines += text.table(head, rows, markdown=True).splitlines() + [""]
     lines += _recompression(recompress, broker_measured)
-    lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
-              "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "
-              "`commands.txt`, `logs/`.", ""]
+    lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as kbench_process), "
+              "`codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart(directory, produce, payloads, codecs, marks_by_payload)
 
@@ -174,8 +168,7 @@ def report(directory, args):
 def _recompression(rows, measured):
     out = ["## Broker recompression (KAFKA-15418)", ""]
     if not any(topic != "producer" for _, topic in rows):
-        return out + ["Not run: it needs a broker started by the scenario (its CPU is what it "
-                      "shows).", ""]
+        return out + ["Not run: it needs a broker started by the scenario (its CPU is what it shows).", ""]
     out += ["Producer codec into a topic whose compression.type is `producer` (the broker keeps "
             "the batches) or `zstd` (it decompresses, validates and recompresses every batch). "
             "Payload az, 1000-byte records; medians over rounds [lowest–highest]."

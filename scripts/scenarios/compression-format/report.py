@@ -100,9 +100,8 @@ def report(directory, args):
     lines += ["", "The original (run 1 of 8, 0.9 winning over trunk): max.in.flight=5, valueBound=500, "
               "linger.ms=0, messageSize=100, gzip (2.04 < 2.38, 16%); almost every case where the "
               "older version won had max.in.flight=5 and messageSize=100.", "",
-              "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` "
-              "(scripts/compare A.json B.json), `raw/`, `compression-format.png`, `commands.txt`, "
-              "`logs/`.", ""]
+              "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` (scripts/compare A.json "
+              "B.json), `raw/`, `compression-format.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b)
 

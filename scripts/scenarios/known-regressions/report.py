@@ -250,14 +250,11 @@ def report(directory, args):
     if ctx:  # the sides' libraries differ per case: the table below names them
         ctx = dict(ctx, librdkafka_version="per case, A → B in the table below")
     lines = ks.header(args, "Known librdkafka performance changes: found or not",
-                      "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, "
-                      "pull requests)", ctx, [
-                          "Each case runs on this host, one kbench build on both sides and only "
-                          "librdkafka differing; the original reports came from users' own "
-                          "clusters and applications.",
-                          "A case is found when scripts/compare's deciding rows show the "
-                          "documented direction and none the opposite one; secondary rows are "
-                          "listed, never decide."], common=False)
+                      "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, pull requests)", ctx, [
+                          "Each case runs on this host, one kbench build on both sides and only librdkafka "
+                          "differing; the original reports came from users' own clusters and applications.",
+                          "A case is found when scripts/compare's deciding rows show the documented direction and "
+                          "none the opposite one; secondary rows are listed, never decide."], common=False)
     lines += ["## Cases", ""]
     lines += text.table(
         ["case", "measures", "A → B", "target", "expected", "kbench found", "result", "time"],

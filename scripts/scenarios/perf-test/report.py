@@ -460,27 +460,24 @@ def write_report(d, env, cases, console, ctx):
           "- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
           "with kbench; medians and the range over rounds are reported, and no ordering is "
           "claimed between two clients whose ranges overlap;" % env.get("rounds"),
-          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
-          "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
-          "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
-          "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
-          "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
-          "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
-          "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; settings "
+          "mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), the Java client's "
+          "buffer.memory (%s bytes) as librdkafka's caps in bytes (queue.buffering.max.kbytes) and in messages "
+          "(queue.buffering.max.messages = buffer.memory / record size: %s; librdkafka's default of 100,000 messages "
+          "would bind first for small records), no compression, A-Z payload, --throughput as kbench's `rate` "
+          "schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
                                 env.get("buffer_bytes"), ", ".join(
                                     "%s %d" % (c["case"], c["queue_messages"]) for c in cases)),
-          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
-          "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
-          "command says;",
+          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 records at "
+          "224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its command says;",
           "- kbench's latency is measured from each record's intended send time when a rate is set "
           "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
           "better while the producer falls behind;"]
     if env.get("tools"):
-        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
-                 "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
-                 "kafka-producer-perf-test wrote, with fetch.max.wait.ms=10 on both; the tool's "
-                 "fetch.nMsg.sec (which leaves out its group rebalance) is compared. The seed's "
-                 "consumer used ZooKeeper and `--threads 1`.")
+        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family (`--consume "
+                 "topic=T`, partitions assigned, no group) read the same topic, the one kafka-producer-perf-test "
+                 "wrote, with fetch.max.wait.ms=10 on both; the tool's fetch.nMsg.sec (which leaves out its group "
+                 "rebalance) is compared. The seed's consumer used ZooKeeper and `--threads 1`.")
     else:
         s.append("- Kafka's tools did not run (--no-kafka-tools, or --tiny): kbench's Consume "
                  "family read its own topic of each case's layout and size.")

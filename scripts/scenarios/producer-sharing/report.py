@@ -43,9 +43,8 @@ def report(directory, args):
         raise ks.ScenarioError("producer-sharing.json has no threads x producers rows")
 
     lines = ks.header(args, "Producer sharing: records/s by application threads × producers per thread",
-                      "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, "
-                      "\"Experiences testing new producer performance across multiple "
-                      "threads/producer counts\")", ctx, [
+                      "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, \"Experiences testing new "
+                      "producer performance across multiple threads/producer counts\")", ctx, [
         "Original: 24-core client host, 5 brokers (Kafka 0.8.2.1, Java producer) over 10 GbE, "
         "acks=1, 25M records of warm-up then 100M measured; 24 producer threads are far more "
         "than 2 cores can run at once, so here threads mostly measure contention.",

@@ -59,9 +59,8 @@ def report(directory, args):
         "SASL) with librdkafka %s as the client; one broker per protocol on this host, brokers "
         "replicating over the same protocol; throwaway 2048-bit RSA certificates and SCRAM-SHA-512 "
         "users made by scripts/kafka." % ctx.get("librdkafka_version", "?"),
-        "Client CPU per MB is kbench's cpu_us_per_mb: the client process's CPU (every thread: "
-        "application and librdkafka) within the measured window per MiB of record values; the "
-        "broker's CPU is not in it.",
+        "Client CPU per MB is kbench's cpu_us_per_mb: the client process's CPU (every thread: application and "
+        "librdkafka) within the measured window per MiB of record values; the broker's CPU is not in it.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools."])
     lines += ["Protocols: " + ", ".join("%s = %s" % (p, LABELS.get(p, p)) for p in protocols), ""]
     keys = sorted({k for r in rows.values() for k in r}, key=lambda k: (k[0] != "produce", k[4], k[1], k[2], k[3]))
@@ -83,18 +82,16 @@ def report(directory, args):
     lines += table("MiB/s of record values", "bytes_per_second",
                    lambda v: text.number(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
     lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", ks.fixed(0),
-                   "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB "
-                   "of values in the window; × over plaintext (above 1: the protocol costs the "
-                   "client CPU).", closed)
+                   "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB of values in the "
+                   "window; × over plaintext (above 1: the protocol costs the client CPU).", closed)
     if open_loop:
         lines += table("Latency p50 (µs) at a fixed rate", "p50_us", ks.fixed(0),
                        "Open loop, from each record's intended send time to its delivery report.", open_loop)
         lines += table("Latency p99 (µs) at a fixed rate", "p99_us", ks.fixed(0),
                        "As above, 99th percentile.", open_loop)
     lines += _headline(rows, others)
-    lines += ["Files: one JSON per protocol (`plaintext.json`, ...: every round, each tagged with its "
-              "round as kbench_process), `raw/` (each round's own JSON), `security-cost.png`, "
-              "`commands.txt`, `logs/`.", ""]
+    lines += ["Files: one JSON per protocol (`plaintext.json`, ...: every round, each tagged with its round as "
+              "kbench_process), `raw/` (each round's own JSON), `security-cost.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart(directory, rows, others, closed)
 
