@@ -2,12 +2,14 @@
 acks and replication, in the seed's table.
 Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
+import collections
 import sys
 
 from kbench import scenario as ks
 from kbench import text
 
 ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
+NEXT_ACKS = {"0": "1", "1": "all"}
 
 # Bert Corderman's table (Kafka 0.8.0, three nodes, batches of 200): (size, acks) ->
 # (rf2 MB/s, rf2 rec/s, rf3 MB/s, rf3 rec/s).
@@ -96,10 +98,10 @@ def _halves(rows):
 
 def _losses(data):
     """acks=0 cases run with --allow-loss: what they lost, from their end offsets."""
-    lost = {}
+    lost = collections.Counter()
     for b in data.get("benchmarks", []):
         if "/acks:0/" in b.get("name", "") and b.get("run_type") != "aggregate":
-            lost[b["run_name"]] = lost.get(b["run_name"], 0) + int(b.get("lost_records", 0))
+            lost[b["run_name"]] += int(b.get("lost_records", 0))
     if not lost:
         return []
     out = ["Records lost at acks=0 (delivered by the client, missing from the log's end offsets; "
@@ -111,17 +113,13 @@ def _losses(data):
 def _batching_summary(rows):
     out = []
     for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
-        if not batched or mb is None:
-            continue
         other = rows.get((False, size, acks, rf), (None, None))[0]
-        if other is None or not other.median:
+        if not batched or mb is None or other is None or not other.median:
             continue
-        head = "- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s" % (
-            size, acks, rf, ks.fmt_spread(mb), ks.fmt_spread(other))
-        if ks.order(mb, other):
-            out.append("%s (×%.1f)" % (head, mb.median / other.median))
-        else:
-            out.append("%s (%s: no order claimed)" % (head, ks.unordered_reason(mb, other)))
+        out.append("- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s (%s)" % (
+            size, acks, rf, ks.fmt_spread(mb), ks.fmt_spread(other),
+            "×%.1f" % (mb.median / other.median) if ks.order(mb, other)
+            else "%s: no order claimed" % ks.unordered_reason(mb, other)))
     if out:
         out = ["Batching effect (median [lowest–highest] over repetitions):", ""] + out + [""]
     return out
@@ -146,9 +144,7 @@ def _orderings(rows):
 
     for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
         what = "%d B%s" % (size, "" if batched else ", batches of 1")
-        i = [a for a, _ in ACKS_ORDER].index(acks)
-        if i + 1 < len(ACKS_ORDER):
-            nxt = ACKS_ORDER[i + 1][0]
+        if nxt := NEXT_ACKS.get(acks):
             other = rows.get((batched, size, nxt, rf), (None, None))[0]
             judge("%s, replication %d" % (what, rf), mb, other,
                   "acks %s" % names[acks], "acks %s" % names[nxt])
