@@ -142,10 +142,8 @@ def pareto_marks(points):
 
 def fmt_spread(s, fmt=text.number):
     """`median [lo–hi]` in the cell's number format; a single repetition shows alone."""
-    if s is None:
-        return "—"
-    if s.n < 2:
-        return fmt(s.median)
+    if s is None or s.n < 2:
+        return "—" if s is None else fmt(s.median)
     return "%s [%s–%s]" % (fmt(s.median), fmt(s.lo), fmt(s.hi))
 
 

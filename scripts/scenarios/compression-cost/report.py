@@ -89,10 +89,8 @@ def _p99_cell(m):
 def _versus_codec(send, ratio, payload):
     """The send path's median against the codec's own ratio, in %; not for `repeated`, whose
     keys the Codec family does not compress."""
-    if payload == "repeated":
-        return "— (keys)"
-    if send is None or not ratio:
-        return "—"
+    if payload == "repeated" or send is None or not ratio:
+        return "— (keys)" if payload == "repeated" else "—"
     return "%+.1f %%" % (100 * (send.median / ratio - 1))
 
 

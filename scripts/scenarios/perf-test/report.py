@@ -209,10 +209,8 @@ def interval_stats(lines):
 
 
 def interval_text(st):
-    if not st["n"]:
-        return "no complete interval"
-    return "%d intervals, median %.1f records/sec (%.1f..%.1f), cv %.1f %%" % (
-        st["n"], st["median"], st["min"], st["max"], 100.0 * st["cv"])
+    return ("%d intervals, median %.1f records/sec (%.1f..%.1f), cv %.1f %%" % (
+        st["n"], st["median"], st["min"], st["max"], 100.0 * st["cv"]) if st["n"] else "no complete interval")
 
 
 def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, warmup):
@@ -401,7 +399,6 @@ def draw_chart(d, cases):
     plt = ks.plt_module()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = ["%s\n%d B" % (c["case"], c["record_size"]) for c in cases]
-    x = range(len(cases))
 
     def mb_rounds(r):
         """MB/sec of each round, from its records/sec (the median's MB per record)."""
@@ -410,7 +407,7 @@ def draw_chart(d, cases):
     ks.grouped_bars(ax1, [(label, [(i, mb_rounds(c[key])) for i, c in enumerate(cases) if key in c], {})
                           for key, label in (("kbench", "kbench Produce"), ("tool", "kafka-producer-perf-test"))
                           if any(key in c for c in cases)])
-    ax1.set(xticks=list(x), xticklabels=labels, title="Producer throughput",
+    ax1.set(xticks=list(range(len(cases))), xticklabels=labels, title="Producer throughput",
             ylabel="MB/sec (MiB of values), median and range of rounds")
     ax1.legend()
     qs = ["p50", "p95", "p99", "p999"]
@@ -490,15 +487,13 @@ def write_report(d, env, cases, console, ctx):
     for c in cases:
         for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
                            ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
-            if r is None:
-                continue
-            lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
-            rows.append([c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), "%.2f" % r["mbps"],
-                         "%.2f" % r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
-                         "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"])
-    s.append(text.table(["case", "client", "rounds", "records/sec", "MB/sec", "avg ms", "p50", "p99", "p99.9",
-                         "intervals: median records/sec, cv"], rows, markdown=True))
-    s.append("")
+            if r is not None:
+                lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
+                rows.append([c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]),
+                             "%.2f" % r["mbps"], "%.2f" % r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
+                             "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"])
+    s += [text.table(["case", "client", "rounds", "records/sec", "MB/sec", "avg ms", "p50", "p99", "p99.9",
+                      "intervals: median records/sec, cv"], rows, markdown=True), ""]
     if any(schedule_lag(c, c["kbench"]) for c in cases):
         s.append("*(schedule lag)*: the cap was not reached, so kbench's latencies include the lag behind "
                  "the rate schedule (records/sec is unaffected); the tool's throttle only sleeps when ahead "
@@ -507,8 +502,7 @@ def write_report(d, env, cases, console, ctx):
         rows = [[c["case"], who, len(r["nmsgps_rounds"]), spread(r["nmsgps_rounds"]), "%.4f" % r["mbps"]]
                 for c in cases for who, r in [("kbench Consume", c.get("kbench_consumer")),
                                               ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))] if r]
-        s.append(text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True))
-        s.append("")
+        s += [text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True), ""]
     s += ["![throughput and latency](perf-test.png)\n",
           "## Output, in the tools' format\n",
           "```\n" + console + "```\n",

@@ -29,9 +29,8 @@ def _rows(data):
 
 def _describe(key):
     kind, size, acks, codec, rate = key
-    if kind == "consume":
-        return "Consume, %d B" % size
-    return "Produce, %d B, acks %s, %s%s" % (size, acks, codec, ", %d records/s" % rate if rate else "")
+    return ("Consume, %d B" % size if kind == "consume" else
+            "Produce, %d B, acks %s, %s%s" % (size, acks, codec, ", %d records/s" % rate if rate else ""))
 
 
 def _over(rows, p, k, metric):
