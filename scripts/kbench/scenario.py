@@ -1,10 +1,7 @@
-"""What the scenarios of scripts/scenarios/<name>/ share on the Python side: summing
-concurrent processes, spreads over repetitions, the report's common header, matplotlib, and
-report_main(), the command line of each scenario's own report.py.
-
-Reports put the machine, the versions and what differs from the original setup first,
-so that a scaled run on one small host is never read as the original's numbers.
-"""
+"""What the scenarios' reports (scripts/scenarios/<name>/report.py) share: spreads over
+repetitions, the common header (the machine, the versions and what differs from the original
+first, so that a scaled run on one small host is never read as the original's numbers),
+matplotlib, and report_main(), the command line of each report.py."""
 
 import collections
 import math

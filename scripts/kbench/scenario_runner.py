@@ -1,17 +1,13 @@
 """What every scenario's runner (scripts/scenarios/NAME/run.py) shares: the common options,
-the clusters it starts on free ports (and always stops), kbench runs that leave their
-command line and console output next to the JSON, and the scenario's own report.py.
-
-A runner is a module whose docstring is its --help, with add_arguments(parser) for its own
-options (optional) and main(args), called by scripts/scenario (kbench.commands.scenario):
+the clusters it starts on free ports (and always stops), kbench runs that leave their command
+line and console output next to the JSON, and the scenario's own report.py. A runner is a
+module whose docstring is its --help, with add_arguments(parser) (optional) and main(args):
 
     def main(args):
         with Scenario(args, __file__) as scn:   # checks, makes OUT; a dry run ends here
-            scn.local_cluster("single", 1)
+            scn.local_cluster("single", 1)      # leaving the with stops every cluster started
             scn.kbench(scn.out + "/producer-sharing.json", [...])
             scn.report("--note", "...")
-
-Leaving the `with` stops every cluster the scenario started, whatever happened.
 """
 
 import argparse

@@ -5,6 +5,7 @@ ones (their records/s summed). A 3-broker cluster is started here unless --boots
 one of at least 3 brokers (checked before anything runs; exit 2 if it is smaller). Every
 process uses socket.nagle.disable=true (the Java client's TCP_NODELAY)."""
 
+import itertools
 import os
 
 from kbench.cli import die, info
@@ -67,14 +68,10 @@ def main(args):
                   "--window-seconds=%s" % window, "-X", "socket.nagle.disable=true"]
         total = 0
         for mode in ("b1", "b200"):
-            for size in sizes:
-                for acks in acks_list:
-                    for rf in rfs:
-                        run_case(scn, common, mode, size, acks, rf, 1)
-                        total += 1
-                        if mode in triple_modes:
-                            run_case(scn, common, mode, size, acks, rf, 3)
-                            total += 1
+            for size, acks, rf in itertools.product(sizes, acks_list, rfs):
+                for procs in (1, 3) if mode in triple_modes else (1,):
+                    run_case(scn, common, mode, size, acks, rf, procs)
+                    total += 1
             info("batches of %s: done (%d s so far)" % (mode[1:], scn.elapsed()))
 
         if not scn.merge_rounds("single", "*-p1-1.json"):

@@ -115,11 +115,10 @@ def verdict_file(case):
 def judge(case, run, verdict):
     """One case's outcome. run: its case.json (None if absent); verdict: the deciding
     verdict (verdict_file), None if none was written."""
-    out = {"id": case["id"], "measures": case["measures"], "a": case["a"], "b": case["b"],
-           "target": case["target"], "expect": case["expect"], "source": case["source"],
-           "metric": case["metric"], "verdict_file": verdict_file(case),
-           "seconds": (run or {}).get("seconds"), "exit_code": (run or {}).get("exit_code"),
-           "deciding": [], "significant_secondary": [], "note": (run or {}).get("note")}
+    ran = run or {}
+    out = dict({k: case[k] for k in ("id", "measures", "a", "b", "target", "expect", "source", "metric")},
+               verdict_file=verdict_file(case), seconds=ran.get("seconds"), exit_code=ran.get("exit_code"),
+               deciding=[], significant_secondary=[], note=ran.get("note"))
     if run is None or run.get("note"):
         out.update(found="not run", status=NOT_JUDGED, note=out["note"] or "the case did not run")
         return out
