@@ -130,9 +130,8 @@ def kbench_windows(stderr_path, label_match=r"^Produce/"):
 
 
 def kbench_consumers(path, end_ms, match=r"^Consume/"):
-    """Consumer-line fields of each Consume row. kbench assigns partitions (no group), so
-    rebalance.time.ms is 0 and fetch.* equal the totals; the run's timed reads are placed so
-    they end when the kbench process ended (end_ms)."""
+    """Consumer-line fields of each Consume row (no group: no rebalance, fetch.* are the totals),
+    its timed reads placed to end when the kbench process ended (END_MS)."""
     doc = load_json(path)
     out = []
     rows = pick_rows(doc, path, match)
@@ -150,9 +149,8 @@ def kbench_consumers(path, end_ms, match=r"^Consume/"):
 
 
 def tool_producer(path, warmup=0):
-    """kafka-producer-perf-test's result: its steady-state line when it had --warmup-records
-    (what follows the warm-up, as kbench measures), else its final line; and its interval
-    lines after the warm-up (an interval holding any warm-up record is left out)."""
+    """kafka-producer-perf-test's steady-state line (after --warmup-records, as kbench measures),
+    else its final line; and its interval lines that hold no warm-up record."""
     text = read(path)
     finals = list(PRODUCER_FINAL_RE.finditer(text))
     if not finals:
@@ -299,44 +297,36 @@ def case_lines(c, env):
     for r in c["rounds"]:
         lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool"
                                                   else "kbench"))
-        lines.append("kbench Produce (%s):" % r["kbench"]["name"])
-        lines.extend(r["kbench_windows"])
-        lines.append(final_line(r["kbench"]))
+        lines += ["kbench Produce (%s):" % r["kbench"]["name"]] + r["kbench_windows"] + [final_line(r["kbench"])]
         if schedule_lag(c, r["kbench"]):
             lines.append("   (cap not reached: kbench's latency counts from each record's intended "
                          "send time at %d records/sec, so it includes the lag behind that schedule)"
                          % c["throughput"])
         if "tool" in r:
-            lines.append("kafka-producer-perf-test (steady state, after its %d warm-up records):"
-                         % c["warmup"])
-            lines.extend(r["tool"]["windows"])
-            lines.append(final_line(r["tool"]))
+            lines += (["kafka-producer-perf-test (steady state, after its %d warm-up records):" % c["warmup"]]
+                      + r["tool"]["windows"] + [final_line(r["tool"])])
     if "tool" in c:
         tools = [r["tool"] for r in c["rounds"] if "tool" in r]
         more, _ = comparison_lines(width, tools, [r["kbench"] for r in c["rounds"]],
                                    [w for t in tools for w in t["windows"]],
                                    [w for r in c["rounds"] for w in r["kbench_windows"]], c["warmup"])
-        lines.append("-- " + more[0])
-        lines.extend(more[1:])
+        lines += ["-- " + more[0]] + more[1:]
     else:
         lines.append("-- kbench over %d round(s): records/sec [%s]; interval records/sec: %s" % (
             len(c["rounds"]), ", ".join("%.0f" % x for x in c["kbench"]["rps_rounds"]),
             interval_text(c["kbench_intervals"])))
     if any("kbench_consumer" in r or "tool_consumer" in r for r in c["rounds"]):
         same = "tool_consumer" in c
-        lines.append("-- consumers: %s" % (
-            "both read the topic kafka-producer-perf-test wrote (%d records), same fetch settings"
-            % (c["num_records"] + c["warmup"]) if same else
-            "kbench Consume/read on its own topic of this layout (%d records)"
-            % (c["num_records"] + c["warmup"])))
-        lines.append(CONSUMER_HEADER)
+        lines += ["-- consumers: %s (%d records)%s" % (
+            "both read the topic kafka-producer-perf-test wrote" if same else
+            "kbench Consume/read on its own topic of this layout", c["num_records"] + c["warmup"],
+            ", same fetch settings" if same else ""), CONSUMER_HEADER]
         for r in c["rounds"]:
             if "tool_consumer" in r:
-                lines.append("round %d kafka-consumer-perf-test:" % r["round"])
-                lines.append(r["tool_consumer"])
+                lines += ["round %d kafka-consumer-perf-test:" % r["round"], r["tool_consumer"]]
             if "kbench_consumer" in r:
-                lines.append("round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]))
-                lines.append(consumer_line(r["kbench_consumer"]))
+                lines += ["round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]),
+                          consumer_line(r["kbench_consumer"])]
         if same and "kbench_consumer" in c:
             kc, tc = c["kbench_consumer"], c["tool_consumer"]
             lines.append("%-*s  kafka-consumer-perf-test %.1f (fetch.nMsg.sec: without its group "
