@@ -129,14 +129,12 @@ def report(directory, args):
     codecs = sorted({k[1] for k in produce}, key=_codec_order)
     marks_by_payload = {}
     for payload in payloads:
-        label = PAYLOAD_LABELS.get(payload, payload)
-        if payload.startswith("file:"):
-            label = "%s (the text corpus)" % payload
+        label = ("%s (the text corpus)" % payload if payload.startswith("file:")
+                 else PAYLOAD_LABELS.get(payload, payload))
         points = [(c, produce[(payload, c)].get("cpu_us_per_mb"),
                    produce[(payload, c)].get("bytes_per_value"))
                   for c in codecs if (payload, c) in produce]
-        marks = ks.pareto_marks([pt for pt in points if pt[1] is not None and pt[2] is not None])
-        marks_by_payload[payload] = marks
+        marks = marks_by_payload[payload] = ks.pareto_marks([pt for pt in points if None not in pt[1:]])
         rows = []
         for c in codecs:
             m = produce.get((payload, c))

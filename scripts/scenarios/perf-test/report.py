@@ -269,14 +269,12 @@ def load_cases(d):
 def summarize_case(c):
     """Medians over rounds, per tool, and the interval statistics; sets c's summary keys."""
     rounds = c["rounds"]
-    c["kbench"] = median_result([r["kbench"] for r in rounds])
-    c["kbench"]["name"] = rounds[0]["kbench"]["name"]
-    c["kbench"]["rps_rounds"] = [r["kbench"]["rps"] for r in rounds]
+    c["kbench"] = dict(median_result([r["kbench"] for r in rounds]), name=rounds[0]["kbench"]["name"],
+                       rps_rounds=[r["kbench"]["rps"] for r in rounds])
     c["kbench_intervals"] = interval_stats([w for r in rounds for w in r["kbench_windows"]])
     tools = [r["tool"] for r in rounds if "tool" in r]
     if tools:
-        c["tool"] = median_result(tools)
-        c["tool"]["rps_rounds"] = [t["rps"] for t in tools]
+        c["tool"] = dict(median_result(tools), rps_rounds=[t["rps"] for t in tools])
         c["tool_intervals"] = interval_stats([w for t in tools for w in t["windows"]])
     # The tool's fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
     for key, prefix, parse in (("kbench_consumer", "", dict), ("tool_consumer", "fetch_", tool_consumer_fields)):
@@ -358,10 +356,8 @@ def scenario(d):
         if "tool" in r:
             out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]),
                        tool_windows=r["tool"]["windows"])
-        if "tool_consumer" in r:
-            out["tool_consumer_line"] = r["tool_consumer"]
-        if "kbench_consumer" in r:
-            out["kbench_consumer"] = r["kbench_consumer"]
+        out.update({new: r[key] for key, new in (("tool_consumer", "tool_consumer_line"),
+                                                  ("kbench_consumer", "kbench_consumer")) if key in r})
         return out
     context = cases[0]["rounds"][0]["kbench"]["context"] if cases else {}
     summary = {"scale": env.get("scale"), "settings": env, "cases": [
