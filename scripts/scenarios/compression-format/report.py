@@ -86,14 +86,14 @@ def report(directory, args):
     kinds = {"regressions": "A wins", "improvements": "B wins", "unchanged": "same", "inconclusive": "inconclusive"}
     verdict_of = {r["name"]: what for kind, what in kinds.items() for r in verdict.get(kind, [])
                   if r.get("metric") in ("bytes_per_second", "-")}
-    table = []
+    table, changes = [], {}  # changes: % change of B against A, where both have a value
     for name in sorted(set(med_a) & set(med_b), key=_case_sort_key):
-        va = med_a[name][1].get("bytes_per_second")
-        vb = med_b[name][1].get("bytes_per_second")
-        change = "%+.1f%%" % ((vb - va) / va * 100) if va and vb is not None else "—"
+        va, vb = med_a[name][1].get("bytes_per_second"), med_b[name][1].get("bytes_per_second")
+        if va and vb is not None:
+            changes[name] = (vb - va) / va * 100
         table.append(_case_cells(name) + [
-            text.number(va / ks.MIB if va else None), text.number(vb / ks.MIB if vb else None), change,
-            verdict_of.get(name, "—")])
+            text.number(va / ks.MIB if va else None), text.number(vb / ks.MIB if vb else None),
+            "%+.1f%%" % changes[name] if name in changes else "—", verdict_of.get(name, "—")])
     lines += ["## Every case (medians, MiB/s)", ""]
     lines += text.table(["max.in.flight", "valueBound", "linger.ms", "messageSize", "codec", "A",
                           "B", "change", "verdict"], table, markdown=True).splitlines()
@@ -103,7 +103,7 @@ def report(directory, args):
               "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` (scripts/compare A.json "
               "B.json), `raw/`, `compression-format.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
-    _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b)
+    _chart_compression(directory, changes, verdict_of, label_a, label_b)
 
 
 def _case_cells(name):
@@ -118,21 +118,12 @@ def _case_sort_key(name):
     return tuple(int((re.findall(r"\d+", v) or [0])[0]) for v in numbers) + (codec,)
 
 
-def _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b):
+def _chart_compression(directory, changes, verdict_of, label_a, label_b):
     plt = ks.plt_module()
-    names = sorted(set(med_a) & set(med_b), key=_case_sort_key)
-    labels, changes, colors = [], [], []
-    for n in names:
-        va = med_a[n][1].get("bytes_per_second")
-        vb = med_b[n][1].get("bytes_per_second")
-        if not va or vb is None:
-            continue
-        labels.append("mif %s vb %s lg %s sz %s %s" % tuple(_case_cells(n)))
-        changes.append((vb - va) / va * 100)
-        v = verdict_of.get(n)
-        colors.append("tab:red" if v == "A wins" else "tab:green" if v == "B wins" else "tab:gray")
+    labels = ["mif %s vb %s lg %s sz %s %s" % tuple(_case_cells(n)) for n in changes]
+    colors = [{"A wins": "tab:red", "B wins": "tab:green"}.get(verdict_of.get(n), "tab:gray") for n in changes]
     fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
-    ax.barh(range(len(labels)), changes, color=colors)
+    ax.barh(range(len(labels)), list(changes.values()), color=colors)
     ax.set_yticks(range(len(labels)), labels, fontsize=6)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)

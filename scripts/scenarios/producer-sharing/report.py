@@ -115,11 +115,9 @@ def _not_ordered_with(g, best):
 
 
 def _seed_phrase(threads, producers):
-    if producers == 1:
-        return "sharing 1 client"
-    if producers == threads:
+    if producers == threads and producers != 1:
         return "with dedicated client per thread"
-    return "sharing %d clients" % producers
+    return "sharing %d client%s" % (producers, "" if producers == 1 else "s")
 
 
 def _counter_notes(table):
