@@ -146,8 +146,7 @@ def _orderings(rows):
         what = "%d B%s" % (size, "" if batched else ", batches of 1")
         if nxt := NEXT_ACKS.get(acks):
             other = rows.get((batched, size, nxt, rf), (None, None))[0]
-            judge("%s, replication %d" % (what, rf), mb, other,
-                  "acks %s" % names[acks], "acks %s" % names[nxt])
+            judge("%s, replication %d" % (what, rf), mb, other, "acks %s" % names[acks], "acks %s" % names[nxt])
         if rf == 2:
             other = rows.get((batched, size, acks, 3), (None, None))[0]
             judge("%s, acks %s" % (what, names[acks]), mb, other, "replication 2", "replication 3")
@@ -175,8 +174,7 @@ def _chart_acks(directory, runs):
                               [(j, sub[(s, acks, rf)][0]) for j, s in enumerate(sizes)
                                if (s, acks, rf) in sub and sub[(s, acks, rf)][0] is not None], {})
                              for acks, label, rf in series])
-        ax.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes],
-               xlabel="record bytes", ylabel="MiB/s")
+        ax.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes], xlabel="record bytes", ylabel="MiB/s")
         ax.set_title(title, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7)

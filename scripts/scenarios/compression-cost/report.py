@@ -113,8 +113,7 @@ def report(directory, args):
         "scripts/kafka started (utime+stime, and the growth of its log directory).",
         "No record comes back within what a batch holds (kbench sends at least 16 MiB of distinct values before "
         "repeating one), so each codec compresses the data, as it would an application's, and not repeats of it."])
-    rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")),
-                 default=0)
+    rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")), default=0)
     lines += ["Every cell: the median over rounds, then [lowest–highest] (%d round(s)). " % rounds +
               "Bytes / value byte: the compressed batches on the wire per byte of record values (below 1 is "
               "compression). Codec ratio: the Codec family's compressed / raw over the same values in 1 MiB batches; "

@@ -10,8 +10,7 @@ from kbench import cli, text
 from kbench import results as kr
 from kbench import scenario as ks
 
-CASE_LABELS = ["max.in.flight.requests.per.connection", "valueBound", "linger.ms", "messageSize",
-               "compression.type"]
+CASE_LABELS = ["max.in.flight.requests.per.connection", "valueBound", "linger.ms", "messageSize", "compression.type"]
 
 
 def _case_text(name):
@@ -46,8 +45,7 @@ def report(directory, args):
         client = ", ".join("%s=%s" % (k[7:], v) for k, v in sorted(ctx.items())
                            if k.startswith("client.") and k[7:] in ("api.version.request",
                                                                     "broker.version.fallback"))
-        sides.append([side, label, ctx.get("librdkafka_version", "?"),
-                      ctx.get("broker_version", "?"), client or "—"])
+        sides.append([side, label, ctx.get("librdkafka_version", "?"), ctx.get("broker_version", "?"), client or "—"])
     lines += text.table(["side", "spec", "librdkafka", "broker", "client settings"],
                          sides, markdown=True).splitlines() + [""]
 

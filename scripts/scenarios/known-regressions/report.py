@@ -15,8 +15,7 @@ from kbench import results as kr
 from kbench import scenario as ks
 from kbench import text
 
-FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
-          "source")
+FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change", "source")
 MEASURES = ("throughput", "cpu", "latency", "control")
 TARGETS = ("mock", "plaintext", "ssl")
 EXPECTS = ("regression", "improvement", "none")
@@ -42,8 +41,7 @@ def load_cases(path):
                                    % (where, len(parts), len(FIELDS), ", ".join(FIELDS)))
         case = dict(zip(FIELDS, (p.strip() for p in parts)))
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", case["id"]):
-            raise ks.ScenarioError("%s: bad case id %r (lower-case letters, digits, -)"
-                                   % (where, case["id"]))
+            raise ks.ScenarioError("%s: bad case id %r (lower-case letters, digits, -)" % (where, case["id"]))
         if case["id"] in seen:
             raise ks.ScenarioError("%s: case %s appears twice" % (where, case["id"]))
         seen.add(case["id"])
@@ -54,8 +52,7 @@ def load_cases(path):
                                    "Kafka release" % (where, case["target"]))
         for key, known in (("measures", MEASURES), ("target", TARGETS), ("expect", EXPECTS)):
             if (kind if key == "target" else case[key]) not in known:
-                raise ks.ScenarioError("%s: %s %r is not one of %s"
-                                       % (where, key, case[key], ", ".join(known)))
+                raise ks.ScenarioError("%s: %s %r is not one of %s" % (where, key, case[key], ", ".join(known)))
         for key in ("a", "b"):
             if not re.match(r"^(system|[0-9]+\.[0-9]+\.[0-9]+|tree:[0-9A-Za-z._/-]+)$", case[key]):
                 raise ks.ScenarioError("%s: side %s %r is not a release, system or tree:REV"
@@ -67,8 +64,7 @@ def load_cases(path):
         if not case["args"]:
             raise ks.ScenarioError("%s: no kbench arguments" % where)
         if case["metric"] != "-" and not re.match(r"^[a-z][a-z0-9_]*$", case["metric"]):
-            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name"
-                                   % (where, case["metric"]))
+            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name" % (where, case["metric"]))
         cases.append(case)
     if not cases:
         raise ks.ScenarioError("%s has no cases" % path)
@@ -260,8 +256,7 @@ def report(directory, args):
         [[o["id"], o["measures"], "%s → %s" % (o["a"], o["b"]), o["target"],
           o["expect"] if o["expect"] != "none" else "no change", o["found"], "**%s**" % o["status"],
           fmt_seconds(o["seconds"])] for o in outcomes], markdown=True).splitlines()
-    lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
-              % code, ""]
+    lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)." % code, ""]
     for case, o in zip(cases, outcomes):
         lines += ["## %s" % o["id"], "", case["change"] + ".", "",
                   "Source: %s." % case["source"].rstrip("."), "",

@@ -157,8 +157,7 @@ def tool_producer(path, warmup=0):
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
     steady = [m for m in finals if m.group("steady")]
     if warmup > 0 and not steady:
-        raise InputError("%s: no steady-state line although the tool had %d warm-up records"
-                         % (path, warmup))
+        raise InputError("%s: no steady-state line although the tool had %d warm-up records" % (path, warmup))
     m = steady[-1] if steady else finals[-1]
     whole = ("records", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
     r = {k: (int(m.group(k)) if k in whole else float(m.group(k))) for k in FINAL_FIELDS}
@@ -293,8 +292,7 @@ def case_lines(c, env):
                  env.get("batch_size"), env.get("acks"), env.get("partitions"),
                  env.get("replication"), len(c["rounds"]))]
     for r in c["rounds"]:
-        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool"
-                                                  else "kbench"))
+        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool" else "kbench"))
         lines += ["kbench Produce (%s):" % r["kbench"]["name"]] + r["kbench_windows"] + [final_line(r["kbench"])]
         if schedule_lag(c, r["kbench"]):
             lines.append("   (cap not reached: kbench's latency counts from each record's intended "
@@ -405,8 +403,7 @@ def draw_chart(d, cases):
             t = c["tool"]
             ax2.plot(qs + ["max"], [max(t[q + "_ms"], 0.5) for q in qs] + [max(t["max_ms"], 0.5)],
                      marker="x", linestyle="--", color="C%d" % i, label="perf-test " + c["case"])
-    ax2.set(yscale="log", ylabel="latency, ms (log), median of rounds",
-            title="Producer latency quantiles")
+    ax2.set(yscale="log", ylabel="latency, ms (log), median of rounds", title="Producer latency quantiles")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     ks.save_chart(fig, d, "perf-test.png")

@@ -153,8 +153,7 @@ def cases(args):
     custom = [o for o in CUSTOM if getattr(args, o) not in (None, [])]
     if custom:
         if args.cases:
-            die("--cases picks among the seed's cases; --%s makes a case of your own"
-                % custom[0].replace("_", "-"))
+            die("--cases picks among the seed's cases; --%s makes a case of your own" % custom[0].replace("_", "-"))
         setting, extra = settings(args)
         records = args.num_records or 5000000
         return [make_case("custom", records, args.record_size or 100, args.throughput or -1,

@@ -71,8 +71,7 @@ def report(directory, args):
                  + [c for p in others for c in (fmt(rows[p].get(k, {}).get(metric)), _fmt_over(rows, p, k, metric))]
                  for k in selected]
         head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
-        return (["## %s" % title, "", note, ""]
-                + text.table(head, cells, markdown=True).splitlines() + [""])
+        return (["## %s" % title, "", note, ""] + text.table(head, cells, markdown=True).splitlines() + [""])
 
     closed = [k for k in keys if k[4] == 0]
     open_loop = [k for k in keys if k[4] > 0]
