@@ -69,8 +69,7 @@ def spread_table(data):
     out = {}
     for name, p, g in _groups(data):
         runs = g["runs"] or [kr.median_metrics(g)]
-        keys = list(dict.fromkeys(k for r in runs for k in r))  # first-seen order
-        out[name] = (p, {k: Spread.of([r.get(k) for r in runs]) for k in keys})
+        out[name] = (p, {k: Spread.of([r.get(k) for r in runs]) for k in dict.fromkeys(key for r in runs for key in r)})
     return out
 
 

@@ -55,10 +55,7 @@ def report(directory, args):
         "Batches of 200: batch.num.messages=200, batch_bytes = 200 × record size, linger.ms 10.",
         "\"Per server\" divides the replication-3 figure by the broker count, as the original did.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools and the original."])
-    try:
-        nbrokers = int(brokers)
-    except ValueError:
-        nbrokers = 3
+    nbrokers = int(brokers) if str(brokers).isdigit() else 3
     for title, rows in runs:
         for batched, sub in _halves(rows):
             sizes = sorted({k[0] for k in sub})

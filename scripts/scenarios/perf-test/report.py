@@ -177,9 +177,7 @@ def tool_consumer(path):
 
 
 def tool_consumer_fields(line):
-    m = CONSUMER_LINE_RE.match(line)
-    return {k: float(m.group(k)) for k in ("mb", "mbps", "nmsg", "nmsgps", "rebalance_ms", "fetch_ms",
-                                           "fetch_mbps", "fetch_nmsgps")}
+    return {k: float(v) for k, v in CONSUMER_LINE_RE.match(line).groupdict().items() if k not in ("start", "end")}
 
 
 def median_result(results):
@@ -250,8 +248,7 @@ def load_cases(d):
         c, kind, path, aux = cases[step["case"]], step["kind"], step["path"], step["aux"]
         r = c["rounds"].setdefault(step["round"], {"round": step["round"], "first": step["first"]})
         if kind == "kbench-produce":
-            r["kbench"] = kbench_producer(path)
-            r["kbench_windows"] = kbench_windows(aux)
+            r.update(kbench=kbench_producer(path), kbench_windows=kbench_windows(aux))
         elif kind == "tool-produce":
             r["tool"] = tool_producer(path, c["warmup"])
         elif kind == "tool-consume":
