@@ -20,8 +20,7 @@ class ScenarioError(Exception):
 
 
 def sum_processes(datas, sources):
-    """Rates of N processes that ran the same benchmarks at the same time, added up per
-    repetition (kbench.results.merge_runs with concurrent)."""
+    """Rates of N processes that ran the same benchmarks at the same time, added up per repetition."""
     try:
         return kr.merge_runs(datas, sources, concurrent=True)
     except kr.BenchmarkJsonError as e:
@@ -154,8 +153,7 @@ def error_bars(spreads, k=1.0):
 
 
 def header(args, title, original, ctx, differences, common=True):
-    """The report's title, its setup table and what differs from the original (after the
-    shared first difference unless common is False)."""
+    """The report's title, setup table and differences from the original (a shared first one if common)."""
     if common:
         differences = ["Client, broker(s) and every replica share one host with %s cores and talk "
                        "over loopback; absolute numbers are this machine's, only the shape (which "
@@ -215,8 +213,7 @@ def write_report(directory, lines):
 
 
 def report_main(report, add_options=None, argv=None):
-    """The command line of a scenario's report.py: DIR --scale S [--tiny] [--wall-seconds N]
-    [--note TEXT]... plus the scenario's own options (add_options(parser))."""
+    """A report.py's command line: DIR --scale S [--tiny] [--wall-seconds N] [--note TEXT]... add_options'."""
     ap = ArgumentParser(prog="report.py", description="Write DIR/report.md and DIR/*.png.")
     ap.add_argument("dir")
     ap.add_argument("--scale", required=True)

@@ -77,8 +77,7 @@ class Scenario:
             cli.check_out_dir(self.out, "--out")
 
     def __enter__(self):
-        """Everything checked: a dry run (KBENCH_DRY_RUN=1) ends here; else OUT is made and a
-        TERM ends the scenario as Ctrl-C does, through __exit__."""
+        """A dry run (KBENCH_DRY_RUN=1) ends here; else OUT is made and TERM ends the scenario as Ctrl-C does."""
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
             if self.bin != os.path.join(self.root, "build", "kbench"):
@@ -201,8 +200,7 @@ class Scenario:
             die("kbench failed (full output: %s)" % self.log_of(json_path), 1)
 
     def try_kbench(self, name, tag, what, args):
-        """One kbench run, JSON to OUT/raw/NAME.json; a failure is recorded as TAG and the
-        scenario goes on."""
+        """One kbench run, JSON to OUT/raw/NAME.json; a failure is recorded as TAG and the scenario goes on."""
         json_path = os.path.join(self.out, "raw", name + ".json")
         if not self.run_kbench(json_path, args):
             self.fail(tag, what, [self.log_of(json_path)])
@@ -238,8 +236,7 @@ class Scenario:
         info("report: %s/report.md" % self.out)
 
     def finish(self, total, what, missing, *args):
-        """The report with a --note per entry of notes and one on the failed runs (WHAT: what
-        TOTAL counts, MISSING: where from); then exit 1 if any failed."""
+        """The report with the notes and one on the failed runs of TOTAL WHAT (MISSING: where); exit 1 if any."""
         n = len(self.failed)
         failed = "**%d of %d %s failed** and are %s: %s (their logs are in logs/)." % (
             n, total, what, missing, " ".join(self.failed))

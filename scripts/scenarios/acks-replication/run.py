@@ -15,8 +15,7 @@ BROKERS = 3
 
 
 def matrix(scn):
-    """(sizes, acks, replications, repetitions, warm-up s, window s, modes run by three
-    processes too) of the scale."""
+    """(sizes, acks, replications, repetitions, warm-up s, window s, modes run by three processes) of the scale."""
     if scn.tiny:
         return [300], ["0", "1", "all"], [3], 1, 0.5, 1, ["b200"]
     if scn.scale == "full":

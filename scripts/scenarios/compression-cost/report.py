@@ -51,8 +51,7 @@ def _spreads(data, family_prefix):
 
 
 def _tables(directory):
-    """(produce, recompression, end-to-end, codec ratios), keyed by (payload, codec) but
-    recompression by (producer codec, topic codec)."""
+    """(produce, recompression, end-to-end, codec ratio) by (payload, codec); recompression by codecs."""
     produce, recompress = {}, {}
     for p, m in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").values():
         plain_az = payload_of(p) == DEFAULT_PAYLOAD and (p.get("codec"), p.get("level")) in (
@@ -87,8 +86,7 @@ def _p99_cell(m):
 
 
 def _versus_codec(send, ratio, payload):
-    """The send path's median against the codec's own ratio, in %; not for `repeated`, whose
-    keys the Codec family does not compress."""
+    """The send path's median against the codec's own ratio, in %; not for `repeated` (the Codec family has no keys)."""
     if payload == "repeated" or send is None or not ratio:
         return "— (keys)" if payload == "repeated" else "—"
     return "%+.1f %%" % (100 * (send.median / ratio - 1))

@@ -54,8 +54,7 @@ def write_corpus(src, out):
 
 
 def make_corpus(scn, corpus_file):
-    """OUT/corpus.txt (the user's file, or write_corpus's of the documentation); where it
-    comes from."""
+    """OUT/corpus.txt (the user's file, or write_corpus's of the documentation); where it comes from."""
     corpus = scn.out + "/corpus.txt"
     if corpus_file:
         if not (os.path.isfile(corpus_file) and os.access(corpus_file, os.R_OK)):

@@ -109,8 +109,7 @@ def verdict_file(case):
 
 
 def judge(case, run, verdict):
-    """One case's outcome. run: its case.json (None if absent); verdict: the deciding
-    verdict (verdict_file), None if none was written."""
+    """One case's outcome from its case.json (RUN) and deciding verdict (VERDICT), either None if absent."""
     ran = run or {}
     out = dict({k: case[k] for k in ("id", "measures", "a", "b", "target", "expect", "source", "metric")},
                verdict_file=verdict_file(case), seconds=ran.get("seconds"), exit_code=ran.get("exit_code"),

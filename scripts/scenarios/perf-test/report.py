@@ -330,8 +330,7 @@ def case_lines(c, env):
 
 
 def scenario(d):
-    """Reads DIR/run.json; prints every round's lines and the medians, writes console.txt,
-    summary.json, report.md and the chart."""
+    """DIR/run.json's rounds and medians, printed and in console.txt, summary.json, report.md, the chart."""
     env, cases = load_cases(d)
     lines = []
     for c in cases:

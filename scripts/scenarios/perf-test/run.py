@@ -97,8 +97,7 @@ def add_arguments(parser):
 
 
 def settings(args):
-    """The custom case's settings (the Java defaults, --producer-props, --acks) and the keys
-    kbench's spec does not map."""
+    """The custom case's settings (Java defaults, --producer-props, --acks); the keys kbench's spec lacks."""
     setting, extra = dict(JAVA_DEFAULTS), []
     for kv in args.producer_props:
         k, v = kv.split("=", 1)

@@ -13,8 +13,7 @@ LABELS = {"plaintext": "PLAINTEXT", "ssl": "SSL (TLS)", "sasl_plaintext": "SASL_
 
 
 def _rows(data):
-    """row key -> metrics (medians over the rounds). Row keys: ("produce", size, acks, codec,
-    rate) and ("consume", size)."""
+    """("produce", size, acks, codec, rate) or ("consume", size, "", "", 0) -> median metrics."""
     out = {}
     for name, (p, m) in ks.median_table(data).items():
         if name.startswith("Produce/send/"):
