@@ -213,8 +213,7 @@ class Scenario:
         info("%s failed: %s" % (what, first_error(logs)))
 
     def merge(self, out, inputs, what="results", concurrent=False):
-        """OUT: the runs of INPUTS concatenated (repetitions renumbered), or with CONCURRENT
-        per benchmark and repetition the rates of concurrent processes added up."""
+        """OUT: INPUTS' runs concatenated (repetitions renumbered), or with CONCURRENT summed per repetition."""
         try:
             kr.write_json(out, kr.merge_runs([kr.load(p) for p in inputs], inputs, concurrent=concurrent))
         except (kr.BenchmarkJsonError, OSError) as e:

@@ -209,8 +209,7 @@ def interval_text(st):
 
 
 def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, warmup):
-    """The medians of both tools' final lines, their ratio, each round's records/sec and both
-    tools' interval records/sec: lines for the console, and the same as a dict."""
+    """Both tools' median final lines, ratios, records/sec per round and per interval: console lines, a dict."""
     mt, mk = median_result(tool_rounds), median_result(kb_rounds)
     it, ik = interval_stats(tool_windows), interval_stats(kb_windows)
     lines = [

@@ -202,8 +202,7 @@ class PerfTest:
             die(e, getattr(e, "status", 1))
 
     def kbench_step(self, kind, args):
-        """kbench's KIND (produce, consume): one iteration of exactly the records asked for, like
-        one tool run; a failure ends the scenario."""
+        """kbench's KIND (produce, consume) on exactly the records asked for, like a tool run; ends on failure."""
         prefix = "%s-kbench-%s" % (self.p, kind)
         cmd = [self.scn.bin] + args + ["--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % prefix,
                                        "--benchmark_out_format=json"]
