@@ -1,11 +1,10 @@
-"""What the scenarios of scripts/scenarios/<name>/ share on the Python side: summing
-concurrent processes, spreads over repetitions, the report's common header, matplotlib, and
-report_main(), the command line of each scenario's own report.py.
+"""What the scenarios' reports (scripts/scenarios/<name>/report.py) share: spreads over
+repetitions, the common header (the machine, the versions and what differs from the original
+first, so that a scaled run on one small host is never read as the original's numbers),
+matplotlib, and report_main(), the command line of each report.py."""
 
-Reports put the machine, the versions and what differs from the original setup first,
-so that a scaled run on one small host is never read as the original's numbers.
-"""
-
+import collections
+import math
 import os
 import statistics
 
@@ -20,65 +19,13 @@ class ScenarioError(Exception):
     """User-facing failure: one line, exit 2."""
 
 
-# ------------------------------------------------------------------ JSON chores
-
-SUMMED = ("items_per_second", "bytes_per_second", "wire_bytes_per_second",
-          "requests_per_second", "errors", "retries", "delivered_records")
-
-
 def sum_processes(datas, sources):
-    """Rates of N processes that ran the same benchmarks at the same time, added up.
+    """Rates of N processes that ran the same benchmarks at the same time, added up per repetition."""
+    try:
+        return kr.merge_runs(datas, sources, concurrent=True)
+    except kr.BenchmarkJsonError as e:
+        raise ScenarioError(str(e)) from None
 
-    Repetition i of every process is summed with repetition i of the others: the processes
-    start together and every repetition is a warm-up plus a window of the same length, so
-    repetition i of each covers about the same seconds. The sums keep one entry per
-    repetition, so a report shows their spread. Latency is the worst process's (what a user
-    of the slowest process saw).
-    """
-    per_name = {}
-    order = []
-    for data, source in zip(datas, sources):
-        for name, g in kr.group_runs(data).items():
-            if g["errors"]:
-                raise ScenarioError("%s failed in %s: %s" % (name, source, g["errors"][0]))
-            if not g["runs"]:
-                raise ScenarioError("%s in %s has no repetitions (aggregates only?)" % (name, source))
-            if name not in per_name:
-                order.append(name)
-                per_name[name] = []
-            per_name[name].append(g["runs"])
-    benches = []
-    for name in order:
-        procs = per_name[name]
-        if len(procs) != len(datas):
-            raise ScenarioError("%s ran in %d of %d processes" % (name, len(procs), len(datas)))
-        reps = min(len(runs) for runs in procs)
-        if reps != max(len(runs) for runs in procs):
-            raise ScenarioError("%s: the processes ran different numbers of repetitions" % name)
-        for i in range(reps):
-            ms = [runs[i] for runs in procs]
-            e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
-                 "repetition_index": i, "threads": 1, "iterations": 1, "time_unit": "ns",
-                 "real_time": max(m.get("real_time", 0.0) for m in ms),
-                 "cpu_time": sum(m.get("cpu_time", 0.0) for m in ms),
-                 "processes": float(len(ms))}
-            for key in SUMMED + ("lost_records", "duplicate_records"):
-                if all(key in m for m in ms):
-                    e[key] = sum(m[key] for m in ms)
-            for key in kr.LATENCY_METRICS:
-                if all(key in m for m in ms):
-                    e[key] = max(m[key] for m in ms)
-            for key in ("avg_batch_bytes", "records_per_batch", "ratio"):
-                if all(key in m for m in ms):
-                    e[key] = sum(m[key] for m in ms) / len(ms)
-            benches.append(e)
-    ctx = dict(datas[0].get("context", {}))
-    ctx["kbench_concurrent_processes"] = len(datas)
-    ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
-    return {"context": ctx, "benchmarks": benches}
-
-
-# ------------------------------------------------------------------ shared report parts
 
 def load_dir_json(directory, filename, optional=False):
     """DIR/FILENAME's benchmark JSON; a missing file is an error, or None when optional."""
@@ -103,25 +50,14 @@ def median_table(data):
     return {name: (p, kr.median_metrics(g)) for name, p, g in _groups(data)}
 
 
-class Spread:
-    """One cell over its repetitions: median, range (lowest to highest) and count.
-
-    Reports show the range rather than mean ± sd: 3–5 repetitions of a skewed quantity on a
-    shared machine. Two cells are ordered only when each has at least ORDER_MIN_N
-    repetitions and their ranges do not overlap (order()).
-    """
-
-    __slots__ = ("median", "lo", "hi", "n", "total")
-
-    def __init__(self, median, lo, hi, n, total):
-        self.median, self.lo, self.hi, self.n, self.total = median, lo, hi, n, total
+class Spread(collections.namedtuple("Spread", "median lo hi n total")):
+    """One cell over its repetitions: median, range and count. Reports show the range, not
+    mean ± sd: 3–5 repetitions of a skewed quantity on a shared machine."""
 
     @classmethod
     def of(cls, values):
         values = [v for v in values if v is not None]
-        if not values:
-            return None
-        return cls(statistics.median(values), min(values), max(values), len(values), sum(values))
+        return cls(statistics.median(values), min(values), max(values), len(values), sum(values)) if values else None
 
     def scaled(self, k):
         return Spread(self.median * k, self.lo * k, self.hi * k, self.n, self.total * k)
@@ -132,8 +68,7 @@ def spread_table(data):
     out = {}
     for name, p, g in _groups(data):
         runs = g["runs"] or [kr.median_metrics(g)]
-        keys = list(dict.fromkeys(k for r in runs for k in r))  # first-seen order
-        out[name] = (p, {k: Spread.of([r.get(k) for r in runs]) for k in keys})
+        out[name] = (p, {k: Spread.of([r.get(k) for r in runs]) for k in dict.fromkeys(key for r in runs for key in r)})
     return out
 
 
@@ -147,23 +82,17 @@ def order(a, b):
     overlap, a side is missing or has fewer than ORDER_MIN_N repetitions (no order claimed)."""
     if a is None or b is None or min(a.n, b.n) < ORDER_MIN_N:
         return 0
-    if a.lo > b.hi:
-        return 1
-    if a.hi < b.lo:
-        return -1
-    return 0
+    return 1 if a.lo > b.hi else -1 if a.hi < b.lo else 0
 
 
 def chance_orders_note(pairs, n):
     """How many of `pairs` orders between cells of n repetitions would appear by chance."""
-    import math
     if pairs <= 0 or n < ORDER_MIN_N:
         return ""
     p = 2.0 / math.comb(2 * n, n)
-    return ("Of %d comparisons, about %.1f would come out ordered by chance alone (two cells of "
-            "%d repetitions with the same distribution fail to overlap with probability %.3f), "
-            "and cells run one after another, so drift between them is not cancelled: trust an "
-            "order that a second run repeats." % (pairs, pairs * p, n, p))
+    return ("Of %d comparisons, about %.1f would come out ordered by chance alone (two cells of %d repetitions with "
+            "the same distribution fail to overlap with probability %.3f), and cells run one after another, so drift "
+            "between them is not cancelled: trust an order that a second run repeats." % (pairs, pairs * p, n, p))
 
 
 def unordered_reason(a, b):
@@ -176,8 +105,7 @@ def unordered_reason(a, b):
 
 
 def clearly_lower(a, b):
-    """a is below b in every repetition of both (a's highest under b's lowest): an advantage
-    outside the spread. Claimed only with at least 2 repetitions a side (one has no spread)."""
+    """a's highest under b's lowest, with at least 2 repetitions a side (one has no spread)."""
     return a is not None and b is not None and min(a.n, b.n) >= 2 and a.hi < b.lo
 
 
@@ -191,15 +119,9 @@ FRONT, DOMINATED, UNDECIDED = "front", "dominated", "undecided"
 
 
 def pareto_marks(points):
-    """{label: FRONT | DOMINATED | UNDECIDED} for points (label, x Spread, y Spread), lower
-    better on both axes, judged beyond the spreads over repetitions:
-
-    FRONT      for every other point, this one is clearly lower on at least one axis, so no
-               other can beat it on both whatever repetition is taken;
-    DOMINATED  another point is clearly lower on one axis and not higher on the other;
-    UNDECIDED  neither: on the front by the medians perhaps, but within the spreads of a
-               point that could beat it (or the spreads are unknown: one repetition).
-    """
+    """{label: mark} for points (label, x Spread, y Spread), lower better on both axes: FRONT
+    when it is clearly lower than each other point on an axis, DOMINATED when another is
+    clearly lower on one axis and not higher on the other, else UNDECIDED."""
     marks = {}
     for label, x, y in points:
         others = [(x2, y2) for label2, x2, y2 in points if label2 != label]
@@ -215,11 +137,14 @@ def pareto_marks(points):
 
 def fmt_spread(s, fmt=text.number):
     """`median [lo–hi]` in the cell's number format; a single repetition shows alone."""
-    if s is None:
-        return "—"
-    if s.n < 2:
-        return fmt(s.median)
+    if s is None or s.n < 2:
+        return "—" if s is None else fmt(s.median)
     return "%s [%s–%s]" % (fmt(s.median), fmt(s.lo), fmt(s.hi))
+
+
+def fixed(digits):
+    """A cell format: DIGITS decimals, — for None."""
+    return lambda v: "—" if v is None else "%.*f" % (digits, v)
 
 
 def error_bars(spreads, k=1.0):
@@ -228,16 +153,15 @@ def error_bars(spreads, k=1.0):
 
 
 def header(args, title, original, ctx, differences, common=True):
-    """The report's title, its setup table and what differs from the original (after the
-    shared first difference, common_differences, unless common is False)."""
+    """The report's title, setup table and differences from the original (a shared first one if common)."""
     if common:
-        differences = common_differences(ctx, differences)
-    lines = ["# %s" % title, "",
-             "Reproduces: %s" % original, ""]
-    scale_text = ("tiny (CI: proves the pipeline, numbers are not meaningful)" if args.tiny
-                  else args.scale)
+        differences = ["Client, broker(s) and every replica share one host with %s cores and talk "
+                       "over loopback; absolute numbers are this machine's, only the shape (which "
+                       "setting wins, by roughly how much) is comparable with the original."
+                       % ctx.get("num_cpus", "?")] + differences
+    lines = ["# %s" % title, "", "Reproduces: %s" % original, ""]
     setup = [
-        ("scale", scale_text),
+        ("scale", "tiny (CI: proves the pipeline, numbers are not meaningful)" if args.tiny else args.scale),
         ("machine", "%s, %s cores, %s MHz, kernel %s, host %s" % (
             ctx.get("cpu_model", "?"), ctx.get("num_cpus", "?"), ctx.get("mhz_per_cpu", "?"),
             ctx.get("kernel", "?"), ctx.get("host_name", "?"))),
@@ -256,17 +180,7 @@ def header(args, title, original, ctx, differences, common=True):
         setup.append(("wall time", "%d s" % args.wall_seconds))
     lines += ["## Setup of this run", ""] + text.table(["", ""], setup, markdown=True).splitlines()
     lines += ["", "**Not the original setup.** %s" % differences[0], ""]
-    lines += ["- %s" % d for d in differences[1:]]
-    lines += ["- %s" % n for n in args.note]
-    lines.append("")
-    return lines
-
-
-def common_differences(ctx, extra):
-    cores = ctx.get("num_cpus", "?")
-    return ["Client, broker(s) and every replica share one host with %s cores and talk over "
-            "loopback; absolute numbers are this machine's, only the shape (which setting "
-            "wins, by roughly how much) is comparable with the original." % cores] + extra
+    return lines + ["- %s" % d for d in differences[1:] + args.note] + [""]
 
 
 def plt_module():
@@ -291,8 +205,6 @@ def grouped_bars(ax, series, k=1.0):
                yerr=error_bars([s for _, s in cells], k), capsize=2, **kwargs)
 
 
-# ------------------------------------------------------------------ main
-
 def write_report(directory, lines):
     path = os.path.join(directory, "report.md")
     with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -301,8 +213,7 @@ def write_report(directory, lines):
 
 
 def report_main(report, add_options=None, argv=None):
-    """The command line of a scenario's report.py: DIR --scale S [--tiny] [--wall-seconds N]
-    [--note TEXT]... plus the scenario's own options (add_options(parser))."""
+    """A report.py's command line: DIR --scale S [--tiny] [--wall-seconds N] [--note TEXT]... add_options'."""
     ap = ArgumentParser(prog="report.py", description="Write DIR/report.md and DIR/*.png.")
     ap.add_argument("dir")
     ap.add_argument("--scale", required=True)

@@ -1,21 +1,18 @@
 """What every scenario's runner (scripts/scenarios/NAME/run.py) shares: the common options,
-the clusters it starts on free ports (and always stops), kbench runs that leave their
-command line and console output next to the JSON, and the scenario's own report.py.
-
-A runner is a module whose docstring is its --help, with add_arguments(parser) for its own
-options (optional) and main(args), called by scripts/scenario (kbench.commands.scenario):
+the clusters it starts on free ports (and always stops), kbench runs that leave their command
+line and console output next to the JSON, and the scenario's own report.py. A runner is a
+module whose docstring is its --help, with add_arguments(parser) (optional) and main(args):
 
     def main(args):
         with Scenario(args, __file__) as scn:   # checks, makes OUT; a dry run ends here
-            scn.local_cluster("single", 1)
+            scn.local_cluster("single", 1)      # leaving the with stops every cluster started
             scn.kbench(scn.out + "/producer-sharing.json", [...])
             scn.report("--note", "...")
-
-Leaving the `with` stops every cluster the scenario started, whatever happened.
 """
 
 import argparse
 import contextlib
+import glob
 import importlib.util
 import os
 import re
@@ -27,7 +24,6 @@ import time
 import kbench
 from kbench import cli, git, proc
 from kbench import results as kr
-from kbench import scenario as ks
 from kbench.cli import die, info
 from kbench.commands import kafka
 
@@ -81,14 +77,14 @@ class Scenario:
             cli.check_out_dir(self.out, "--out")
 
     def __enter__(self):
-        """Everything checked: a dry run (KBENCH_DRY_RUN=1) ends here; else OUT is made and a
-        TERM ends the scenario as Ctrl-C does, through __exit__."""
+        """A dry run (KBENCH_DRY_RUN=1) ends here; else OUT is made and TERM ends the scenario as Ctrl-C does."""
         cli.dry_run_exit()
         if not os.access(self.bin, os.X_OK):
             if self.bin != os.path.join(self.root, "build", "kbench"):
                 die("KBENCH_BIN=%s is not executable" % self.bin)
             build_kbench(self.root)
-        self.out = self.args.out = os.path.abspath(self.out or default_out(self.root, self.name))
+        self.out = self.args.out = os.path.abspath(
+            self.out or os.path.join(self.root, "results", "scenarios", self.name, git.run_stamp(self.root)))
         try:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         except OSError:
@@ -114,8 +110,6 @@ class Scenario:
             signal.signal(signal.SIGTERM, self.term)
         return False
 
-    # --- what it records ---------------------------------------------------------------
-
     def note(self, line):
         """Everything a scenario ran, in order, so a result can be reproduced by hand."""
         with open(os.path.join(self.out, "commands.txt"), "a") as f:
@@ -139,13 +133,9 @@ class Scenario:
                     p.kill()
                     p.wait()
 
-    # --- clusters ---------------------------------------------------------------------
-
     def cluster_start(self, tag, brokers, version, security="plaintext", directory=None):
-        """(bootstrap, client config file) of a cluster under OUT/kafka-TAG, on ports free
-        when it starts (scenarios, tests and scripts/bench's broker run side by side), and
-        stopped on leaving the scenario, whatever happens (stop also deletes its
-        certificates and passwords: nothing secret stays under OUT)."""
+        """(bootstrap, client config file) of a cluster under OUT/kafka-TAG on free ports, stopped
+        on leaving the scenario whatever happens (stop deletes its certificates and passwords)."""
         d = directory or os.path.join(self.out, "kafka-" + tag)
         self.started.append(d)
         self.note(proc.quote(["scripts/kafka", "start", "--dir", d, "--brokers", brokers, "--version",
@@ -159,15 +149,13 @@ class Scenario:
         return bootstrap, os.path.join(d, "client.properties")
 
     def local_cluster(self, tag, brokers):
-        """A cluster of Kafka kafka_version() started here becomes the scenario's bootstrap,
-        its version the runs' KBENCH_BROKER_VERSION."""
+        """A cluster of Kafka kafka_version() as the scenario's bootstrap and the runs' broker."""
         version = kafka_version()
         self.bootstrap, _ = self.cluster_start(tag, brokers, version)
         os.environ["KBENCH_BROKER_VERSION"] = version
 
     def require_brokers(self, bootstrap, n):
-        """Refuses (exit 2) before anything runs when the cluster has fewer than N brokers,
-        counted in the run context of a trivial kbench run (it connects and counts first)."""
+        """Exit 2 when the cluster has fewer than N brokers, as a trivial kbench run counts them."""
         probe = os.path.join(self.out, "logs", "probe-%d.json" % os.getpid())
         log = os.path.join(self.out, "logs", "probe.log")
         rc = proc.run([self.bin, "--bootstrap=" + bootstrap, "--produce", "acks=1,record_bytes=10,partitions=1",
@@ -186,8 +174,6 @@ class Scenario:
             die("%s needs a cluster of at least %d brokers, but %s has %d; run without "
                 "--bootstrap to start a %d-broker cluster here" % (self.name, n, bootstrap, have, n))
         info("cluster at %s has %d broker(s)" % (bootstrap, have))
-
-    # --- kbench runs ------------------------------------------------------------------
 
     def log_of(self, json_path):
         """The console log of the kbench run that writes JSON_PATH."""
@@ -214,8 +200,7 @@ class Scenario:
             die("kbench failed (full output: %s)" % self.log_of(json_path), 1)
 
     def try_kbench(self, name, tag, what, args):
-        """One kbench run, JSON to OUT/raw/NAME.json. A failure is recorded as TAG and the
-        scenario goes on: one bad run should not cost the others."""
+        """One kbench run, JSON to OUT/raw/NAME.json; a failure is recorded as TAG and the scenario goes on."""
         json_path = os.path.join(self.out, "raw", name + ".json")
         if not self.run_kbench(json_path, args):
             self.fail(tag, what, [self.log_of(json_path)])
@@ -227,25 +212,22 @@ class Scenario:
         self.failed.append(tag)
         info("%s failed: %s" % (what, first_error(logs)))
 
-    # --- results and the report ------------------------------------------------------
-
-    def merge(self, out, inputs, what="results"):
-        """OUT: the runs of INPUTS concatenated (repetitions renumbered)."""
-        self._combine(kr.merge_runs, out, inputs, "merging %s failed" % what)
-
-    def sum(self, out, inputs, what="results"):
-        """OUT: per benchmark and repetition, the rates of concurrent processes added up."""
-        self._combine(ks.sum_processes, out, inputs, "summing %s failed" % what)
-
-    def _combine(self, combine, out, inputs, failure):
+    def merge(self, out, inputs, what="results", concurrent=False):
+        """OUT: INPUTS' runs concatenated (repetitions renumbered), or with CONCURRENT summed per repetition."""
         try:
-            kr.write_json(out, combine([kr.load(p) for p in inputs], inputs))
-        except (ks.ScenarioError, kr.BenchmarkJsonError, OSError) as e:
-            die("%s: %s" % (failure, e), 1)
+            kr.write_json(out, kr.merge_runs([kr.load(p) for p in inputs], inputs, concurrent=concurrent))
+        except (kr.BenchmarkJsonError, OSError) as e:
+            die("%s %s failed: %s" % ("summing" if concurrent else "merging", what, e), 1)
+
+    def merge_rounds(self, name, pattern, what="results"):
+        """OUT/NAME.json: the runs of OUT/raw/PATTERN merged; False when none is there."""
+        files = sorted(glob.glob(os.path.join(glob.escape(self.out), "raw", pattern)))
+        if files:
+            self.merge(os.path.join(self.out, name + ".json"), files, what)
+        return bool(files)
 
     def report(self, *args):
-        """The scenario's own report.py writes report.md and the charts from OUT, with the
-        scale, the wall time and the common flags filled in."""
+        """The scenario's own report.py on OUT, with the scale and the wall time."""
         cmd = [sys.executable, os.path.join(self.dir, "report.py"), self.out, "--scale", self.scale,
                *self.tiny_arg, "--wall-seconds", str(self.elapsed()), *args]
         if proc.run(cmd).returncode != 0:
@@ -253,13 +235,11 @@ class Scenario:
         info("report: %s/report.md" % self.out)
 
     def finish(self, total, what, missing, *args):
-        """The report, with a --note per entry of notes and one on the runs that failed
-        (WHAT: what TOTAL counts, MISSING: where from); then exit 1 if any did."""
+        """The report with the notes and one on the failed runs of TOTAL WHAT (MISSING: where); exit 1 if any."""
         n = len(self.failed)
-        notes = list(self.notes)
-        if n:
-            notes.append("**%d of %d %s failed** and are %s: %s (their logs are in logs/)."
-                         % (n, total, what, missing, " ".join(self.failed)))
+        failed = "**%d of %d %s failed** and are %s: %s (their logs are in logs/)." % (
+            n, total, what, missing, " ".join(self.failed))
+        notes = self.notes + ([failed] if n else [])
         self.report(*[w for note in notes for w in ("--note", note)], *args)
         if n:
             die("%d of %d %s failed: %s" % (n, total, what, " ".join(self.failed)), 1)
@@ -275,14 +255,8 @@ def build_kbench(root):
         die("building kbench failed", 1)
 
 
-def default_out(root, name):
-    """results/scenarios/<NAME>/<YYYYmmdd-HHMMSS>-<sha>"""
-    return os.path.join(root, "results", "scenarios", name, git.run_stamp(root))
-
-
 def sibling(file, name):
-    """The module NAME.py beside FILE (a scenario's run.py beside the registry, its report.py
-    beside its run.py)."""
+    """The module NAME.py beside FILE (a scenario's report.py beside its run.py)."""
     path = os.path.join(os.path.dirname(os.path.abspath(file)), name + ".py")
     folder = os.path.basename(os.path.dirname(path)).replace("-", "_")
     spec = importlib.util.spec_from_file_location("kbench_scenario_%s_%s" % (folder, name), path)
@@ -299,7 +273,7 @@ def show_tail(path, lines):
 
 
 def first_error(logs):
-    """The first "error:..." or "ERROR OCCURRED..." in LOGS, as the runners' grep found it."""
+    """The first "error:..." or "ERROR OCCURRED..." in LOGS."""
     for path in logs:
         try:
             with open(path, errors="replace") as f:

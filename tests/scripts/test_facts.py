@@ -37,7 +37,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 KNOWN = {(path, kind): why for path, kind, why in (
     line.split(" | ") for line in """\
 scripts/kbench/library_probe.py | codec version function | librdkafka's own: asked before any kbench is built
-scripts/kbench/scenario.py | merge rule | TODO
 scripts/kbench/commands/history.py | context keys | the keys every kbench run has, older runs too
 scripts/kbench/commands/librdkafka.py | codec soname | builds librdkafka before any kbench exists
 scripts/kbench/commands/librdkafka.py | codec names | builds librdkafka before any kbench exists

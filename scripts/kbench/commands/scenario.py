@@ -22,8 +22,7 @@ SCENARIOS = os.path.join(kbench.SCRIPTS, "scenarios")
 def registry():
     """(NAME, SEED, TITLE) per line of the registry."""
     with open(os.path.join(SCENARIOS, "registry")) as f:
-        return [tuple(line.split(None, 2)) for line in f
-                if line.strip() and not line.lstrip().startswith("#")]
+        return [tuple(line.split(None, 2)) for line in f if line.strip() and not line.lstrip().startswith("#")]
 
 
 @functools.cache

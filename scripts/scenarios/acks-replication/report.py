@@ -2,12 +2,14 @@
 acks and replication, in the seed's table.
 Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
+import collections
 import sys
 
 from kbench import scenario as ks
 from kbench import text
 
 ACKS_ORDER = [("0", "NONE"), ("1", "LEADER"), ("all", "ALL")]
+NEXT_ACKS = {"0": "1", "1": "all"}
 
 # Bert Corderman's table (Kafka 0.8.0, three nodes, batches of 200): (size, acks) ->
 # (rf2 MB/s, rf2 rec/s, rf3 MB/s, rf3 rec/s).
@@ -53,37 +55,20 @@ def report(directory, args):
         "Batches of 200: batch.num.messages=200, batch_bytes = 200 × record size, linger.ms 10.",
         "\"Per server\" divides the replication-3 figure by the broker count, as the original did.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools and the original."])
-    try:
-        nbrokers = int(brokers)
-    except ValueError:
-        nbrokers = 3
+    nbrokers = int(brokers) if str(brokers).isdigit() else 3
     for title, rows in runs:
-        for batched in (True, False):
-            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
-            if not sub:
-                continue
+        for batched, sub in _halves(rows):
             sizes = sorted({k[0] for k in sub})
             rfs = sorted({k[2] for k in sub})
             lines += ["## %s, batches of %s" % (title.capitalize(), "200" if batched else "1"), ""]
-            head = ["message.size", "acks"]
-            for rf in rfs:
-                head += ["Replica=%d MB.sec" % rf, "Replica=%d nMsg.sec" % rf]
+            cols = [(rf, 1, "Replica=%d" % rf) for rf in rfs]  # (replication, scale, heading)
             if 3 in rfs:
-                head += ["Per Server MB.sec", "Per Server nMsg.sec"]
-            table = []
-            for acks, label in ACKS_ORDER:
-                for size in sizes:
-                    if not any((size, acks, rf) in sub for rf in rfs):
-                        continue
-                    cells = [str(size), label]
-                    for rf in rfs:
-                        mb, rps = sub.get((size, acks, rf), (None, None))
-                        cells += [ks.fmt_spread(mb), ks.fmt_spread(rps)]
-                    if 3 in rfs:
-                        mb, rps = sub.get((size, acks, 3), (None, None))
-                        cells += [ks.fmt_spread(mb and mb.scaled(1 / nbrokers)),
-                                  ks.fmt_spread(rps and rps.scaled(1 / nbrokers))]
-                    table.append(cells)
+                cols.append((3, 1 / nbrokers, "Per Server"))
+            head = ["message.size", "acks"] + [h % c[2] for c in cols for h in ("%s MB.sec", "%s nMsg.sec")]
+            table = [[str(size), label] + [ks.fmt_spread(s and s.scaled(k)) for rf, k, _ in cols
+                                           for s in sub.get((size, acks, rf), (None, None))]
+                     for acks, label in ACKS_ORDER for size in sizes
+                     if any((size, acks, rf) in sub for rf in rfs)]
             lines += text.table(head, table, markdown=True).splitlines() + [""]
         lines += _batching_summary(rows)
         lines += _orderings(rows)
@@ -97,19 +82,23 @@ def report(directory, args):
          for v in [SEED001[(size, acks)]]], markdown=True).splitlines()
     lines += ["", "Original headline: batches of 200 gave 283 MB/s against 44 MB/s for batches of 1 "
               "(2200 B, one broker, acks none); three producer processes almost doubled one.", "",
-              "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum "
-              "of the three processes'), `raw/` (every process's own JSON), `acks-replication.png`, "
-              "`commands.txt`, `logs/`.", ""]
+              "Files: `single.json`, `three-processes.json` (per benchmark and repetition, the sum of the three "
+              "processes'), `raw/` (every process's own JSON), `acks-replication.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart_acks(directory, runs)
 
 
+def _halves(rows):
+    """(batched, {(size, acks, rf): cells}) for batches of 200, then of 1, where any ran."""
+    return [(b, sub) for b in (True, False) for sub in [{k[1:]: v for k, v in rows.items() if k[0] == b}] if sub]
+
+
 def _losses(data):
     """acks=0 cases run with --allow-loss: what they lost, from their end offsets."""
-    lost = {}
+    lost = collections.Counter()
     for b in data.get("benchmarks", []):
         if "/acks:0/" in b.get("name", "") and b.get("run_type") != "aggregate":
-            lost[b["run_name"]] = lost.get(b["run_name"], 0) + int(b.get("lost_records", 0))
+            lost[b["run_name"]] += int(b.get("lost_records", 0))
     if not lost:
         return []
     out = ["Records lost at acks=0 (delivered by the client, missing from the log's end offsets; "
@@ -121,17 +110,13 @@ def _losses(data):
 def _batching_summary(rows):
     out = []
     for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
-        if not batched or mb is None:
-            continue
         other = rows.get((False, size, acks, rf), (None, None))[0]
-        if other is None or not other.median:
+        if not batched or mb is None or other is None or not other.median:
             continue
-        head = "- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s" % (
-            size, acks, rf, ks.fmt_spread(mb), ks.fmt_spread(other))
-        if ks.order(mb, other):
-            out.append("%s (×%.1f)" % (head, mb.median / other.median))
-        else:
-            out.append("%s (%s: no order claimed)" % (head, ks.unordered_reason(mb, other)))
+        out.append("- %d B, acks %s, replication %d: batches of 200 %s MB/s vs batches of 1 %s MB/s (%s)" % (
+            size, acks, rf, ks.fmt_spread(mb), ks.fmt_spread(other),
+            "×%.1f" % (mb.median / other.median) if ks.order(mb, other)
+            else "%s: no order claimed" % ks.unordered_reason(mb, other)))
     if out:
         out = ["Batching effect (median [lowest–highest] over repetitions):", ""] + out + [""]
     return out
@@ -141,7 +126,7 @@ def _orderings(rows):
     """Which neighbouring cells this run can order: acks levels at one size and replication,
     and replication 2 against 3 at one size and acks. Only ranges that do not overlap count."""
     ordered, tied = [], []
-    names = {a: label for a, label in ACKS_ORDER}
+    names = dict(ACKS_ORDER)
 
     def judge(what, a, b, la, lb):
         if a is None or b is None:
@@ -156,20 +141,16 @@ def _orderings(rows):
 
     for (batched, size, acks, rf), (mb, _r) in sorted(rows.items()):
         what = "%d B%s" % (size, "" if batched else ", batches of 1")
-        i = [a for a, _ in ACKS_ORDER].index(acks)
-        if i + 1 < len(ACKS_ORDER):
-            nxt = ACKS_ORDER[i + 1][0]
+        if nxt := NEXT_ACKS.get(acks):
             other = rows.get((batched, size, nxt, rf), (None, None))[0]
-            judge("%s, replication %d" % (what, rf), mb, other,
-                  "acks %s" % names[acks], "acks %s" % names[nxt])
+            judge("%s, replication %d" % (what, rf), mb, other, "acks %s" % names[acks], "acks %s" % names[nxt])
         if rf == 2:
             other = rows.get((batched, size, acks, 3), (None, None))[0]
             judge("%s, acks %s" % (what, names[acks]), mb, other, "replication 2", "replication 3")
     if not ordered and not tied:
         return []
-    reps = min((m.n for (mb, _r) in rows.values() for m in [mb] if m is not None), default=0)
-    out = ["What this run can order (MB/s; a > b only when every repetition of a beat every "
-           "repetition of b):", ""]
+    reps = min((mb.n for mb, _r in rows.values() if mb is not None), default=0)
+    out = ["What this run can order (MB/s; a > b only when every repetition of a beat every repetition of b):", ""]
     out += ["- %s" % o for o in ordered] or ["- nothing"]
     if tied:
         out += ["", "Not ordered (ranges overlap, unless said): " + "; ".join(tied) + "."]
@@ -179,12 +160,8 @@ def _orderings(rows):
 
 def _chart_acks(directory, runs):
     plt = ks.plt_module()
-    panels = []
-    for title, rows in runs:
-        for batched in (True, False):
-            sub = {k[1:]: v for k, v in rows.items() if k[0] == batched}
-            if sub:
-                panels.append(("%s\nbatches of %s" % (title, "200" if batched else "1"), sub))
+    panels = [("%s\nbatches of %s" % (title, "200" if batched else "1"), sub)
+              for title, rows in runs for batched, sub in _halves(rows)]
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for ax, (title, sub) in zip(axes[0], panels):
         sizes = sorted({k[0] for k in sub})
@@ -194,8 +171,7 @@ def _chart_acks(directory, runs):
                               [(j, sub[(s, acks, rf)][0]) for j, s in enumerate(sizes)
                                if (s, acks, rf) in sub and sub[(s, acks, rf)][0] is not None], {})
                              for acks, label, rf in series])
-        ax.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes],
-               xlabel="record bytes", ylabel="MiB/s")
+        ax.set(xticks=range(len(sizes)), xticklabels=[str(s) for s in sizes], xlabel="record bytes", ylabel="MiB/s")
         ax.set_title(title, fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].legend(fontsize=7)

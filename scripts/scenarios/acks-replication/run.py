@@ -5,7 +5,7 @@ ones (their records/s summed). A 3-broker cluster is started here unless --boots
 one of at least 3 brokers (checked before anything runs; exit 2 if it is smaller). Every
 process uses socket.nagle.disable=true (the Java client's TCP_NODELAY)."""
 
-import glob
+import itertools
 import os
 
 from kbench.cli import die, info
@@ -15,8 +15,7 @@ BROKERS = 3
 
 
 def matrix(scn):
-    """(sizes, acks, replications, repetitions, warm-up s, window s, modes run by three
-    processes too) of the scale."""
+    """(sizes, acks, replications, repetitions, warm-up s, window s, modes run by three processes) of the scale."""
     if scn.tiny:
         return [300], ["0", "1", "all"], [3], 1, 0.5, 1, ["b200"]
     if scn.scale == "full":
@@ -25,28 +24,22 @@ def matrix(scn):
 
 
 def case_args(mode, size, acks, rf):
-    """kbench arguments of one case. A closed-loop window keeps the client's queue full, so a
-    record waits queue length / rate: the queue is capped (1000 records unbatched, 100 batches
-    batched) so that even a slow unbatched case stays far from the 30 s message timeout (with
-    librdkafka's 100,000 it timed out on a loaded machine)."""
+    """kbench arguments of one case. A closed loop keeps the client's queue full: it is capped
+    so that a slow unbatched case stays far from the 30 s message timeout."""
     spec = "acks=%s,codec=none,record_bytes=%d,partitions=3,replication=%d" % (acks, size, rf)
-    # acks=0 may lose records by design (nothing waits for the broker): the case reports
-    # lost_records (the report lists them) instead of failing.
-    loss = ["--allow-loss"] if acks == "0" else []
-    if mode == "b1":
-        return ["--produce=%s,linger_ms=0,batch_bytes=%d" % (spec, size), "-X", "batch.num.messages=1",
-                "-X", "queue.buffering.max.messages=1000"] + loss
-    return ["--produce=%s,linger_ms=10,batch_bytes=%d" % (spec, 200 * size), "-X", "batch.num.messages=200",
-            "-X", "queue.buffering.max.messages=20000"] + loss
+    batch, linger, records, queue = (size, 0, 1, 1000) if mode == "b1" else (200 * size, 10, 200, 20000)
+    # acks=0 may lose records by design: the case reports lost_records instead of failing.
+    return (["--produce=%s,linger_ms=%d,batch_bytes=%d" % (spec, linger, batch), "-X",
+             "batch.num.messages=%d" % records, "-X", "queue.buffering.max.messages=%d" % queue]
+            + (["--allow-loss"] if acks == "0" else []))
 
 
 def run_case(scn, common, mode, size, acks, rf, procs):
-    """One case, in PROCS concurrent kbench processes. A failed case is recorded and the rest
-    go on: one bad cell should not cost a 12-minute run."""
+    """One case, in PROCS concurrent kbench processes; a failed case is recorded and the rest go on."""
     tag = "%s-s%d-a%s-r%d-p%d" % (mode, size, acks, rf, procs)
     args = common + case_args(mode, size, acks, rf)
     raw = ["%s/raw/%s-%d.json" % (scn.out, tag, i) for i in range(1, procs + 1)]
-    logs = ["%s/logs/%s-%d.log" % (scn.out, tag, i) for i in range(1, procs + 1)]
+    logs = [scn.log_of(path) for path in raw]
     for path in raw:
         scn.note_kbench(path, args, " &")
     if any(scn.run_together([(scn.kbench_command(path, args), log) for path, log in zip(raw, logs)])):
@@ -56,7 +49,7 @@ def run_case(scn, common, mode, size, acks, rf, procs):
                 os.remove(path)
         return
     if procs > 1:
-        scn.sum("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag)
+        scn.merge("%s/raw/%s-sum.json" % (scn.out, tag), raw, tag, concurrent=True)
 
 
 def main(args):
@@ -74,23 +67,15 @@ def main(args):
                   "--window-seconds=%s" % window, "-X", "socket.nagle.disable=true"]
         total = 0
         for mode in ("b1", "b200"):
-            for size in sizes:
-                for acks in acks_list:
-                    for rf in rfs:
-                        run_case(scn, common, mode, size, acks, rf, 1)
-                        total += 1
-                        if mode in triple_modes:
-                            run_case(scn, common, mode, size, acks, rf, 3)
-                            total += 1
+            for size, acks, rf in itertools.product(sizes, acks_list, rfs):
+                for procs in (1, 3) if mode in triple_modes else (1,):
+                    run_case(scn, common, mode, size, acks, rf, procs)
+                    total += 1
             info("batches of %s: done (%d s so far)" % (mode[1:], scn.elapsed()))
 
-        raw = glob.escape(scn.out) + "/raw/"
-        singles, sums = sorted(glob.glob(raw + "*-p1-1.json")), sorted(glob.glob(raw + "*-p3-sum.json"))
-        if not singles:
+        if not scn.merge_rounds("single", "*-p1-1.json"):
             die("every case failed (see %s/logs/)" % scn.out, 1)
-        scn.merge(scn.out + "/single.json", singles)
-        if sums:
-            scn.merge(scn.out + "/three-processes.json", sums)
+        scn.merge_rounds("three-processes", "*-p3-sum.json")
 
         scn.notes = ["Each of %d repetition(s): a %s s warm-up, then a %s s steady-state window; cells show "
                      "the median [lowest–highest] over repetitions; one topic of 3 partitions per case and "

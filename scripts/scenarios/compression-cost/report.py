@@ -30,11 +30,9 @@ def payload_of(params):
 
 
 def bytes_per_value(m):
-    """Bytes of the compressed batches per byte of record values, from one repetition:
-    avg_batch_bytes over records_per_batch times the average value size (bytes over records
-    delivered). Both batch figures are windows of the same batches in librdkafka's
-    statistics, so the quotient does not depend on where the window begins; the ratio
-    counter (the same quotient over the whole window) is the fallback."""
+    """Bytes of the compressed batches per byte of record values in one repetition, from the
+    batch figures (windows of the same batches, so independent of where the window begins);
+    else the ratio counter."""
     batch, per_batch = m.get("avg_batch_bytes"), m.get("records_per_batch")
     values, records = m.get("bytes_per_second"), m.get("items_per_second")
     if batch and per_batch and values and records:
@@ -43,23 +41,19 @@ def bytes_per_value(m):
 
 
 def _spreads(data, family_prefix):
-    """name -> (params, {metric: Spread}) with bytes_per_value and rounds_short added."""
-    out = {}
-    groups = kr.group_runs(data)
+    """name -> (params, {metric: Spread}) with bytes_per_value added."""
+    out, groups = {}, kr.group_runs(data)
     for name, (params, spreads) in ks.spread_table(data).items():
-        if not name.startswith(family_prefix):
-            continue
-        runs = groups[name]["runs"]
-        spreads["bytes_per_value"] = ks.Spread.of([bytes_per_value(r) for r in runs])
-        out[name] = (params, spreads)
+        if name.startswith(family_prefix):
+            spreads["bytes_per_value"] = ks.Spread.of([bytes_per_value(r) for r in groups[name]["runs"]])
+            out[name] = (params, spreads)
     return out
 
 
 def _tables(directory):
-    """(produce, recompression, end-to-end, codec ratios): (payload, codec) -> {metric: Spread},
-    (producer codec, topic codec) -> {metric: Spread}, and (payload, codec) -> ratio."""
-    produce, recompress, e2e, codec = {}, {}, {}, {}
-    for _name, (p, m) in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").items():
+    """(produce, recompression, end-to-end, codec ratio) by (payload, codec); recompression by codecs."""
+    produce, recompress = {}, {}
+    for p, m in _spreads(ks.load_dir_json(directory, "produce.json"), "Produce/send/").values():
         plain_az = payload_of(p) == DEFAULT_PAYLOAD and (p.get("codec"), p.get("level")) in (
             ("lz4", "1"), ("none", None))
         if "topic_codec" in p or plain_az:
@@ -67,17 +61,12 @@ def _tables(directory):
         if "topic_codec" not in p:
             produce[(payload_of(p), codec_label(p))] = m
     data = ks.load_dir_json(directory, "end_to_end.json", optional=True)
-    for _name, (p, m) in (_spreads(data, "EndToEnd/") if data else {}).items():
-        e2e[(payload_of(p), codec_label(p))] = m
+    e2e = {(payload_of(p), codec_label(p)): m for p, m in (_spreads(data, "EndToEnd/") if data else {}).values()}
     data = ks.load_dir_json(directory, "codec.json", optional=True)
-    for name, (p, m) in (ks.median_table(data) if data else {}).items():
-        if name.startswith("Codec/compress/") and "ratio" in m:
-            codec[(payload_of(p), codec_label(p))] = m["ratio"]
+    codec = {(payload_of(p), codec_label(p)): m["ratio"]
+             for name, (p, m) in (ks.median_table(data) if data else {}).items()
+             if name.startswith("Codec/compress/") and "ratio" in m}
     return produce, recompress, e2e, codec
-
-
-def _fmt(digits):
-    return lambda v: "—" if v is None else "%.*f" % (digits, v)
 
 
 def _per_value(s):
@@ -86,11 +75,10 @@ def _per_value(s):
 
 
 def _p99_cell(m):
-    """End-to-end p99 with its range; rounds short of the offered load are marked (their
-    latency is queueing behind a rate the client did not keep)."""
+    """End-to-end p99 with its range; rounds short of the offered load are marked."""
     if m is None:
         return "—"
-    cell = ks.fmt_spread(m.get("p99_us"), _fmt(0))
+    cell = ks.fmt_spread(m.get("p99_us"), ks.fixed(0))
     short = m.get("rate_shortfall")
     if short is not None and short.total > 0:
         cell += " ⚠ short in %d of %d" % (round(short.total), short.n)
@@ -98,13 +86,9 @@ def _p99_cell(m):
 
 
 def _versus_codec(send, ratio, payload):
-    """The send path's median against the codec's own ratio, as a signed percentage. Not for
-    `repeated`, whose records carry keys: the send path compresses them, the Codec family
-    compresses values only."""
-    if payload == "repeated":
-        return "— (keys)"
-    if send is None or not ratio:
-        return "—"
+    """The send path's median against the codec's own ratio, in %; not for `repeated` (the Codec family has no keys)."""
+    if payload == "repeated" or send is None or not ratio:
+        return "— (keys)" if payload == "repeated" else "—"
     return "%+.1f %%" % (100 * (send.median / ratio - 1))
 
 
@@ -125,36 +109,29 @@ def report(directory, args):
         "Client CPU per MiB is kbench's cpu_us_per_mb (the client process, every thread, in "
         "the window); broker CPU per MiB and log bytes per MiB come from the broker process "
         "scripts/kafka started (utime+stime, and the growth of its log directory).",
-        "No record comes back within what a batch holds (kbench sends at least 16 MiB of "
-        "distinct values before repeating one), so each codec compresses the data, as it "
-        "would an application's, and not repeats of it."])
-    rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")),
-                 default=0)
+        "No record comes back within what a batch holds (kbench sends at least 16 MiB of distinct values before "
+        "repeating one), so each codec compresses the data, as it would an application's, and not repeats of it."])
+    rounds = max((m["items_per_second"].n for m in produce.values() if m.get("items_per_second")), default=0)
     lines += ["Every cell: the median over rounds, then [lowest–highest] (%d round(s)). " % rounds +
-              "Bytes / value byte: the compressed batches on the wire per byte of record "
-              "values (below 1 is compression). Codec ratio: the Codec family's compressed / "
-              "raw over the same values in 1 MiB batches; \"vs codec\" is the send path "
-              "against it: the batches add about 10 bytes of record framing per record "
-              "(length, offset and timestamp deltas) between the values, which cost 1 % "
-              "uncompressed and 1 to 5 % compressed at 1000-byte records (most with zstd 1, "
-              "whose 6-byte minimum match they interrupt). "
-              "Pareto: ● no other codec has both lower client CPU per MiB and fewer bytes, "
-              "beyond the ranges of both; ○ on the front by the medians or within the range "
-              "of a codec that could beat it (undecided: more rounds may tell); blank: beaten "
-              "on both. ⚠: an EndToEnd round sent or delivered less than its offered 2,000 "
-              "records/s, its latency is queueing.", ""]
+              "Bytes / value byte: the compressed batches on the wire per byte of record values (below 1 is "
+              "compression). Codec ratio: the Codec family's compressed / raw over the same values in 1 MiB batches; "
+              "\"vs codec\" is the send path against it: the batches add about 10 bytes of record framing per record "
+              "(length, offset and timestamp deltas) between the values, which cost 1 % uncompressed and 1 to 5 % "
+              "compressed at 1000-byte records (most with zstd 1, whose 6-byte minimum match they interrupt). "
+              "Pareto: ● no other codec has both lower client CPU per MiB and fewer bytes, beyond the ranges of "
+              "both; ○ on the front by the medians or within the range of a codec that could beat it (undecided: "
+              "more rounds may tell); blank: beaten on both. ⚠: an EndToEnd round sent or delivered less than its "
+              "offered 2,000 records/s, its latency is queueing.", ""]
     payloads = sorted({k[0] for k in produce}, key=lambda p: (p != DEFAULT_PAYLOAD, p))
     codecs = sorted({k[1] for k in produce}, key=_codec_order)
     marks_by_payload = {}
     for payload in payloads:
-        label = PAYLOAD_LABELS.get(payload, payload)
-        if payload.startswith("file:"):
-            label = "%s (the text corpus)" % payload
+        label = ("%s (the text corpus)" % payload if payload.startswith("file:")
+                 else PAYLOAD_LABELS.get(payload, payload))
         points = [(c, produce[(payload, c)].get("cpu_us_per_mb"),
                    produce[(payload, c)].get("bytes_per_value"))
                   for c in codecs if (payload, c) in produce]
-        marks = ks.pareto_marks([pt for pt in points if pt[1] is not None and pt[2] is not None])
-        marks_by_payload[payload] = marks
+        marks = marks_by_payload[payload] = ks.pareto_marks([pt for pt in points if None not in pt[1:]])
         rows = []
         for c in codecs:
             m = produce.get((payload, c))
@@ -163,22 +140,20 @@ def report(directory, args):
             ratio = codec.get((payload, c))
             rows.append([
                 c, ks.fmt_spread(m.get("items_per_second")),
-                ks.fmt_spread(m.get("cpu_us_per_mb"), _fmt(0)),
-                ks.fmt_spread(m.get("broker_cpu_us_per_mb"), _fmt(0)),
-                ks.fmt_spread(m.get("bytes_per_value"), _fmt(3)), _fmt(3)(ratio),
+                ks.fmt_spread(m.get("cpu_us_per_mb"), ks.fixed(0)),
+                ks.fmt_spread(m.get("broker_cpu_us_per_mb"), ks.fixed(0)),
+                ks.fmt_spread(m.get("bytes_per_value"), ks.fixed(3)), ks.fixed(3)(ratio),
                 _versus_codec(m.get("bytes_per_value"), ratio, payload),
-                ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
+                ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), ks.fixed(3)),
                 _p99_cell(e2e.get((payload, c))), MARKS.get(marks.get(c), "")])
         lines += ["## Payload %s" % label, "",
-                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 "
-                  "records/s (p99).", ""]
+                  "Closed-loop Produce/send rows (records/s, CPU, bytes) and EndToEnd at 2,000 records/s (p99).", ""]
         head = ["codec", "records/s", "client CPU µs/MiB", "broker CPU µs/MiB", "bytes / value byte",
                 "codec ratio", "vs codec", "broker log bytes / value byte", "end-to-end p99 µs", "Pareto"]
         lines += text.table(head, rows, markdown=True).splitlines() + [""]
     lines += _recompression(recompress, broker_measured)
-    lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as "
-              "kbench_process), `codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, "
-              "`commands.txt`, `logs/`.", ""]
+    lines += ["Files: `produce.json`, `end_to_end.json` (every round, each tagged with its round as kbench_process), "
+              "`codec.json`, `raw/`, `corpus.txt`, `compression-cost.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart(directory, produce, payloads, codecs, marks_by_payload)
 
@@ -186,8 +161,7 @@ def report(directory, args):
 def _recompression(rows, measured):
     out = ["## Broker recompression (KAFKA-15418)", ""]
     if not any(topic != "producer" for _, topic in rows):
-        return out + ["Not run: it needs a broker started by the scenario (its CPU is what it "
-                      "shows).", ""]
+        return out + ["Not run: it needs a broker started by the scenario (its CPU is what it shows).", ""]
     out += ["Producer codec into a topic whose compression.type is `producer` (the broker keeps "
             "the batches) or `zstd` (it decompresses, validates and recompresses every batch). "
             "Payload az, 1000-byte records; medians over rounds [lowest–highest]."
@@ -202,8 +176,8 @@ def _recompression(rows, measured):
             cpu = m.get("broker_cpu_us_per_mb")
             times = "%.2f" % (cpu.median / keep.median) if cpu and keep and keep.median else "—"
             table.append([producer, topic, ks.fmt_spread(m.get("items_per_second")),
-                          ks.fmt_spread(cpu, _fmt(0)),
-                          ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), _fmt(3)),
+                          ks.fmt_spread(cpu, ks.fixed(0)),
+                          ks.fmt_spread(_per_value(m.get("broker_log_bytes_per_mb")), ks.fixed(3)),
                           times])
     return out + text.table(["producer codec", "topic compression.type", "records/s",
                               "broker CPU µs/MiB", "broker log bytes / value byte",

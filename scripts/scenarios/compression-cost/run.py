@@ -32,14 +32,9 @@ def size(path):
     return data.count(b"\n"), len(data)
 
 
-def package_version(pkg):
-    """The installed version of Debian package PKG, or ?."""
-    return proc.output(["dpkg-query", "-W", "-f=${Version}", pkg]) or "?"
-
-
 def write_corpus(src, out):
-    """The text corpus OUT, one record of about 1000 bytes per line, from the .txt files under
-    SRC (whole lines joined, blank lines dropped), in path order."""
+    """OUT: records of at least 1000 bytes, one per line (kbench's file: payload splits on
+    newlines), of the non-blank lines of the .txt files under SRC in path order."""
     paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs if f.endswith(".txt"))
     with open(out, "w", encoding="utf-8") as f:
         record, size = [], 0
@@ -59,9 +54,7 @@ def write_corpus(src, out):
 
 
 def make_corpus(scn, corpus_file):
-    """OUT/corpus.txt: the user's file as it is, or the documentation's lines joined into
-    records of at least 1000 bytes, one per line (kbench's file: payload splits on newlines),
-    each source file's lines in order, the files in path order; where it comes from."""
+    """OUT/corpus.txt (the user's file, or write_corpus's of the documentation); where it comes from."""
     corpus = scn.out + "/corpus.txt"
     if corpus_file:
         if not (os.path.isfile(corpus_file) and os.access(corpus_file, os.R_OK)):
@@ -77,7 +70,7 @@ def make_corpus(scn, corpus_file):
             "is not installed (scripts/setup installs it; or apt-get install linux-doc), or give --corpus FILE")
     src = sources[-1]
     pkg = src[len("/usr/share/doc/"):].split("/")[0]
-    version = package_version(pkg)
+    version = proc.output(["dpkg-query", "-W", "-f=${Version}", pkg]) or "?"
     try:
         write_corpus(src, corpus)
     except OSError as e:
@@ -114,8 +107,7 @@ def main(args):
                            "--end-to-end=acks=1,record_bytes=1000,rate=2000,codec=%s,payload=%s"
                            % (codecs, payloads)]}
 
-        # A corpus too small for the batches (kbench: fewer distinct bytes than a batch holds) is
-        # refused here, with kbench's own message, before a broker starts.
+        # A corpus too small for the batches is refused here, in kbench's words, before a broker starts.
         for rows in families.values():
             listed = subprocess.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE, text=True, errors="replace")
@@ -128,24 +120,18 @@ def main(args):
         codec_args = ["--benchmark_min_time=0", "--payload=" + payloads.replace("|", ","), "--record-bytes=1000",
                       "--codec=" + codecs.replace("|", ","),
                       "--benchmark_filter=^Codec/compress/.*/batch_bytes:1048576$"]
-        scn.note_kbench(codec_json, codec_args)
-        if proc.run(scn.kbench_command(codec_json, codec_args), log=scn.out + "/logs/codec.log").returncode:
+        if not scn.run_kbench(codec_json, codec_args):
             die("the Codec family's run failed (see %s/logs/codec.log)" % scn.out, 1)
         shutil.copy(codec_json, scn.out + "/codec.json")
 
-        broker_dir = ""
-        if not scn.bootstrap:
-            scn.local_cluster("main", 1)
-            broker_dir = scn.out + "/kafka-main"
-
-        common.append("--bootstrap=" + scn.bootstrap)
-        # Recompression shows in the broker's CPU, which is measured only on a cluster started
-        # here. Into a topic that keeps the producer's batches is the first spec's az row
-        # already (a row of the same name would run twice per round).
+        broker_dir = "" if scn.bootstrap else scn.out + "/kafka-main"
         if broker_dir:
-            common.append("--broker-dir=" + broker_dir)
+            scn.local_cluster("main", 1)
+            # Recompression shows in the broker's CPU, measured only on a cluster started here. Into
+            # a topic that keeps the producer's batches is the first spec's az row already.
             families["produce"].append("--produce=acks=1,record_bytes=1000,payload=az,codec=lz4:1|none,"
                                        "topic_codec=zstd")
+        common += ["--bootstrap=" + scn.bootstrap] + (["--broker-dir=" + broker_dir] if broker_dir else [])
 
         for r in range(1, rounds + 1):
             # Alternate which family runs first, so that neither always meets a fresher broker.
@@ -156,10 +142,8 @@ def main(args):
             info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
 
         for family in families:
-            files = sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-round*.json" % family))
-            if not files:
+            if not scn.merge_rounds(family, family + "-round*.json", "the %s results" % family):
                 die("every %s run failed (see %s/logs/)" % (family, scn.out), 1)
-            scn.merge("%s/%s.json" % (scn.out, family), files, "the %s results" % family)
 
         scn.notes = ["%d round(s), Produce and EndToEnd alternating first; windows of %d s after %d s of "
                      "warm-up; 1000-byte records, acks=1." % (rounds, window, warmup)]

@@ -2,28 +2,19 @@
 (and B beats A), as scripts/compare decides.
 Run by run.py as `report.py DIR --scale S ...` (kbench.scenario.report_main)."""
 
-import json
 import os
 import re
 import sys
 
+from kbench import cli, text
 from kbench import results as kr
 from kbench import scenario as ks
-from kbench import text
 
-CASE_KEYS = [("max_in_flight", "max.in.flight.requests.per.connection"), ("payload", "valueBound"),
-             ("linger_ms", "linger.ms"), ("record_bytes", "messageSize"), ("codec", "compression.type")]
+CASE_LABELS = ["max.in.flight.requests.per.connection", "valueBound", "linger.ms", "messageSize", "compression.type"]
 
 
 def _case_text(name):
-    p = kr.parse_name(name)[2]
-    parts = []
-    for key, label in CASE_KEYS:
-        v = p.get(key, {"max_in_flight": "5", "linger_ms": "5"}.get(key, "?"))
-        if key == "payload" and v.startswith("value_bound:"):
-            v = v.split(":", 1)[1]
-        parts.append("%s=%s" % (label, v))
-    return ",  ".join(parts)
+    return ",  ".join("%s=%s" % pair for pair in zip(CASE_LABELS, _case_cells(name)))
 
 
 def report(directory, args):
@@ -32,11 +23,9 @@ def report(directory, args):
     vpath = os.path.join(directory, "verdict.json")
     if not os.path.exists(vpath):
         raise ks.ScenarioError("%s does not exist (scripts/compare did not run?)" % vpath)
-    with open(vpath, encoding="utf-8") as f:
-        verdict = json.load(f)
+    verdict = cli.read_json(vpath)
     ctx_a, ctx_b = a.get("context", {}), b.get("context", {})
-    label_a = args.label_a or "A"
-    label_b = args.label_b or "B"
+    label_a, label_b = args.label_a or "A", args.label_b or "B"
     med_a, med_b = ks.median_table(a), ks.median_table(b)
     reps = max((len(g["runs"]) for g in kr.group_runs(a).values()), default=0)
 
@@ -56,8 +45,7 @@ def report(directory, args):
         client = ", ".join("%s=%s" % (k[7:], v) for k, v in sorted(ctx.items())
                            if k.startswith("client.") and k[7:] in ("api.version.request",
                                                                     "broker.version.fallback"))
-        sides.append([side, label, ctx.get("librdkafka_version", "?"),
-                      ctx.get("broker_version", "?"), client or "—"])
+        sides.append([side, label, ctx.get("librdkafka_version", "?"), ctx.get("broker_version", "?"), client or "—"])
     lines += text.table(["side", "spec", "librdkafka", "broker", "client settings"],
                          sides, markdown=True).splitlines() + [""]
 
@@ -93,31 +81,27 @@ def report(directory, args):
         lines += ["Cases run on one side only (not compared): %d in A, %d in B." % (
             len(verdict.get("only_in_base", [])), len(verdict.get("only_in_new", []))), ""]
 
-    verdict_of = {}
-    for kind in ("regressions", "improvements", "unchanged", "inconclusive"):
-        for r in verdict.get(kind, []):
-            if r.get("metric") in ("bytes_per_second", "-"):
-                verdict_of[r["name"]] = {"regressions": "A wins", "improvements": "B wins",
-                                         "unchanged": "same", "inconclusive": "inconclusive"}[kind]
-    table = []
+    kinds = {"regressions": "A wins", "improvements": "B wins", "unchanged": "same", "inconclusive": "inconclusive"}
+    verdict_of = {r["name"]: what for kind, what in kinds.items() for r in verdict.get(kind, [])
+                  if r.get("metric") in ("bytes_per_second", "-")}
+    table, changes = [], {}  # changes: % change of B against A, where both have a value
     for name in sorted(set(med_a) & set(med_b), key=_case_sort_key):
-        va = med_a[name][1].get("bytes_per_second")
-        vb = med_b[name][1].get("bytes_per_second")
-        change = "%+.1f%%" % ((vb - va) / va * 100) if va and vb is not None else "—"
+        va, vb = med_a[name][1].get("bytes_per_second"), med_b[name][1].get("bytes_per_second")
+        if va and vb is not None:
+            changes[name] = (vb - va) / va * 100
         table.append(_case_cells(name) + [
-            text.number(va / ks.MIB if va else None), text.number(vb / ks.MIB if vb else None), change,
-            verdict_of.get(name, "—")])
+            text.number(va / ks.MIB if va else None), text.number(vb / ks.MIB if vb else None),
+            "%+.1f%%" % changes[name] if name in changes else "—", verdict_of.get(name, "—")])
     lines += ["## Every case (medians, MiB/s)", ""]
     lines += text.table(["max.in.flight", "valueBound", "linger.ms", "messageSize", "codec", "A",
                           "B", "change", "verdict"], table, markdown=True).splitlines()
     lines += ["", "The original (run 1 of 8, 0.9 winning over trunk): max.in.flight=5, valueBound=500, "
               "linger.ms=0, messageSize=100, gzip (2.04 < 2.38, 16%); almost every case where the "
               "older version won had max.in.flight=5 and messageSize=100.", "",
-              "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` "
-              "(scripts/compare A.json B.json), `raw/`, `compression-format.png`, `commands.txt`, "
-              "`logs/`.", ""]
+              "Files: `A.json`, `B.json` (every repetition of each side), `verdict.json` (scripts/compare A.json "
+              "B.json), `raw/`, `compression-format.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
-    _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b)
+    _chart_compression(directory, changes, verdict_of, label_a, label_b)
 
 
 def _case_cells(name):
@@ -128,30 +112,16 @@ def _case_cells(name):
 
 
 def _case_sort_key(name):
-    p = kr.parse_name(name)[2]
-
-    def num(v):
-        m = re.search(r"\d+", v or "")
-        return int(m.group()) if m else 0
-    return (num(p.get("max_in_flight", "5")), num(p.get("payload")), num(p.get("linger_ms", "5")),
-            num(p.get("record_bytes")), p.get("codec", ""))
+    *numbers, codec = _case_cells(name)
+    return tuple(int((re.findall(r"\d+", v) or [0])[0]) for v in numbers) + (codec,)
 
 
-def _chart_compression(directory, med_a, med_b, verdict_of, label_a, label_b):
+def _chart_compression(directory, changes, verdict_of, label_a, label_b):
     plt = ks.plt_module()
-    names = sorted(set(med_a) & set(med_b), key=_case_sort_key)
-    labels, changes, colors = [], [], []
-    for n in names:
-        va = med_a[n][1].get("bytes_per_second")
-        vb = med_b[n][1].get("bytes_per_second")
-        if not va or vb is None:
-            continue
-        labels.append("mif %s vb %s lg %s sz %s %s" % tuple(_case_cells(n)))
-        changes.append((vb - va) / va * 100)
-        v = verdict_of.get(n)
-        colors.append("tab:red" if v == "A wins" else "tab:green" if v == "B wins" else "tab:gray")
+    labels = ["mif %s vb %s lg %s sz %s %s" % tuple(_case_cells(n)) for n in changes]
+    colors = [{"A wins": "tab:red", "B wins": "tab:green"}.get(verdict_of.get(n), "tab:gray") for n in changes]
     fig, ax = plt.subplots(figsize=(8, max(3, 0.22 * len(labels) + 1)))
-    ax.barh(range(len(labels)), changes, color=colors)
+    ax.barh(range(len(labels)), list(changes.values()), color=colors)
     ax.set_yticks(range(len(labels)), labels, fontsize=6)
     ax.invert_yaxis()
     ax.axvline(0, color="black", linewidth=0.8)

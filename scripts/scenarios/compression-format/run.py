@@ -5,7 +5,6 @@ and the report lists, as the original did, every case where A beats B."""
 
 import argparse
 import contextlib
-import glob
 import os
 import re
 
@@ -18,6 +17,8 @@ from kbench.scenario_runner import Scenario, kafka_version
 FORMAT_BROKER = "3.9.1"
 ALPHA, THRESHOLD = 0.01, 2.0
 SPECS = "librdkafka:VER, broker:VER or format:v1|v2"
+VERSION = (r"system|[0-9]+\.[0-9]+\.[0-9]+", "bad version in '%s'")
+KINDS = {"librdkafka": VERSION, "broker": VERSION, "format": (r"v1|v2", "format must be v1 or v2, got '%s'")}
 
 
 def spec(text):
@@ -25,15 +26,12 @@ def spec(text):
     kind, _, value = text.partition(":")
     if not value:
         raise argparse.ArgumentTypeError("bad SPEC '%s' (%s)" % (text, SPECS))
-    if kind in ("librdkafka", "broker"):
-        if not re.fullmatch(r"system|[0-9]+\.[0-9]+\.[0-9]+", value):
-            raise argparse.ArgumentTypeError("bad version in '%s'" % text)
-    elif kind == "format":
-        if value not in ("v1", "v2"):
-            raise argparse.ArgumentTypeError("format must be v1 or v2, got '%s'" % text)
-    else:
+    if kind not in KINDS:
         raise argparse.ArgumentTypeError("unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)"
                                          % (kind, text))
+    pattern, bad = KINDS[kind]
+    if not re.fullmatch(pattern, value):
+        raise argparse.ArgumentTypeError(bad % text)
     return kind, value
 
 
@@ -102,19 +100,16 @@ def main(args):
                 xargs[side] = ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.10.0"]
 
         # Clusters: one shared, or (broker:VER) one per side.
-        boot, bver = {}, {}
         if kind == "broker":
-            for side in ("A", "B"):
-                bver[side] = specs[side][1]
-                boot[side], _ = scn.cluster_start(side, 1, bver[side])
+            bver = {side: specs[side][1] for side in specs}
+            boot = {side: scn.cluster_start(side, 1, bver[side])[0] for side in specs}
         else:
             if scn.bootstrap:
-                boot["A"], bver["A"] = scn.bootstrap, os.environ.get("KBENCH_BROKER_VERSION") or "unknown"
+                bootstrap, version = scn.bootstrap, os.environ.get("KBENCH_BROKER_VERSION") or "unknown"
             else:
                 version = FORMAT_BROKER if kind == "format" else kafka_version()
-                boot["A"], _ = scn.cluster_start("shared", 1, version)
-                bver["A"] = version
-            boot["B"], bver["B"] = boot["A"], bver["A"]
+                bootstrap = scn.cluster_start("shared", 1, version)[0]
+            boot, bver = dict.fromkeys(specs, bootstrap), dict.fromkeys(specs, version)
         os.makedirs(scn.out + "/raw", exist_ok=True)
 
         produce = "acks=1,codec=%s,record_bytes=%%d,payload=%s,linger_ms=%s,max_in_flight=%s" % (
@@ -139,8 +134,7 @@ def main(args):
             info("repetition %d of %d done (%d s so far)" % (rep, reps, scn.elapsed()))
 
         for side in ("A", "B"):
-            scn.merge("%s/%s.json" % (scn.out, side),
-                      sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-r*.json" % side)), side)
+            scn.merge_rounds(side, side + "-r*.json", side)
         a, b, verdict = (scn.out + "/A.json", scn.out + "/B.json", scn.out + "/verdict.json")
         scn.note("scripts/compare %s %s --alpha %s --threshold %s --accept-inconclusive --out %s"
                  % (a, b, ALPHA, THRESHOLD, verdict))
@@ -152,9 +146,7 @@ def main(args):
         if compare.exit_code(judged, accept_inconclusive=True) not in (0, 1):
             die("compare could not judge A against B (see %s/compare.txt)" % scn.out, 1)
 
-        records = "%d at 100 B" % records_for(scn, 100)
-        if 1000 in sizes:
-            records += ", %d at 1000 B" % records_for(scn, 1000)
+        records = ", ".join("%d at %d B" % (records_for(scn, size), size) for size in sizes)
         scn.report("--label-a", labels["A"], "--label-b", labels["B"],
                    "--note", "Records per repetition: %s; acks=1, 2 partitions, one kbench process per "
                    "side, repetition and record size; scripts/compare's full table is in compare.txt."

@@ -4,6 +4,8 @@ time it took; the scenario's exit status: DIR/report.md, DIR/known-regressions.p
 DIR/summary.json (with "exit_code") and DIR/summary.txt (the per-case table the runner
 prints). run.py also reads the case table with load_cases and select."""
 
+import collections
+import contextlib
 import json
 import os
 import re
@@ -13,18 +15,13 @@ from kbench import results as kr
 from kbench import scenario as ks
 from kbench import text
 
-FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change",
-          "source")
+FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change", "source")
 MEASURES = ("throughput", "cpu", "latency", "control")
 TARGETS = ("mock", "plaintext", "ssl")
 EXPECTS = ("regression", "improvement", "none")
 PRIMARY_KEYS = ("regressions", "improvements", "inconclusive", "unchanged")
-# Exit status of the scenario per case status: a miss outranks a case not judged, as a
-# regression outranks an inconclusive row in scripts/compare's exit status.
 FOUND, MISSED, NOT_JUDGED = "found", "not found", "not judged"
 
-
-# ------------------------------------------------------------------ the case table
 
 def load_cases(path):
     """The cases of a cases.tsv file, in file order; a malformed line is a ScenarioError."""
@@ -44,21 +41,18 @@ def load_cases(path):
                                    % (where, len(parts), len(FIELDS), ", ".join(FIELDS)))
         case = dict(zip(FIELDS, (p.strip() for p in parts)))
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", case["id"]):
-            raise ks.ScenarioError("%s: bad case id %r (lower-case letters, digits, -)"
-                                   % (where, case["id"]))
+            raise ks.ScenarioError("%s: bad case id %r (lower-case letters, digits, -)" % (where, case["id"]))
         if case["id"] in seen:
             raise ks.ScenarioError("%s: case %s appears twice" % (where, case["id"]))
         seen.add(case["id"])
-        # A broker target may pin its Kafka release: plaintext@3.9.1 (old clients need a
-        # broker that still serves their protocol versions).
+        # A broker target may pin its Kafka release (old clients need one that serves them).
         kind, _, version = case["target"].partition("@")
         if version and (kind == "mock" or not re.match(r"^[0-9]+\.[0-9]+\.[0-9]+$", version)):
             raise ks.ScenarioError("%s: target %r: only plaintext@X.Y.Z or ssl@X.Y.Z pin a "
                                    "Kafka release" % (where, case["target"]))
         for key, known in (("measures", MEASURES), ("target", TARGETS), ("expect", EXPECTS)):
             if (kind if key == "target" else case[key]) not in known:
-                raise ks.ScenarioError("%s: %s %r is not one of %s"
-                                       % (where, key, case[key], ", ".join(known)))
+                raise ks.ScenarioError("%s: %s %r is not one of %s" % (where, key, case[key], ", ".join(known)))
         for key in ("a", "b"):
             if not re.match(r"^(system|[0-9]+\.[0-9]+\.[0-9]+|tree:[0-9A-Za-z._/-]+)$", case[key]):
                 raise ks.ScenarioError("%s: side %s %r is not a release, system or tree:REV"
@@ -70,8 +64,7 @@ def load_cases(path):
         if not case["args"]:
             raise ks.ScenarioError("%s: no kbench arguments" % where)
         if case["metric"] != "-" and not re.match(r"^[a-z][a-z0-9_]*$", case["metric"]):
-            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name"
-                                   % (where, case["metric"]))
+            raise ks.ScenarioError("%s: metric %r is not '-' or a metric name" % (where, case["metric"]))
         cases.append(case)
     if not cases:
         raise ks.ScenarioError("%s has no cases" % path)
@@ -85,17 +78,12 @@ def select(cases, spec):
     if spec == "all":
         return list(cases)
     by_id = {c["id"]: c for c in cases}
-    out = []
-    for name in spec.split(","):
-        name = name.strip()
+    names = list(dict.fromkeys(name.strip() for name in spec.split(",")))
+    for name in names:
         if name not in by_id:
             raise ks.ScenarioError("unknown case %r (known: %s)" % (name, ", ".join(by_id)))
-        if by_id[name] not in out:
-            out.append(by_id[name])
-    return out
+    return [by_id[name] for name in names]
 
-
-# ------------------------------------------------------------------ judging one case
 
 def _row(r):
     """The fields of a verdict row that the report shows."""
@@ -108,44 +96,32 @@ def found_in(verdict):
     """What kbench found: regression, improvement, mixed (both among the deciding rows),
     unchanged (every deciding row proven within the threshold) or inconclusive (no deciding
     row either way and some not judged)."""
-    n_reg, n_imp = len(verdict.get("regressions", [])), len(verdict.get("improvements", []))
-    if n_reg and n_imp:
-        return "mixed"
-    if n_reg:
-        return "regression"
-    if n_imp:
-        return "improvement"
-    not_judged = (verdict.get("inconclusive") or verdict.get("errored") or verdict.get("unjudged")
-                  or verdict.get("only_in_base") or verdict.get("only_in_new"))
-    if not_judged or not verdict.get("unchanged"):
-        return "inconclusive"
-    return "unchanged"
+    reg, imp = verdict.get("regressions"), verdict.get("improvements")
+    if reg or imp:
+        return "mixed" if reg and imp else "regression" if reg else "improvement"
+    not_judged = any(verdict.get(k) for k in ("inconclusive", "errored", "unjudged", "only_in_base", "only_in_new"))
+    return "inconclusive" if not_judged or not verdict.get("unchanged") else "unchanged"
 
 
 def verdict_file(case):
-    """The verdict that decides a case: bench-commits' own, or scripts/compare's on the
-    case's metric."""
+    """The deciding verdict: bench-commits' own, or scripts/compare's on the case's metric."""
     return "verdict.json" if case["metric"] == "-" else "verdict-%s.json" % case["metric"]
 
 
 def judge(case, run, verdict):
-    """One case's outcome. run: its case.json (None if absent); verdict: the deciding
-    verdict (verdict_file), None if none was written."""
-    out = {"id": case["id"], "measures": case["measures"], "a": case["a"], "b": case["b"],
-           "target": case["target"], "expect": case["expect"], "source": case["source"],
-           "metric": case["metric"], "verdict_file": verdict_file(case),
-           "seconds": (run or {}).get("seconds"), "exit_code": (run or {}).get("exit_code"),
-           "deciding": [], "significant_secondary": [], "note": (run or {}).get("note")}
+    """One case's outcome from its case.json (RUN) and deciding verdict (VERDICT), either None if absent."""
+    ran = run or {}
+    out = dict({k: case[k] for k in ("id", "measures", "a", "b", "target", "expect", "source", "metric")},
+               verdict_file=verdict_file(case), seconds=ran.get("seconds"), exit_code=ran.get("exit_code"),
+               deciding=[], significant_secondary=[], note=ran.get("note"))
     if run is None or run.get("note"):
         out.update(found="not run", status=NOT_JUDGED, note=out["note"] or "the case did not run")
         return out
     if verdict is None:
         if case["metric"] != "-" and run.get("metric_exit_code") is not None:
-            why = "scripts/compare --metric %s exited %s without a verdict" % (
-                case["metric"], run.get("metric_exit_code"))
+            why = "scripts/compare --metric %s exited %s without a verdict" % (case["metric"], run["metric_exit_code"])
         else:
-            why = "scripts/bench-commits exited %s without a verdict (see its log)" % (
-                run.get("exit_code"))
+            why = "scripts/bench-commits exited %s without a verdict (see its log)" % run.get("exit_code")
         out.update(found="failed", status=NOT_JUDGED, note=why)
         return out
     out["deciding"] = [_row(r) for key in PRIMARY_KEYS for r in verdict.get(key, [])]
@@ -156,42 +132,21 @@ def judge(case, run, verdict):
     failures += ["%s: %s" % (u.get("name"), u.get("reason")) for u in verdict.get("unjudged", [])]
     if failures:
         out["note"] = "; ".join(failures)
-    found = found_in(verdict)
-    out["found"] = found
-    if case["expect"] == "none":
-        # A control is found only when its deciding rows are proven unchanged: one that
-        # decided nothing (inconclusive) has shown nothing, and is not judged.
-        if found in ("regression", "improvement", "mixed"):
-            out["status"] = MISSED
-        elif found == "unchanged":
-            out["status"] = FOUND
-        else:
-            out["status"] = NOT_JUDGED
-    elif found == case["expect"]:
-        out["status"] = FOUND
-    elif found == "inconclusive":
-        out["status"] = NOT_JUDGED
-    else:
-        out["status"] = MISSED
+    found = out["found"] = found_in(verdict)
+    # A control (expect none) is found only when its deciding rows are proven unchanged.
+    expected = "unchanged" if case["expect"] == "none" else case["expect"]
+    out["status"] = FOUND if found == expected else NOT_JUDGED if found == "inconclusive" else MISSED
     return out
 
 
 def exit_code(outcomes):
     """0 every case found, 1 one missed, 3 one not judged (and none missed)."""
     statuses = {o["status"] for o in outcomes}
-    if MISSED in statuses:
-        return 1
-    if NOT_JUDGED in statuses or not outcomes:
-        return 3
-    return 0
+    return 1 if MISSED in statuses else 3 if NOT_JUDGED in statuses or not outcomes else 0
 
-
-# ------------------------------------------------------------------ formatting
 
 def fmt_seconds(s):
-    if s is None:
-        return "—"
-    return "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
+    return "—" if s is None else "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
 
 
 def fmt_p(p):
@@ -205,14 +160,13 @@ def fmt_row(r):
     p = "p %s" % fmt_p(r["p_value"])
     if r.get("p_adjusted") is not None:
         p += ", adj. %s" % fmt_p(r["p_adjusted"])
+    verdict = r.get("verdict")
     return "%s %s: %s, %s: %s" % (short_name(r["name"]), r["metric"], change, p,
-                                  (r.get("verdict") or "?").upper()
-                                  if r.get("verdict") in ("regression", "improvement")
-                                  else r.get("verdict"))
+                                  verdict.upper() if verdict in ("regression", "improvement") else verdict)
 
 
 def short_name(name):
-    """A row's name without the family prefix and the suffixes every row shares."""
+    """A row's name without /real_time."""
     return re.sub(r"/real_time$", "", name or "?")
 
 
@@ -223,18 +177,14 @@ def summary_text(outcomes, code):
                      % (o["id"], o["measures"], o["a"], o["b"], o["target"],
                         o["expect"] if o["expect"] != "none" else "no change",
                         o["found"], o["status"].upper(), fmt_seconds(o["seconds"])))
-        for r in o["deciding"]:
-            lines.append("  deciding    %s" % fmt_row(r))
-        for r in o["significant_secondary"]:
-            lines.append("  secondary   %s" % fmt_row(r))
+        lines += ["  deciding    %s" % fmt_row(r) for r in o["deciding"]]
+        lines += ["  secondary   %s" % fmt_row(r) for r in o["significant_secondary"]]
         if o.get("note"):
             lines.append("  note        %s" % o["note"])
-    n = len(outcomes)
-    counts = {s: sum(1 for o in outcomes if o["status"] == s) for s in (FOUND, MISSED, NOT_JUDGED)}
-    total = sum(o["seconds"] or 0 for o in outcomes)
-    lines.append("known-regressions: %d of %d case(s) found, %d not found, %d not judged "
-                 "(%s in the cases); exit %d"
-                 % (counts[FOUND], n, counts[MISSED], counts[NOT_JUDGED], fmt_seconds(total), code))
+    counts = collections.Counter(o["status"] for o in outcomes)
+    lines.append("known-regressions: %d of %d case(s) found, %d not found, %d not judged (%s in the cases); exit %d"
+                 % (counts[FOUND], len(outcomes), counts[MISSED], counts[NOT_JUDGED],
+                    fmt_seconds(sum(o["seconds"] or 0 for o in outcomes)), code))
     return "\n".join(lines) + "\n"
 
 
@@ -283,10 +233,8 @@ def report(directory, args):
         verdict = _load_json(os.path.join(cdir, verdict_file(case)))
         outcomes.append(judge(case, _load_json(os.path.join(cdir, "case.json")), verdict))
         if not ctx and os.path.exists(os.path.join(cdir, "new.json")):
-            try:  # the header's machine and versions; a run that died early has none
+            with contextlib.suppress(kr.BenchmarkJsonError):  # the header's machine and versions
                 ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
-            except kr.BenchmarkJsonError:
-                pass
     code = exit_code(outcomes)
     with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
         f.write(summary_text(outcomes, code))
@@ -296,22 +244,18 @@ def report(directory, args):
     if ctx:  # the sides' libraries differ per case: the table below names them
         ctx = dict(ctx, librdkafka_version="per case, A → B in the table below")
     lines = ks.header(args, "Known librdkafka performance changes: found or not",
-                      "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, "
-                      "pull requests)", ctx, [
-                          "Each case runs on this host, one kbench build on both sides and only "
-                          "librdkafka differing; the original reports came from users' own "
-                          "clusters and applications.",
-                          "A case is found when scripts/compare's deciding rows show the "
-                          "documented direction and none the opposite one; secondary rows are "
-                          "listed, never decide."], common=False)
+                      "documented librdkafka changes (cases.tsv: CHANGELOG lines, issues, pull requests)", ctx, [
+                          "Each case runs on this host, one kbench build on both sides and only librdkafka "
+                          "differing; the original reports came from users' own clusters and applications.",
+                          "A case is found when scripts/compare's deciding rows show the documented direction and "
+                          "none the opposite one; secondary rows are listed, never decide."], common=False)
     lines += ["## Cases", ""]
     lines += text.table(
         ["case", "measures", "A → B", "target", "expected", "kbench found", "result", "time"],
         [[o["id"], o["measures"], "%s → %s" % (o["a"], o["b"]), o["target"],
           o["expect"] if o["expect"] != "none" else "no change", o["found"], "**%s**" % o["status"],
           fmt_seconds(o["seconds"])] for o in outcomes], markdown=True).splitlines()
-    lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)."
-              % code, ""]
+    lines += ["", "Exit status %d (0 every case found, 1 a case not found, 3 a case not judged)." % code, ""]
     for case, o in zip(cases, outcomes):
         lines += ["## %s" % o["id"], "", case["change"] + ".", "",
                   "Source: %s." % case["source"].rstrip("."), "",

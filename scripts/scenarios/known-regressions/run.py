@@ -43,10 +43,7 @@ class Run:
     def __init__(self, scn, args):
         self.scn, self.args = scn, args
         self.clusters = {}  # one (bootstrap, client config) per security kind and version
-        if scn.tiny:
-            self.rounds = ["--runs", "2"]
-        else:
-            self.rounds = ["--runs", "16"] if scn.scale == "full" else []
+        self.rounds = ["--runs", "2"] if scn.tiny else ["--runs", "16"] if scn.scale == "full" else []
         self.timing = ["--window-seconds=0.5", "--warmup-seconds=0.2"] if scn.tiny else []
         # One kbench commit for every case, even if HEAD moves while the scenario runs.
         self.commit = git.head(scn.root)
@@ -55,9 +52,8 @@ class Run:
         scn.note("kbench commit " + self.commit)
 
     def cluster_args(self, target):
-        """kbench's options for TARGET (mock, plaintext or ssl, optionally @VERSION of Kafka),
-        and the broker's version ("" on the mock cluster). One cluster per security kind and
-        version, started when the first case needs it, stopped on exit."""
+        """kbench's options for TARGET (mock, plaintext or ssl, optionally @VERSION) and the broker's
+        version ("" on mock); one cluster per kind and version, started when a case first needs it."""
         if target == "mock":
             return [], ""
         kind, _, version = target.partition("@")
@@ -73,9 +69,8 @@ class Run:
         return "tree:%s@%s" % (self.args.librdkafka_tree, spec[5:]) if spec.startswith("tree:") else spec
 
     def run_case(self, case):
-        """bench-commits into OUT/cases/ID (and, for a case decided on one metric, compare
-        --metric on its base.json and new.json into verdict-METRIC.json), then case.json with
-        its exit status, wall time and commands."""
+        """bench-commits into OUT/cases/ID (and compare --metric into verdict-METRIC.json for a case
+        decided on one metric), then case.json with its exit status, wall time and commands."""
         cid, a, b, metric = case["id"], case["a"], case["b"], case["metric"]
         d, start = os.path.join(self.scn.out, "cases", cid), time.monotonic()
         os.makedirs(d, exist_ok=True)
@@ -136,7 +131,6 @@ def main(args):
     except ks.ScenarioError as e:
         die(e)
     with Scenario(args, __file__) as scn:
-        os.makedirs(scn.out + "/cases", exist_ok=True)
         run = Run(scn, args)
         for case in cases:
             run.run_case(case)

@@ -1,22 +1,15 @@
 """Report of the perf-test scenario (seed 004), `report.py DIR`: per case and round both
-tools' lines in kafka-producer-perf-test's and kafka-consumer-perf-test's formats (kbench's
-numbers read line for line like Kafka's own tools), the medians with their ratio,
-report.md, summary.json and perf-test.png.
+tools' lines in Kafka's tools' formats, the medians with their ratio, report.md,
+summary.json and perf-test.png.
 
-Formats (Kafka's ProducerPerformance / ConsumerPerformance):
-  interval  "N records sent, R.r records/sec (M.mm MB/sec), A.a ms avg latency, X.x ms max latency."
-  final     "N records sent, R.rrrrrr records/sec (M.mm MB/sec), A.aa ms avg latency,
-             X.xx ms max latency, P50 ms 50th, P95 ms 95th, P99 ms 99th, P999 ms 99.9th."
-  steady    the same as final, "N steady state records sent, ...": printed after it when the
-            tool had --warmup-records, covering only the records after the warm-up
-  consumer  "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,
-             rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"
-MB is MiB of record values, as the tools count it. The tools' percentiles are whole
-milliseconds (their latencies are integer ms); kbench's microsecond values are truncated to
-whole ms in the final line so the columns mean the same thing, and kept exact in JSON.
+The formats (Kafka's ProducerPerformance / ConsumerPerformance) are the regexes below; a
+"steady state" final line follows the final line when the tool had --warmup-records. MB is
+MiB of record values. The tools' percentiles are whole ms: kbench's are truncated to whole
+ms in the final line, and kept exact in JSON.
 """
 
 import datetime
+import itertools
 import json
 import math
 import os
@@ -25,11 +18,11 @@ import statistics
 import sys
 
 from kbench import facts, text
+from kbench import results as kr
 from kbench import scenario as ks
 from kbench.cli import ArgumentParser, die
 
-MIB = 1024.0 * 1024.0
-
+MIB = ks.MIB
 PRODUCER_FINAL_RE = re.compile(
     r"(?P<records>\d+) (?P<steady>steady state )?records sent, "
     r"(?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -53,8 +46,6 @@ class InputError(Exception):
     """Unusable input file: reported as one line, exit status 1."""
 
 
-# ------------------------------------------------------------------ formatting
-
 def final_line(r):
     return ("%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, "
             "%d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th." %
@@ -74,19 +65,24 @@ def consumer_line(c):
         c["rebalance_ms"], c["fetch_ms"], c["fetch_mbps"], c["fetch_nmsgps"])
 
 
-# ------------------------------------------------------------------ parsing
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise InputError("%s: %s" % (path, e)) from e
+
 
 def load_json(path):
     try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError("%s: not readable kbench JSON (%s)" % (path, e)) from e
+        return json.loads(read(path))
+    except ValueError as e:
+        raise InputError("%s: not readable JSON (%s)" % (path, e)) from e
 
 
-def seconds(bench, key):
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[bench.get("time_unit", "ns")]
-    return bench[key] * scale
+def seconds(bench):
+    """The wall time of all of a row's iterations."""
+    return bench["real_time"] * kr.TIME_UNIT_NS[bench.get("time_unit", "ns")] / 1e9 * bench["iterations"]
 
 
 def pick_rows(doc, path, match):
@@ -113,17 +109,10 @@ def kbench_producer(path, match=r"^Produce/"):
     for key in ("items_per_second", "bytes_per_second", "avg_us", "max_us", "p50_us"):
         if key not in b:
             raise InputError("%s: %s has no %s counter (kbench too old?)" % (path, b["name"], key))
-    secs = seconds(b, "real_time") * b["iterations"]
-    r = {
-        "name": b["name"],
-        "records": int(round(b["items_per_second"] * secs)),
-        "rps": b["items_per_second"],
-        "mbps": b["bytes_per_second"] / MIB,
-        "avg_ms": b["avg_us"] / 1000.0,
-        "max_ms": b["max_us"] / 1000.0,
-        "seconds": secs,
-        "context": doc.get("context", {}),
-    }
+    secs = seconds(b)
+    r = {"name": b["name"], "records": int(round(b["items_per_second"] * secs)), "rps": b["items_per_second"],
+         "mbps": b["bytes_per_second"] / MIB, "avg_ms": b["avg_us"] / 1000.0, "max_ms": b["max_us"] / 1000.0,
+         "seconds": secs, "context": doc.get("context", {})}
     for q in ("p50", "p95", "p99", "p999"):
         r[q + "_us"] = b[q + "_us"]
         r[q + "_ms"] = math.floor(b[q + "_us"] / 1000.0)  # whole ms, as the tool reports
@@ -133,28 +122,21 @@ def kbench_producer(path, match=r"^Produce/"):
 def kbench_windows(stderr_path, label_match=r"^Produce/"):
     """kbench's progress lines of the matching benchmark, without their label prefix."""
     out = []
-    try:
-        with open(stderr_path, errors="replace") as f:
-            for line in f:
-                label, sep, rest = line.rstrip("\n").partition(": ")
-                if not sep or not re.search(label_match, label) or "(fill)" in label:
-                    continue
-                if PRODUCER_WINDOW_RE.match(rest):
-                    out.append(PRODUCER_WINDOW_RE.sub(lambda m: m.group(0).replace(" (final)", ""), rest))
-    except OSError as e:
-        raise InputError("%s: %s" % (stderr_path, e)) from e
+    for line in read(stderr_path).splitlines():
+        label, sep, rest = line.partition(": ")
+        if sep and re.search(label_match, label) and "(fill)" not in label and PRODUCER_WINDOW_RE.match(rest):
+            out.append(rest.replace(" (final)", ""))
     return out
 
 
 def kbench_consumers(path, end_ms, match=r"^Consume/"):
-    """Consumer-line fields of each Consume row. kbench assigns partitions (no group), so
-    rebalance.time.ms is 0 and fetch.* equal the totals; the run's timed reads are placed so
-    they end when the kbench process ended (end_ms)."""
+    """Consumer-line fields of each Consume row (no group: no rebalance, fetch.* are the totals),
+    its timed reads placed to end when the kbench process ended (END_MS)."""
     doc = load_json(path)
     out = []
     rows = pick_rows(doc, path, match)
     for b in reversed(rows):  # rows ran in order: walk back from the end
-        secs = seconds(b, "real_time") * b["iterations"]
+        secs = seconds(b)
         nmsg = int(round(b["items_per_second"] * secs))
         mb = b["bytes_per_second"] * secs / MIB
         c = {"name": b["name"], "start_ms": end_ms - secs * 1000.0, "end_ms": end_ms, "mb": mb,
@@ -167,55 +149,36 @@ def kbench_consumers(path, end_ms, match=r"^Consume/"):
 
 
 def tool_producer(path, warmup=0):
-    """kafka-producer-perf-test's result: its steady-state line when it had --warmup-records
-    (what follows the warm-up, as kbench measures), else its final line; and its interval
-    lines after the warm-up (an interval holding any warm-up record is left out)."""
-    try:
-        text = open(path, errors="replace").read()
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
+    """kafka-producer-perf-test's steady-state line (after --warmup-records, as kbench measures),
+    else its final line; and its interval lines that hold no warm-up record."""
+    text = read(path)
     finals = list(PRODUCER_FINAL_RE.finditer(text))
     if not finals:
         raise InputError("%s: no kafka-producer-perf-test final line (tool failed?)" % path)
     steady = [m for m in finals if m.group("steady")]
     if warmup > 0 and not steady:
-        raise InputError("%s: no steady-state line although the tool had %d warm-up records"
-                         % (path, warmup))
+        raise InputError("%s: no steady-state line although the tool had %d warm-up records" % (path, warmup))
     m = steady[-1] if steady else finals[-1]
     whole = ("records", "p50_ms", "p95_ms", "p99_ms", "p999_ms")
     r = {k: (int(m.group(k)) if k in whole else float(m.group(k))) for k in FINAL_FIELDS}
     r["steady_state"] = bool(steady)
-    r["windows"] = []
-    sent = 0
-    for line in text.splitlines():
-        w = PRODUCER_WINDOW_RE.match(line.strip())
-        if not w:
-            continue
-        before, sent = sent, sent + int(w.group("records"))
-        if before >= warmup:
-            r["windows"].append(line.strip())
+    windows = [line.strip() for line in text.splitlines() if PRODUCER_WINDOW_RE.match(line.strip())]
+    sent_before = itertools.accumulate((int(PRODUCER_WINDOW_RE.match(w).group("records")) for w in windows), initial=0)
+    r["windows"] = [w for w, before in zip(windows, sent_before) if before >= warmup]
     return r
 
 
 def tool_consumer(path):
     """The data line after kafka-consumer-perf-test's CSV header (warnings may precede it)."""
-    try:
-        lines = [line.strip() for line in open(path, errors="replace")]
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e)) from e
-    for line in lines:
-        if CONSUMER_LINE_RE.match(line):
-            return line
+    for line in read(path).splitlines():
+        if CONSUMER_LINE_RE.match(line.strip()):
+            return line.strip()
     raise InputError("%s: no kafka-consumer-perf-test data line (tool failed?)" % path)
 
 
 def tool_consumer_fields(line):
-    m = CONSUMER_LINE_RE.match(line)
-    return {k: float(m.group(k)) for k in ("mb", "mbps", "nmsg", "nmsgps", "rebalance_ms", "fetch_ms",
-                                           "fetch_mbps", "fetch_nmsgps")}
+    return {k: float(v) for k, v in CONSUMER_LINE_RE.match(line).groupdict().items() if k not in ("start", "end")}
 
-
-# ------------------------------------------------------------------ comparing the two tools
 
 def median_result(results):
     m = {k: statistics.median(r[k] for r in results) for k in FINAL_FIELDS}
@@ -230,13 +193,9 @@ def ratio(a, b):
     return a / b if b else float("inf")
 
 
-def window_rps(line):
-    return float(PRODUCER_WINDOW_RE.match(line).group("rps"))
-
-
 def interval_stats(lines):
     """records/sec over interval lines: count, median, range and coefficient of variation."""
-    v = [window_rps(line) for line in lines]
+    v = [float(PRODUCER_WINDOW_RE.match(line).group("rps")) for line in lines]
     if not v:
         return {"n": 0}
     mean = statistics.fmean(v)
@@ -245,15 +204,12 @@ def interval_stats(lines):
 
 
 def interval_text(st):
-    if not st["n"]:
-        return "no complete interval"
-    return "%d intervals, median %.1f records/sec (%.1f..%.1f), cv %.1f %%" % (
-        st["n"], st["median"], st["min"], st["max"], 100.0 * st["cv"])
+    return ("%d intervals, median %.1f records/sec (%.1f..%.1f), cv %.1f %%" % (
+        st["n"], st["median"], st["min"], st["max"], 100.0 * st["cv"]) if st["n"] else "no complete interval")
 
 
 def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, warmup):
-    """The medians of both tools' final lines, their ratio, each round's records/sec and both
-    tools' interval records/sec: lines for the console, and the same as a dict."""
+    """Both tools' median final lines, ratios, records/sec per round and per interval: console lines, a dict."""
     mt, mk = median_result(tool_rounds), median_result(kb_rounds)
     it, ik = interval_stats(tool_windows), interval_stats(kb_windows)
     lines = [
@@ -281,17 +237,9 @@ def comparison_lines(width, tool_rounds, kb_rounds, tool_windows, kb_windows, wa
                    if it["n"] and ik["n"] else None}
 
 
-# ------------------------------------------------------------------ the runs' tables
-
-# ------------------------------------------------------------------ the report
-
 def load_cases(d):
     """DIR/run.json's settings and cases, each with its rounds read from their outputs."""
-    try:
-        with open(os.path.join(d, "run.json"), encoding="utf-8") as f:
-            run = json.load(f)
-    except (OSError, ValueError) as e:
-        raise InputError("%s/run.json: %s" % (d, e)) from e
+    run = load_json(os.path.join(d, "run.json"))
     cases = {c["name"]: {"case": c["name"], "num_records": c["records"], "record_size": c["size"],
                          "throughput": c["tput"], "warmup": c["warm"], "queue_messages": c["qmsgs"],
                          "rounds": {}} for c in run["cases"]}
@@ -299,8 +247,7 @@ def load_cases(d):
         c, kind, path, aux = cases[step["case"]], step["kind"], step["path"], step["aux"]
         r = c["rounds"].setdefault(step["round"], {"round": step["round"], "first": step["first"]})
         if kind == "kbench-produce":
-            r["kbench"] = kbench_producer(path)
-            r["kbench_windows"] = kbench_windows(aux)
+            r.update(kbench=kbench_producer(path), kbench_windows=kbench_windows(aux))
         elif kind == "tool-produce":
             r["tool"] = tool_producer(path, c["warmup"])
         elif kind == "tool-consume":
@@ -317,27 +264,20 @@ def load_cases(d):
 def summarize_case(c):
     """Medians over rounds, per tool, and the interval statistics; sets c's summary keys."""
     rounds = c["rounds"]
-    c["kbench"] = median_result([r["kbench"] for r in rounds])
-    c["kbench"]["name"] = rounds[0]["kbench"]["name"]
-    c["kbench"]["rps_rounds"] = [r["kbench"]["rps"] for r in rounds]
+    c["kbench"] = dict(median_result([r["kbench"] for r in rounds]), name=rounds[0]["kbench"]["name"],
+                       rps_rounds=[r["kbench"]["rps"] for r in rounds])
     c["kbench_intervals"] = interval_stats([w for r in rounds for w in r["kbench_windows"]])
     tools = [r["tool"] for r in rounds if "tool" in r]
     if tools:
-        c["tool"] = median_result(tools)
-        c["tool"]["rps_rounds"] = [t["rps"] for t in tools]
+        c["tool"] = dict(median_result(tools), rps_rounds=[t["rps"] for t in tools])
         c["tool_intervals"] = interval_stats([w for t in tools for w in t["windows"]])
-    kc = [r["kbench_consumer"] for r in rounds if "kbench_consumer" in r]
-    if kc:
-        c["kbench_consumer"] = {"nmsgps": statistics.median(x["nmsgps"] for x in kc),
-                                "mbps": statistics.median(x["mbps"] for x in kc),
-                                "nmsgps_rounds": [x["nmsgps"] for x in kc], "nmsg": kc[0]["nmsg"]}
-    tc = [tool_consumer_fields(r["tool_consumer"]) for r in rounds if "tool_consumer" in r]
-    if tc:
-        # fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
-        c["tool_consumer"] = {"nmsgps": statistics.median(x["fetch_nmsgps"] for x in tc),
-                              "mbps": statistics.median(x["fetch_mbps"] for x in tc),
-                              "nmsgps_rounds": [x["fetch_nmsgps"] for x in tc],
-                              "nmsg": int(tc[0]["nmsg"])}
+    # The tool's fetch.*: without the group rebalance, which kbench (partitions assigned) never has.
+    for key, prefix, parse in (("kbench_consumer", "", dict), ("tool_consumer", "fetch_", tool_consumer_fields)):
+        xs = [parse(r[key]) for r in rounds if key in r]
+        if xs:
+            c[key] = {"nmsgps": statistics.median(x[prefix + "nmsgps"] for x in xs),
+                      "mbps": statistics.median(x[prefix + "mbps"] for x in xs),
+                      "nmsgps_rounds": [x[prefix + "nmsgps"] for x in xs], "nmsg": int(xs[0]["nmsg"])}
 
 
 def case_lines(c, env):
@@ -348,46 +288,37 @@ def case_lines(c, env):
                  env.get("batch_size"), env.get("acks"), env.get("partitions"),
                  env.get("replication"), len(c["rounds"]))]
     for r in c["rounds"]:
-        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool"
-                                                  else "kbench"))
-        lines.append("kbench Produce (%s):" % r["kbench"]["name"])
-        lines.extend(r["kbench_windows"])
-        lines.append(final_line(r["kbench"]))
+        lines.append("-- round %d (%s first)" % (r["round"], "Kafka's tools" if r["first"] == "tool" else "kbench"))
+        lines += ["kbench Produce (%s):" % r["kbench"]["name"]] + r["kbench_windows"] + [final_line(r["kbench"])]
         if schedule_lag(c, r["kbench"]):
             lines.append("   (cap not reached: kbench's latency counts from each record's intended "
                          "send time at %d records/sec, so it includes the lag behind that schedule)"
                          % c["throughput"])
         if "tool" in r:
-            lines.append("kafka-producer-perf-test (steady state, after its %d warm-up records):"
-                         % c["warmup"])
-            lines.extend(r["tool"]["windows"])
-            lines.append(final_line(r["tool"]))
+            lines += (["kafka-producer-perf-test (steady state, after its %d warm-up records):" % c["warmup"]]
+                      + r["tool"]["windows"] + [final_line(r["tool"])])
     if "tool" in c:
         tools = [r["tool"] for r in c["rounds"] if "tool" in r]
         more, _ = comparison_lines(width, tools, [r["kbench"] for r in c["rounds"]],
                                    [w for t in tools for w in t["windows"]],
                                    [w for r in c["rounds"] for w in r["kbench_windows"]], c["warmup"])
-        lines.append("-- " + more[0])
-        lines.extend(more[1:])
+        lines += ["-- " + more[0]] + more[1:]
     else:
         lines.append("-- kbench over %d round(s): records/sec [%s]; interval records/sec: %s" % (
             len(c["rounds"]), ", ".join("%.0f" % x for x in c["kbench"]["rps_rounds"]),
             interval_text(c["kbench_intervals"])))
     if any("kbench_consumer" in r or "tool_consumer" in r for r in c["rounds"]):
         same = "tool_consumer" in c
-        lines.append("-- consumers: %s" % (
-            "both read the topic kafka-producer-perf-test wrote (%d records), same fetch settings"
-            % (c["num_records"] + c["warmup"]) if same else
-            "kbench Consume/read on its own topic of this layout (%d records)"
-            % (c["num_records"] + c["warmup"])))
-        lines.append(CONSUMER_HEADER)
+        lines += ["-- consumers: %s (%d records)%s" % (
+            "both read the topic kafka-producer-perf-test wrote" if same else
+            "kbench Consume/read on its own topic of this layout", c["num_records"] + c["warmup"],
+            ", same fetch settings" if same else ""), CONSUMER_HEADER]
         for r in c["rounds"]:
             if "tool_consumer" in r:
-                lines.append("round %d kafka-consumer-perf-test:" % r["round"])
-                lines.append(r["tool_consumer"])
+                lines += ["round %d kafka-consumer-perf-test:" % r["round"], r["tool_consumer"]]
             if "kbench_consumer" in r:
-                lines.append("round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]))
-                lines.append(consumer_line(r["kbench_consumer"]))
+                lines += ["round %d kbench Consume (%s):" % (r["round"], r["kbench_consumer"]["name"]),
+                          consumer_line(r["kbench_consumer"])]
         if same and "kbench_consumer" in c:
             kc, tc = c["kbench_consumer"], c["tool_consumer"]
             lines.append("%-*s  kafka-consumer-perf-test %.1f (fetch.nMsg.sec: without its group "
@@ -398,8 +329,7 @@ def case_lines(c, env):
 
 
 def scenario(d):
-    """Reads DIR/run.json; prints every round's lines and the medians, writes console.txt,
-    summary.json, report.md and the chart."""
+    """DIR/run.json's rounds and medians, printed and in console.txt, summary.json, report.md, the chart."""
     env, cases = load_cases(d)
     lines = []
     for c in cases:
@@ -419,10 +349,8 @@ def scenario(d):
         if "tool" in r:
             out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]),
                        tool_windows=r["tool"]["windows"])
-        if "tool_consumer" in r:
-            out["tool_consumer_line"] = r["tool_consumer"]
-        if "kbench_consumer" in r:
-            out["kbench_consumer"] = r["kbench_consumer"]
+        out.update({new: r[key] for key, new in (("tool_consumer", "tool_consumer_line"),
+                                                  ("kbench_consumer", "kbench_consumer")) if key in r})
         return out
     context = cases[0]["rounds"][0]["kbench"]["context"] if cases else {}
     summary = {"scale": env.get("scale"), "settings": env, "cases": [
@@ -436,14 +364,13 @@ def scenario(d):
         "context": context}
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    chart = draw_chart(d, cases)
-    write_report(d, env, cases, text, chart, context)
+    draw_chart(d, cases)
+    write_report(d, env, cases, text, context)
 
 
 def schedule_lag(c, r):
-    """True when kbench ran well below the case's cap: its latency (from the intended send time
-    of the rate schedule) then includes the growing lag, which kafka-producer-perf-test's
-    throttle (it only sleeps when ahead) does not see."""
+    """kbench ran well below the case's cap: its latency (from each record's intended send time)
+    includes the lag behind the schedule, which the tool's throttle does not see."""
     return c["throughput"] > 0 and r["rps"] < 0.9 * c["throughput"]
 
 
@@ -451,7 +378,6 @@ def draw_chart(d, cases):
     plt = ks.plt_module()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = ["%s\n%d B" % (c["case"], c["record_size"]) for c in cases]
-    x = range(len(cases))
 
     def mb_rounds(r):
         """MB/sec of each round, from its records/sec (the median's MB per record)."""
@@ -460,7 +386,7 @@ def draw_chart(d, cases):
     ks.grouped_bars(ax1, [(label, [(i, mb_rounds(c[key])) for i, c in enumerate(cases) if key in c], {})
                           for key, label in (("kbench", "kbench Produce"), ("tool", "kafka-producer-perf-test"))
                           if any(key in c for c in cases)])
-    ax1.set(xticks=list(x), xticklabels=labels, title="Producer throughput",
+    ax1.set(xticks=list(range(len(cases))), xticklabels=labels, title="Producer throughput",
             ylabel="MB/sec (MiB of values), median and range of rounds")
     ax1.legend()
     qs = ["p50", "p95", "p99", "p999"]
@@ -472,19 +398,17 @@ def draw_chart(d, cases):
             t = c["tool"]
             ax2.plot(qs + ["max"], [max(t[q + "_ms"], 0.5) for q in qs] + [max(t["max_ms"], 0.5)],
                      marker="x", linestyle="--", color="C%d" % i, label="perf-test " + c["case"])
-    ax2.set(yscale="log", ylabel="latency, ms (log), median of rounds",
-            title="Producer latency quantiles")
+    ax2.set(yscale="log", ylabel="latency, ms (log), median of rounds", title="Producer latency quantiles")
     ax2.legend(fontsize=7)
     fig.tight_layout()
     ks.save_chart(fig, d, "perf-test.png")
-    return "perf-test.png"
 
 
 def spread(values, fmt="%.1f"):
     return (fmt + " (" + fmt + "–" + fmt + ")") % (statistics.median(values), min(values), max(values))
 
 
-def write_report(d, env, cases, console, chart, ctx):
+def write_report(d, env, cases, console, ctx):
     machine = [("CPU", "%s, %s cores" % (ctx.get("cpu_model"), ctx.get("num_cpus"))),
                ("memory", env.get("memory")), ("kernel", ctx.get("kernel")),
                ("disk (Kafka data)", env.get("disk")), ("load", env.get("load")),
@@ -511,27 +435,24 @@ def write_report(d, env, cases, console, chart, ctx):
           "- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
           "with kbench; medians and the range over rounds are reported, and no ordering is "
           "claimed between two clients whose ranges overlap;" % env.get("rounds"),
-          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; "
-          "settings mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), "
-          "the Java client's buffer.memory (%s bytes) as librdkafka's caps in bytes "
-          "(queue.buffering.max.kbytes) and in messages (queue.buffering.max.messages = "
-          "buffer.memory / record size: %s; librdkafka's default of 100,000 messages would "
-          "bind first for small records), no compression, A-Z payload, --throughput as kbench's "
-          "`rate` schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; settings "
+          "mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), the Java client's "
+          "buffer.memory (%s bytes) as librdkafka's caps in bytes (queue.buffering.max.kbytes) and in messages "
+          "(queue.buffering.max.messages = buffer.memory / record size: %s; librdkafka's default of 100,000 messages "
+          "would bind first for small records), no compression, A-Z payload, --throughput as kbench's `rate` "
+          "schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
                                 env.get("buffer_bytes"), ", ".join(
                                     "%s %d" % (c["case"], c["queue_messages"]) for c in cases)),
-          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 "
-          "records at 224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its "
-          "command says;",
+          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 records at "
+          "224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its command says;",
           "- kbench's latency is measured from each record's intended send time when a rate is set "
           "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
           "better while the producer falls behind;"]
     if env.get("tools"):
-        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family "
-                 "(`--consume topic=T`, partitions assigned, no group) read the same topic, the one "
-                 "kafka-producer-perf-test wrote, with fetch.max.wait.ms=10 on both; the tool's "
-                 "fetch.nMsg.sec (which leaves out its group rebalance) is compared. The seed's "
-                 "consumer used ZooKeeper and `--threads 1`.")
+        s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family (`--consume "
+                 "topic=T`, partitions assigned, no group) read the same topic, the one kafka-producer-perf-test "
+                 "wrote, with fetch.max.wait.ms=10 on both; the tool's fetch.nMsg.sec (which leaves out its group "
+                 "rebalance) is compared. The seed's consumer used ZooKeeper and `--threads 1`.")
     else:
         s.append("- Kafka's tools did not run (--no-kafka-tools, or --tiny): kbench's Consume "
                  "family read its own topic of each case's layout and size.")
@@ -544,15 +465,13 @@ def write_report(d, env, cases, console, chart, ctx):
     for c in cases:
         for who, r, iv in [("kbench", c["kbench"], c["kbench_intervals"]),
                            ("kafka-producer-perf-test", c.get("tool"), c.get("tool_intervals"))]:
-            if r is None:
-                continue
-            lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
-            rows.append([c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]), "%.2f" % r["mbps"],
-                         "%.2f" % r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
-                         "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"])
-    s.append(text.table(["case", "client", "rounds", "records/sec", "MB/sec", "avg ms", "p50", "p99", "p99.9",
-                         "intervals: median records/sec, cv"], rows, markdown=True))
-    s.append("")
+            if r is not None:
+                lag = " (schedule lag)" if who == "kbench" and schedule_lag(c, r) else ""
+                rows.append([c["case"], who + lag, len(r["rps_rounds"]), spread(r["rps_rounds"]),
+                             "%.2f" % r["mbps"], "%.2f" % r["avg_ms"], r["p50_ms"], r["p99_ms"], r["p999_ms"],
+                             "%.1f, %.1f %%" % (iv["median"], 100 * iv["cv"]) if iv and iv["n"] else "none"])
+    s += [text.table(["case", "client", "rounds", "records/sec", "MB/sec", "avg ms", "p50", "p99", "p99.9",
+                      "intervals: median records/sec, cv"], rows, markdown=True), ""]
     if any(schedule_lag(c, c["kbench"]) for c in cases):
         s.append("*(schedule lag)*: the cap was not reached, so kbench's latencies include the lag behind "
                  "the rate schedule (records/sec is unaffected); the tool's throttle only sleeps when ahead "
@@ -561,17 +480,14 @@ def write_report(d, env, cases, console, chart, ctx):
         rows = [[c["case"], who, len(r["nmsgps_rounds"]), spread(r["nmsgps_rounds"]), "%.4f" % r["mbps"]]
                 for c in cases for who, r in [("kbench Consume", c.get("kbench_consumer")),
                                               ("kafka-consumer-perf-test (fetch.*)", c.get("tool_consumer"))] if r]
-        s.append(text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True))
-        s.append("")
-    if chart:
-        s.append("![throughput and latency](%s)\n" % chart)
-    s += ["## Output, in the tools' format\n",
+        s += [text.table(["case", "consumer", "rounds", "nMsg.sec", "MB.sec"], rows, markdown=True), ""]
+    s += ["![throughput and latency](perf-test.png)\n",
+          "## Output, in the tools' format\n",
           "```\n" + console + "```\n",
           "Files: `rounds/<case>-r<N>-kbench-produce.json` and `.err` (Google Benchmark JSON with "
           "the full run context; progress lines), `rounds/<case>-r<N>-tool-*.txt` (Kafka's tools), "
           "`rounds/<case>-r<N>-kbench-consume.json`, `summary.json`, `commands.txt`.\n"]
-    with open(os.path.join(d, "report.md"), "w") as f:
-        f.write("\n".join(s))
+    ks.write_report(d, s)
 
 
 def main(argv):

@@ -28,9 +28,8 @@ CASES = {
     "small": [("10k-2000B", 100000, 2000, 10000), ("10m-100B", 5000000, 100, 1000000),
               ("100m-2000B", 1000000, 2000, 100000000)],
 }
-# The Java producer's defaults (--producer-props override them), made explicit so both
-# clients run the same configuration whatever their own defaults are; the seed's case ran
-# batch.size 8196 and the defaults of its time, acks=1 and linger.ms=0.
+# The Java producer's defaults, given to both clients alike; the seed ran batch.size 8196,
+# acks=1 and linger.ms=0.
 JAVA_DEFAULTS = {"acks": "1", "batch.size": "16384", "linger.ms": "5", "compression.type": "none",
                  "enable.idempotence": "false", "max.in.flight.requests.per.connection": "5",
                  "buffer.memory": "33554432"}
@@ -51,9 +50,7 @@ def count(low, high=MAX_RECORDS):
 
 
 def throughput(text):
-    if text == "-1":
-        return -1
-    return count(1)(text)
+    return -1 if text == "-1" else count(1)(text)
 
 
 def key_value(text):
@@ -100,8 +97,7 @@ def add_arguments(parser):
 
 
 def settings(args):
-    """Both clients' producer settings of the custom case, key -> value (the Java defaults,
-    then --producer-props and --acks), and the keys kbench's spec does not map."""
+    """The custom case's settings (Java defaults, --producer-props, --acks); the keys kbench's spec lacks."""
     setting, extra = dict(JAVA_DEFAULTS), []
     for kv in args.producer_props:
         k, v = kv.split("=", 1)
@@ -138,10 +134,8 @@ def make_case(name, records, size, tput, warm, partitions, replication, setting,
                 setting["linger.ms"], setting["max.in.flight.requests.per.connection"],
                 setting["enable.idempotence"], partitions, replication, warm,
                 ",rate=%d" % tput if tput > 0 else ""))
-    # The client-side buffer bounds how many records wait unsent, hence the latency of an
-    # unthrottled run. The Java producer bounds bytes only (buffer.memory); librdkafka bounds
-    # bytes and messages (default 100,000: for 100-byte records a third of what 32 MiB
-    # holds), so both of librdkafka's caps are what buffer.memory holds, unless given.
+    # The Java producer bounds its unsent records in bytes only (buffer.memory), librdkafka
+    # in bytes and messages: both of librdkafka's caps hold what buffer.memory does.
     memory = int(setting["buffer.memory"])
     qmsgs = int(setting.get("queue.buffering.max.messages") or -(-memory // size))
     xargs = ["-X", "queue.buffering.max.kbytes=%d" % (memory // 1024)]
@@ -158,8 +152,7 @@ def cases(args):
     custom = [o for o in CUSTOM if getattr(args, o) not in (None, [])]
     if custom:
         if args.cases:
-            die("--cases picks among the seed's cases; --%s makes a case of your own"
-                % custom[0].replace("_", "-"))
+            die("--cases picks among the seed's cases; --%s makes a case of your own" % custom[0].replace("_", "-"))
         setting, extra = settings(args)
         records = args.num_records or 5000000
         return [make_case("custom", records, args.record_size or 100, args.throughput or -1,
@@ -188,7 +181,7 @@ def check_kbench(case):
 
 
 class PerfTest:
-    """The steps of a round; they read the round's state (case, r, first, p, topic)."""
+    """The steps of a round, on the round's state (case, r, first, p, topic)."""
 
     def __init__(self, scn, args, cases):
         self.scn, self.args, self.cases = scn, args, cases
@@ -208,18 +201,23 @@ class PerfTest:
         except kafka.KafkaError as e:
             die(e, getattr(e, "status", 1))
 
-    def kbench_run(self, prefix, args):
-        """One iteration of exactly the records asked for, like one tool run; ok?"""
+    def kbench_step(self, kind, args):
+        """kbench's KIND (produce, consume) on exactly the records asked for, like a tool run; ends on failure."""
+        prefix = "%s-kbench-%s" % (self.p, kind)
         cmd = [self.scn.bin] + args + ["--bootstrap=" + self.scn.bootstrap, "--benchmark_out=%s.json" % prefix,
                                        "--benchmark_out_format=json"]
         self.scn.note("KBENCH_FIXED_ITERATIONS=1 " + proc.quote(cmd))
         with open(prefix + ".out", "wb") as out, open(prefix + ".err", "wb") as err:
-            return subprocess.run(cmd, stdout=out, stderr=err,
-                                  env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode == 0
+            rc = subprocess.run(cmd, stdout=out, stderr=err,
+                                env=dict(os.environ, KBENCH_FIXED_ITERATIONS="1")).returncode
+        if rc:
+            self.failed("kbench " + kind.capitalize(), prefix + ".err")
+        # report.py reads Produce's progress lines; a Consume run's reads end when it ended.
+        aux = prefix + ".err" if kind == "produce" else int(time.time() * 1000)
+        self.round_row("kbench-" + kind, prefix + ".json", aux)
 
     def round_row(self, kind, path, aux):
-        """What report.py reads of a step: its kind, its output and kbench's stderr (or the
-        time a kbench Consume run ended)."""
+        """A step for report.py: its kind, output and kbench's stderr (or a Consume run's end)."""
         self.log.append({"case": self.case["name"], "round": self.r, "first": self.first, "kind": kind,
                          "path": path, "aux": aux})
 
@@ -230,11 +228,8 @@ class PerfTest:
         c = self.case
         info("%s round %d: kbench Produce, %d + %d x %d B%s" % (
             c["name"], self.r, c["warm"], c["records"], c["size"], ", rate %d" % c["tput"] if c["tput"] > 0 else ""))
-        p = self.p + "-kbench-produce"
-        if not self.kbench_run(p, ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
-                                   "--benchmark_filter=^Produce/", *c["xargs"]]):
-            self.failed("kbench Produce", p + ".err")
-        self.round_row("kbench-produce", p + ".json", p + ".err")
+        self.kbench_step("produce", ["--produce=" + c["spec"], "--records-per-iteration=%d" % c["records"],
+                                     "--benchmark_filter=^Produce/", *c["xargs"]])
 
     def produce_tool(self):
         c, log = self.case, self.p + "-topic.log"
@@ -257,8 +252,7 @@ class PerfTest:
             "--consumer.config", os.path.join(self.scn.out, "consumer.properties")])
 
     def tool_round(self, kind, tool_name, cmd):
-        """One run of Kafka's TOOL_NAME, its output in the round's -tool-KIND.txt and its row
-        in run.json; a failure ends the scenario."""
+        """One run of Kafka's TOOL_NAME into the round's -tool-KIND.txt; a failure ends the scenario."""
         self.scn.note("scripts/kafka run-class " + proc.quote(cmd))
         out = "%s-tool-%s.txt" % (self.p, kind)
         if not self.tool(cmd, out):
@@ -272,14 +266,10 @@ class PerfTest:
             spec = "partitions=%d,replication=%d,records=%d,record_bytes=%d" % (
                 c["partitions"], c["replication"], c["records"] + c["warm"], c["size"])
         info("%s round %d: kbench Consume (%s)" % (c["name"], self.r, spec))
-        p = self.p + "-kbench-consume"
-        if not self.kbench_run(p, ["--consume=" + spec, "--benchmark_filter=^Consume/"]):
-            self.failed("kbench Consume", p + ".err")
-        self.round_row("kbench-consume", p + ".json", int(time.time() * 1000))
+        self.kbench_step("consume", ["--consume=" + spec, "--benchmark_filter=^Consume/"])
 
     def use_cluster(self):
-        """The given cluster, checked to have the brokers the replication factor needs, or
-        a local one in DIR/kafka (stopped on leaving the scenario); a description of it."""
+        """The given cluster (with the brokers the replication needs) or one in DIR/kafka; what it is."""
         scn, replication = self.scn, max(c["replication"] for c in self.cases)
         if scn.bootstrap:
             log = os.path.join(scn.out, "logs", "broker-api-versions.txt")
@@ -291,9 +281,7 @@ class PerfTest:
             if n < replication:
                 die("replication %d needs %d brokers; %s has %d" % (replication, replication, scn.bootstrap, n))
             return "the given cluster at %s (%d brokers), topic RF %d" % (scn.bootstrap, n, replication)
-        # Disk: every record lands replication times in the local data directory. Topics are
-        # deleted after each round, but Kafka removes their files a minute later
-        # (file.delete.delay.ms), so allow for three rounds' topics of the largest case.
+        # Deleted topics' files go a minute later (file.delete.delay.ms): room for three rounds'.
         need = max(3 * (c["records"] + c["warm"]) * c["size"] * c["replication"] for c in self.cases)
         free = shutil.disk_usage(scn.out).free
         if free <= need + (1 << 30):
@@ -344,41 +332,30 @@ class PerfTest:
                       self.p + "-topic.log", "a")
 
     def write_state(self, load_start, cluster):
-        """DIR/run.json, for report.py: the settings, the machine and the versions, the cases
-        and every step of their rounds."""
+        """DIR/run.json for report.py: the settings, machine, versions, cases and steps."""
         try:
             java = subprocess.run(["java", "-version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, errors="replace")
             java_version = java.stdout.split("\n")[0] if java.returncode == 0 else "unknown"
         except OSError:
             java_version = "unknown"
-        with open("/proc/meminfo") as f:
-            mem_kib = next(int(line.split()[1]) for line in f if "MemTotal" in line)
         disk, c = shutil.disk_usage(self.scn.out), self.cases[0]
         argv = sys.argv[2:] if sys.argv[1:2] == ["scenario"] else [self.scn.name]
-        settings = [
-            ("scale", self.scn.scale + (" (tiny)" if self.scn.tiny else "")),
-            ("date", time.strftime("%Y-%m-%d %H:%M:%S %Z")),
-            ("command", proc.quote(["scripts/scenario"] + argv)),
-            ("load", "%s at the start, %s at the end (1/5/15-minute load averages)" % (load_start, loadavg())),
-            ("memory", "%.1f GiB" % (mem_kib / 1048576)),
-            ("disk", "%.0f GiB (%.0f GiB free)" % (disk.total / (1 << 30), disk.free / (1 << 30))),
-            ("kafka_version", self.version),
-            ("java_version", java_version),
-            ("cluster", cluster),
-            ("partitions", c["partitions"]),
-            ("replication", c["replication"]),
-            ("batch_size", c["setting"]["batch.size"]),
-            ("acks", c["setting"]["acks"]),
-            ("linger_ms", c["setting"]["linger.ms"]),
-            ("buffer_bytes", c["setting"]["buffer.memory"]),
-            ("producer_props", " ".join(c["props"])),
-            ("rounds", self.rounds),
-            ("tools", int(self.tools)),
-        ]
+        settings = {
+            "scale": self.scn.scale + (" (tiny)" if self.scn.tiny else ""),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "command": proc.quote(["scripts/scenario"] + argv),
+            "load": "%s at the start, %s at the end (1/5/15-minute load averages)" % (load_start, loadavg()),
+            "memory": "%.1f GiB" % (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30)),
+            "disk": "%.0f GiB (%.0f GiB free)" % (disk.total / (1 << 30), disk.free / (1 << 30)),
+            "kafka_version": self.version, "java_version": java_version, "cluster": cluster,
+            "partitions": c["partitions"], "replication": c["replication"],
+            "batch_size": c["setting"]["batch.size"], "acks": c["setting"]["acks"],
+            "linger_ms": c["setting"]["linger.ms"], "buffer_bytes": c["setting"]["buffer.memory"],
+            "producer_props": " ".join(c["props"]), "rounds": self.rounds, "tools": int(self.tools)}
         cases = [{k: c[k] for k in ("name", "records", "size", "tput", "warm", "qmsgs")} for c in self.cases]
         with open(os.path.join(self.scn.out, "run.json"), "w") as f:
-            json.dump({"settings": dict(settings), "cases": cases, "rounds": self.log}, f, indent=1)
+            json.dump({"settings": settings, "cases": cases, "rounds": self.log}, f, indent=1)
 
 
 def loadavg():

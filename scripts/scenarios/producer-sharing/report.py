@@ -23,9 +23,7 @@ def sharing_key(threads, producers):
         return "all"
     if producers == threads:
         return "1"
-    if threads % producers == 0:
-        return str(threads // producers)
-    return None
+    return str(threads // producers) if threads % producers == 0 else None
 
 
 def report(directory, args):
@@ -45,15 +43,14 @@ def report(directory, args):
         raise ks.ScenarioError("producer-sharing.json has no threads x producers rows")
 
     lines = ks.header(args, "Producer sharing: records/s by application threads × producers per thread",
-                      "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, "
-                      "\"Experiences testing new producer performance across multiple "
-                      "threads/producer counts\")", ctx, [
+                      "seed 000 (Garry Turkington, users@kafka.apache.org, 2015-05-13, \"Experiences testing new "
+                      "producer performance across multiple threads/producer counts\")", ctx, [
         "Original: 24-core client host, 5 brokers (Kafka 0.8.2.1, Java producer) over 10 GbE, "
         "acks=1, 25M records of warm-up then 100M measured; 24 producer threads are far more "
         "than 2 cores can run at once, so here threads mostly measure contention.",
         "Here: librdkafka (%s), one topic of %s partitions with replication 1, "
         "warm-up and measured records as in the run names and commands.txt." % (
-            ctx.get("librdkafka_version", "?"), _partitions(table) or "?")])
+            ctx.get("librdkafka_version", "?"), next(iter(table.values()))[0].get("partitions", "2"))])
 
     lines += ["## Records/s (median [lowest–highest] of repetitions)", ""]
     best_overall = None
@@ -61,17 +58,19 @@ def report(directory, args):
         title = "payload %s%s, linger.ms %s" % (
             payload, " (repeated bodies, random keys)" if payload == "repeated" else "", linger)
         cols = [c for c in SHARING if any(c[0] in row for row in g.values())]
-        best, rows = None, []
+        best, rows, words = None, [], []  # words: the seed's own phrasing, to read side by side
         for threads in sorted(g):
             cells = [str(threads)]
             for key, _ in cols:
-                if key in g[threads]:
-                    rps, producers, _m = g[threads][key]
-                    cells.append("%s (%d prod.)" % (ks.fmt_spread(rps), producers))
-                    if rps is not None and (best is None or rps.median > best[0].median):
-                        best = (rps, threads, producers, key)
-                else:
+                if key not in g[threads]:
                     cells.append("—")
+                    continue
+                rps, producers, _m = g[threads][key]
+                cells.append("%s (%d prod.)" % (ks.fmt_spread(rps), producers))
+                words.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
+                                                    text.number(rps.median if rps else None)))
+                if rps is not None and (best is None or rps.median > best[0].median):
+                    best = (rps, threads, producers, key)
             rows.append(cells)
         lines += ["### %s" % title, ""]
         lines += text.table(["threads"] + [c[1] for c in cols], rows, markdown=True).splitlines()
@@ -81,16 +80,7 @@ def report(directory, args):
                          _not_ordered_with(g, best))]
             if best_overall is None or best[0].median > best_overall[0].median:
                 best_overall = best + (title,)
-        lines += [""]
-        # The seed's own phrasing, for reading side by side.
-        lines += ["In the original's words:", "", "```"]
-        for threads in sorted(g):
-            for key, _ in cols:
-                if key in g[threads]:
-                    rps, producers, _m = g[threads][key]
-                    lines.append("%d threads %s: %s" % (threads, _seed_phrase(threads, producers),
-                                                        text.number(rps.median if rps else None)))
-        lines += ["```", ""]
+        lines += ["", "In the original's words:", "", "```"] + words + ["```", ""]
     if best_overall:
         lines += ["**Highest median of this run:** %d threads with %d producer(s), %s: %s records/s "
                   "(the original's best: 16 threads sharing 4 producers, 869K; 1.05M with repeated "
@@ -124,30 +114,18 @@ def _not_ordered_with(g, best):
     return "Not ordered against it (ranges overlap): %s." % "; ".join(ties)
 
 
-def _partitions(table):
-    for _, (p, _m) in table.items():
-        return p.get("partitions", "2")
-    return None
-
-
 def _seed_phrase(threads, producers):
-    if producers == 1:
-        return "sharing 1 client"
-    if producers == threads:
+    if producers == threads and producers != 1:
         return "with dedicated client per thread"
-    return "sharing %d clients" % producers
+    return "sharing %d client%s" % (producers, "" if producers == 1 else "s")
 
 
 def _counter_notes(table):
-    batches = [m["records_per_batch"].median for _, (p, m) in table.items() if m.get("records_per_batch")]
-    errors = sum(m["errors"].total for _, (p, m) in table.items() if m.get("errors"))
-    lines = []
-    if batches:
-        lines.append("Records per batch ranged %.0f–%.0f (the original thread's advice: watch "
-                     "batch-size-avg)." % (min(batches), max(batches)))
-    lines.append("Delivery errors over all rows: %d." % errors)
-    lines.append("")
-    return lines
+    batches = [m["records_per_batch"].median for _p, m in table.values() if m.get("records_per_batch")]
+    errors = sum(m["errors"].total for _p, m in table.values() if m.get("errors"))
+    lines = ["Records per batch ranged %.0f–%.0f (the original thread's advice: watch batch-size-avg)."
+             % (min(batches), max(batches))] if batches else []
+    return lines + ["Delivery errors over all rows: %d." % errors, ""]
 
 
 def _chart_producer_sharing(directory, groups):

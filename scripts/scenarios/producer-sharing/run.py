@@ -38,9 +38,7 @@ def main(args):
             info("using the cluster at %s (set KBENCH_BROKER_VERSION to record its version)" % scn.bootstrap)
         kargs = ["--bootstrap=" + scn.bootstrap, "--warmup-seconds=%s" % warmup,
                 "--window-seconds=%s" % window, "--benchmark_filter=^Produce/", "--benchmark_min_time=0",
-                "--benchmark_repetitions=%d" % reps]
-        for s in produce:
-            kargs += ["--produce", s]
+                "--benchmark_repetitions=%d" % reps] + [w for s in produce for w in ("--produce", s)]
         info("running %d threads x producers specs, %d repetition(s) of a %s s window..."
              % (len(produce), reps, window))
         scn.kbench(scn.out + "/producer-sharing.json", kargs)

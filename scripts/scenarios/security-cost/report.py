@@ -13,8 +13,7 @@ LABELS = {"plaintext": "PLAINTEXT", "ssl": "SSL (TLS)", "sasl_plaintext": "SASL_
 
 
 def _rows(data):
-    """row key -> metrics (medians over the rounds). Row keys: ("produce", size, acks, codec,
-    rate) and ("consume", size)."""
+    """("produce", size, acks, codec, rate) or ("consume", size, "", "", 0) -> median metrics."""
     out = {}
     for name, (p, m) in ks.median_table(data).items():
         if name.startswith("Produce/send/"):
@@ -29,19 +28,19 @@ def _rows(data):
 
 def _describe(key):
     kind, size, acks, codec, rate = key
-    if kind == "consume":
-        return "Consume, %d B" % size
-    return "Produce, %d B, acks %s, %s%s" % (size, acks, codec, ", %d records/s" % rate if rate else "")
+    return ("Consume, %d B" % size if kind == "consume" else
+            "Produce, %d B, acks %s, %s%s" % (size, acks, codec, ", %d records/s" % rate if rate else ""))
 
 
-def _ratio(v, base):
-    if v is None or not base:
-        return "—"
-    return "%.2f" % (v / base)
+def _over(rows, p, k, metric):
+    """Protocol P's METRIC on row K over plaintext's; None when either is missing."""
+    base, v = rows["plaintext"].get(k, {}).get(metric), rows[p].get(k, {}).get(metric)
+    return v / base if base and v is not None else None
 
 
-def _fmt(v, digits=1):
-    return "—" if v is None else ("%.*f" % (digits, v))
+def _fmt_over(rows, p, k, metric):
+    ratio = _over(rows, p, k, metric)
+    return "—" if ratio is None else "%.2f" % ratio
 
 
 def report(directory, args):
@@ -58,9 +57,8 @@ def report(directory, args):
         "SASL) with librdkafka %s as the client; one broker per protocol on this host, brokers "
         "replicating over the same protocol; throwaway 2048-bit RSA certificates and SCRAM-SHA-512 "
         "users made by scripts/kafka." % ctx.get("librdkafka_version", "?"),
-        "Client CPU per MB is kbench's cpu_us_per_mb: the client process's CPU (every thread: "
-        "application and librdkafka) within the measured window per MiB of record values; the "
-        "broker's CPU is not in it.",
+        "Client CPU per MB is kbench's cpu_us_per_mb: the client process's CPU (every thread: application and "
+        "librdkafka) within the measured window per MiB of record values; the broker's CPU is not in it.",
         "MB means MiB (2^20 bytes) of record values, as in Kafka's tools."])
     lines += ["Protocols: " + ", ".join("%s = %s" % (p, LABELS.get(p, p)) for p in protocols), ""]
     keys = sorted({k for r in rows.values() for k in r}, key=lambda k: (k[0] != "produce", k[4], k[1], k[2], k[3]))
@@ -68,16 +66,11 @@ def report(directory, args):
     others = [p for p in protocols if p != "plaintext"]
 
     def table(title, metric, fmt, note, selected):
-        cells = []
-        for k in selected:
-            b = base.get(k, {}).get(metric)
-            cells.append([_describe(k), fmt(b)])
-            for p in others:
-                v = rows[p].get(k, {}).get(metric)
-                cells[-1] += [fmt(v), _ratio(v, b)]
+        cells = [[_describe(k), fmt(base.get(k, {}).get(metric))]
+                 + [c for p in others for c in (fmt(rows[p].get(k, {}).get(metric)), _fmt_over(rows, p, k, metric))]
+                 for k in selected]
         head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
-        return (["## %s" % title, "", note, ""]
-                + text.table(head, cells, markdown=True).splitlines() + [""])
+        return (["## %s" % title, "", note, ""] + text.table(head, cells, markdown=True).splitlines() + [""])
 
     closed = [k for k in keys if k[4] == 0]
     open_loop = [k for k in keys if k[4] > 0]
@@ -85,19 +78,17 @@ def report(directory, args):
                    "Closed loop (unthrottled); × is the protocol's records/s over plaintext's.", closed)
     lines += table("MiB/s of record values", "bytes_per_second",
                    lambda v: text.number(v / ks.MIB if v is not None else None), "× over plaintext.", closed)
-    lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", lambda v: _fmt(v, 0),
-                   "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB "
-                   "of values in the window; × over plaintext (above 1: the protocol costs the "
-                   "client CPU).", closed)
+    lines += table("Client CPU per MiB (µs)", "cpu_us_per_mb", ks.fixed(0),
+                   "kbench's cpu_us_per_mb: the client's CPU (user + system, every thread) per MiB of values in the "
+                   "window; × over plaintext (above 1: the protocol costs the client CPU).", closed)
     if open_loop:
-        lines += table("Latency p50 (µs) at a fixed rate", "p50_us", lambda v: _fmt(v, 0),
+        lines += table("Latency p50 (µs) at a fixed rate", "p50_us", ks.fixed(0),
                        "Open loop, from each record's intended send time to its delivery report.", open_loop)
-        lines += table("Latency p99 (µs) at a fixed rate", "p99_us", lambda v: _fmt(v, 0),
+        lines += table("Latency p99 (µs) at a fixed rate", "p99_us", ks.fixed(0),
                        "As above, 99th percentile.", open_loop)
     lines += _headline(rows, others)
-    lines += ["Files: one JSON per protocol (`plaintext.json`, ...: every round, each tagged with its "
-              "round as kbench_process), `raw/` (each round's own JSON), `security-cost.png`, "
-              "`commands.txt`, `logs/`.", ""]
+    lines += ["Files: one JSON per protocol (`plaintext.json`, ...: every round, each tagged with its round as "
+              "kbench_process), `raw/` (each round's own JSON), `security-cost.png`, `commands.txt`, `logs/`.", ""]
     ks.write_report(directory, lines)
     _chart(directory, rows, others, closed)
 
@@ -109,12 +100,10 @@ def _headline(rows, others):
     for p in others:
         for size in (100, 1000):
             k = ("produce", size, "1", "none", 0)
-            b, v = base.get(k), rows[p].get(k)
-            if not b or not v:
-                continue
-            out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
-                       % (p, size, _ratio(v.get("items_per_second", 0), b.get("items_per_second")),
-                          _ratio(v.get("cpu_us_per_mb"), b.get("cpu_us_per_mb"))))
+            if base.get(k) and rows[p].get(k):
+                out.append("- %s, Produce %d B, acks 1, no compression: records/s × %s, client CPU per MiB × %s"
+                           % (p, size, _fmt_over(rows, p, k, "items_per_second"),
+                              _fmt_over(rows, p, k, "cpu_us_per_mb")))
     return out + [""]
 
 
@@ -126,11 +115,7 @@ def _chart(directory, rows, others, closed):
     for ax, metric, title in ((axes[0], "items_per_second", "records/s over plaintext"),
                               (axes[1], "cpu_us_per_mb", "client CPU per MiB over plaintext")):
         for i, p in enumerate(others):
-            ys = []
-            for k in closed:
-                b = rows["plaintext"].get(k, {}).get(metric)
-                v = rows[p].get(k, {}).get(metric)
-                ys.append(v / b if b and v is not None else 0)
+            ys = [_over(rows, p, k, metric) or 0 for k in closed]
             xs = [j + (i - (len(others) - 1) / 2) * width for j in range(len(closed))]
             ax.bar(xs, ys, width, label=p)
         ax.axhline(1.0, color="black", linewidth=0.8)
@@ -147,9 +132,6 @@ def ks_short(key):
     return "consume %d B" % size if kind == "consume" else "%d B a%s %s" % (size, acks, codec)
 
 
-def _options(ap):
-    ap.add_argument("--protocols", required=True, help="the protocols that ran, space-separated")
-
-
 if __name__ == "__main__":
-    sys.exit(ks.report_main(report, _options))
+    sys.exit(ks.report_main(report, lambda ap: ap.add_argument("--protocols", required=True,
+                                                               help="the protocols that ran, space-separated")))

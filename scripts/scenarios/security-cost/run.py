@@ -4,7 +4,6 @@ and mutual TLS. One one-broker cluster per protocol (Kafka KBENCH_KAFKA_VERSION,
 3.9.1), all started first, then rounds in which every protocol runs the same kbench rows
 once, in a rotating order. --bootstrap is refused: every protocol needs its own cluster."""
 
-import glob
 import os
 
 from kbench.cli import die, info
@@ -43,19 +42,12 @@ def main(args):
             for i in range(n):
                 p = protocols[(i + r - 1) % n]
                 bootstrap, config = clusters[p]
-                # The client settings come from the cluster's file: its secrets never reach a
-                # command line, commands.txt or the logs.
+                # The client settings come from the cluster's file: no secret on a command line or in a log.
                 scn.try_kbench("%s-round%d" % (p, r), "%s/round%d" % (p, r), "%s, round %d" % (p, r),
                                ["--bootstrap=" + bootstrap, "--client-config=" + config] + kargs)
             info("round %d of %d done (%d s so far)" % (r, rounds, scn.elapsed()))
 
-        merged = 0
-        for p in protocols:
-            files = sorted(glob.glob(glob.escape(scn.out) + "/raw/%s-round*.json" % p))
-            if files:
-                scn.merge("%s/%s.json" % (scn.out, p), files, "the %s results" % p)
-                merged += 1
-        if not merged:
+        if not any([scn.merge_rounds(p, p + "-round*.json", "the %s results" % p) for p in protocols]):
             die("every run failed (see %s/logs/)" % scn.out, 1)
         if not os.path.isfile(scn.out + "/plaintext.json"):
             die("the plaintext runs failed: no baseline for the ratios (see %s/logs/)" % scn.out, 1)
