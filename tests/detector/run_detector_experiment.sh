@@ -56,8 +56,8 @@ EOF
 }
 
 PROG=run_detector_experiment
-# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/cli_lib.sh
-source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../../scripts/lib/cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/cli_lib.sh"
 
 tries=""
 cases="time-slow10,time-same,produce-slow10,produce-same,instr-slow1,instr-same"

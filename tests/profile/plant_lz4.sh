@@ -9,8 +9,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PROG=plant_lz4
-# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/cli_lib.sh
-source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../../scripts/lib/cli_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/cli_lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/cli_lib.sh"
 [[ $# -eq 1 ]] || usage_error "usage: tests/profile/plant_lz4.sh OUT_DIR"
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 sym=$("$ROOT/scripts/symbols" path lz4) || die 2 "build lz4 first: scripts/symbols build lz4"

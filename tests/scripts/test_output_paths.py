@@ -2,7 +2,7 @@
 folder where a file is expected, a file where a folder is expected, a path under a file, or
 a place nothing can be written (/proc, even for root) ends in one "PROG: error: OPTION PATH:
 ..." line and exit 2 within seconds, before any build, broker, workload or input is touched.
-The checks are the shared helpers of scripts/lib/cli_lib.sh and scripts/kbench/cli.py."""
+The checks are the shared helpers of tests/lib/cli_lib.sh and scripts/kbench/cli.py."""
 
 import os
 import re
@@ -105,7 +105,7 @@ class Helpers(unittest.TestCase):
 
     def bash(self, call):
         return subprocess.run(["bash", "-c", 'PROG=t; source "$1"; %s' % call, "t",
-                               os.path.join(LIB, "cli_lib.sh")],
+                               os.path.join(ROOT, "tests", "lib", "cli_lib.sh")],
                               capture_output=True, text=True, timeout=30)
 
     def python(self, call):

@@ -1,6 +1,6 @@
 """Every script's bad-usage path: one line "PROG: error: ..." on stderr and exit 2, before
 anything runs; and every script takes its messages from the shared libraries
-(scripts/lib/cli_lib.sh, scripts/kbench/cli.py) instead of defining its own."""
+(tests/lib/cli_lib.sh, scripts/kbench/cli.py) instead of defining its own."""
 
 import os
 import re
@@ -149,7 +149,7 @@ class OneLibrary(unittest.TestCase):
         for script in sorted(executables() | {os.path.relpath(os.path.join(d, f), ROOT)
                                               for d, _, fs in os.walk(os.path.join(ROOT, "scripts"))
                                               for f in fs if f.endswith((".sh", ".py"))}):
-            if script in ("scripts/lib/cli_lib.sh", "scripts/kbench/cli.py"):
+            if script in ("tests/lib/cli_lib.sh", "scripts/kbench/cli.py"):
                 continue
             with open(os.path.join(ROOT, script), encoding="utf-8", errors="replace") as f:
                 text = f.read()

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# scripts/lib/cli_lib.sh — the messages and usage errors of the bash test tools that source
+# tests/lib/cli_lib.sh — the messages and usage errors of the bash test tools that source
 # it (tests/golden/generate, tests/profile/plant_lz4.sh, tests/detector/*.sh), as
 # scripts/kbench/cli.py words them for the commands: "PROG: error: MSG", bad usage exit 2.
 # Set PROG first to name the messages (default: $0's name).
