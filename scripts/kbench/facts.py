@@ -169,11 +169,6 @@ def context_comparison(key):
     return "other"
 
 
-def run_keys():
-    """The context keys kbench writes in every run."""
-    return [k for k, row in context_keys().items() if row["written_by"] == "kbench" and not row.get("when")]
-
-
 def series_keys():
     """The context keys whose values make a results-history series."""
     return [k for k, row in context_keys().items() if row["series"]]
@@ -182,12 +177,6 @@ def series_keys():
 def libraries():
     """{library name: {"soname", "version_function", "version_key", "codecs"}}."""
     return {lib["name"]: lib for lib in _section("libraries")}
-
-
-def codec_libraries():
-    """{codec name: its library's row in libraries()} for the codecs that call a library."""
-    libs = libraries()
-    return {c["name"]: libs[c["library"]] for c in describe()["codecs"] if c.get("library")}
 
 
 def version_functions():

@@ -19,14 +19,6 @@ class ScenarioError(Exception):
     """User-facing failure: one line, exit 2."""
 
 
-def sum_processes(datas, sources):
-    """Rates of N processes that ran the same benchmarks at the same time, added up per repetition."""
-    try:
-        return kr.merge_runs(datas, sources, concurrent=True)
-    except kr.BenchmarkJsonError as e:
-        raise ScenarioError(str(e)) from None
-
-
 def load_dir_json(directory, filename, optional=False):
     """DIR/FILENAME's benchmark JSON; a missing file is an error, or None when optional."""
     path = os.path.join(directory, filename)

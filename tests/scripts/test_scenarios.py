@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
+from kbench import results as kr
 from kbench import scenario as ks
 from kbench.scenario_runner import sibling
 
@@ -116,7 +117,7 @@ class Spreads(unittest.TestCase):
     def test_sum_adds_repetition_i_of_each_process(self):
         p1 = {"context": {}, "benchmarks": _entries("Produce/x", [100, 200, 300])}
         p2 = {"context": {}, "benchmarks": _entries("Produce/x", [10, 20, 30])}
-        out = ks.sum_processes([p1, p2], ["p1.json", "p2.json"])
+        out = kr.merge_runs([p1, p2], ["p1.json", "p2.json"], concurrent=True)
         self.assertEqual([b["items_per_second"] for b in out["benchmarks"]], [110, 220, 330])
         (_p, m), = ks.spread_table(out).values()
         self.assertEqual((m["items_per_second"].lo, m["items_per_second"].hi), (110, 330))
@@ -124,12 +125,12 @@ class Spreads(unittest.TestCase):
     def test_sum_refuses_unequal_repetitions_and_errors(self):
         p1 = {"context": {}, "benchmarks": _entries("Produce/x", [100, 200, 300])}
         p2 = {"context": {}, "benchmarks": _entries("Produce/x", [10, 20])}
-        with self.assertRaisesRegex(ks.ScenarioError, "different numbers of repetitions"):
-            ks.sum_processes([p1, p2], ["p1.json", "p2.json"])
+        with self.assertRaisesRegex(kr.BenchmarkJsonError, "different numbers of repetitions"):
+            kr.merge_runs([p1, p2], ["p1.json", "p2.json"], concurrent=True)
         bad = {"context": {}, "benchmarks": _entries("Produce/x", [1], error_occurred=True,
                                                        error_message="lost 5 records")}
-        with self.assertRaisesRegex(ks.ScenarioError, "lost 5 records"):
-            ks.sum_processes([p1, bad], ["p1.json", "bad.json"])
+        with self.assertRaisesRegex(kr.BenchmarkJsonError, "lost 5 records"):
+            kr.merge_runs([p1, bad], ["p1.json", "bad.json"], concurrent=True)
 
 
 def _report(scenario, files, *extra):
