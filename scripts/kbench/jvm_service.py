@@ -1,4 +1,4 @@
-"""The supervisor of kbench's JVM services (kbench.commands.kafka, .trogdor): state
+"""The supervisor of kbench's JVM services (kbench.kafka_cluster, kbench.commands.trogdor): state
 directories, Java, classpaths resolved by Maven, and JVMs started detached with a pid file
 and a log, waited for and stopped. Failures raise ServiceError(message, status).
 """

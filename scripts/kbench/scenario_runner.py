@@ -23,9 +23,9 @@ import time
 
 import kbench
 from kbench import cli, git, proc
+from kbench import kafka_cluster as kafka
 from kbench import results as kr
 from kbench.cli import die, info
-from kbench.commands import kafka
 
 BOOTSTRAP = re.compile(r"[^,:\s]+:[0-9]+(,[^,:\s]+:[0-9]+)*")
 KAFKA_VERSION = "4.4.0"  # the broker a scenario starts unless KBENCH_KAFKA_VERSION says

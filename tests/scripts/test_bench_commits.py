@@ -607,7 +607,8 @@ class TestFunctions(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        from kbench.commands import bench_commits, compare, kafka
+        from kbench import kafka_cluster as kafka
+        from kbench.commands import bench_commits, compare
         cls.bc, cls.compare, cls.kafka = bench_commits, compare, kafka
 
     def parse(self, *argv):

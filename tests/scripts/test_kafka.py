@@ -1,4 +1,4 @@
-"""kbench.commands.kafka without a JVM: its functions refuse bad input with status 2 before
+"""kbench.kafka_cluster without a JVM: its functions refuse bad input with status 2 before
 anything is made, a start that ends early (here: Ctrl-C while waiting for the brokers)
 stops the nodes it started, run-class maps short names per release, and the command's
 SIGTERM handler ends it as an exception (143), so that those clean-ups run."""
@@ -11,7 +11,7 @@ import unittest
 from unittest import mock
 
 from kbench import jvm_service as svc
-from kbench.commands import kafka
+from kbench import kafka_cluster as kafka
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

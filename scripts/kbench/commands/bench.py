@@ -24,7 +24,8 @@ import sys
 
 import kbench
 from kbench import cli, facts, git, proc, results, summary
-from kbench.commands import history, kafka, librdkafka
+from kbench import kafka_cluster as kafka
+from kbench.commands import history, librdkafka
 
 ROOT = kbench.ROOT
 MAX_WARMUP_ROWS = 40

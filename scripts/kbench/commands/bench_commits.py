@@ -45,8 +45,9 @@ from unittest import mock
 import kbench
 from kbench import __main__ as command_line
 from kbench import build_stamp, cli, facts, git, proc, results, stats
+from kbench import kafka_cluster as kafka
 from kbench.cli import die, info
-from kbench.commands import bench, kafka, librdkafka, profile
+from kbench.commands import bench, librdkafka, profile
 from kbench.commands import compare as compare_command
 
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'

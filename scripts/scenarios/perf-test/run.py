@@ -13,9 +13,9 @@ import subprocess
 import sys
 import time
 
+from kbench import kafka_cluster as kafka
 from kbench import proc
 from kbench.cli import die, info
-from kbench.commands import kafka
 from kbench.scenario_runner import Scenario, bootstrap_list, kafka_version
 
 SEED_PARTITIONS = 15
