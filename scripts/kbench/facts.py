@@ -8,7 +8,6 @@ build/kbench. Run as a program it prints the description (`json`).
 import json
 import os
 import subprocess
-import sys
 
 import kbench
 
@@ -182,19 +181,3 @@ def libraries():
 def version_functions():
     """{library name: the function that reports its version}, where it has one."""
     return {n: lib["version_function"] for n, lib in libraries().items() if lib["version_function"]}
-
-
-def _cli(argv):
-    from kbench.cli import ArgumentParser, die
-    ap = ArgumentParser(prog="kbench.facts", description="kbench's description as the scripts see it.")
-    ap.add_argument("question", choices=("json",), help="json: the description")
-    ap.parse_args(argv)
-    try:
-        print(json.dumps(describe(), indent=2))
-    except FactsUnavailable as e:
-        die(str(e))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_cli(sys.argv[1:]))

@@ -31,7 +31,6 @@ BAD_USAGE = {
     "scripts/trogdor": (["start", "--agents"], "scripts/trogdor"),
     "kbench.ctest_skips": ([], "kbench.ctest_skips"),
     "kbench.summary": ([], "kbench.summary"),
-    "kbench.facts": (["no-such-command"], "kbench.facts"),
     "tests/golden/generate": (["--no-such-option"], "generate"),
     "tests/detector/run_detector_experiment.sh": (["--runs", "0"], "run_detector_experiment"),
     "tests/detector/plant_slowdown.py": (["no-such-kind"], "plant_slowdown.py"),
