@@ -36,6 +36,16 @@ def terminate(signum, _frame):
     raise SystemExit(128 + signum)
 
 
+def run_command(args):
+    """The main of a service's command: SIGTERM stops what it began; a ServiceError is its
+    message and exit status."""
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        return args.run(args) or 0
+    except ServiceError as e:
+        cli.die(str(e), e.status)
+
+
 def read(path):
     """A file's text without its trailing newlines."""
     with open(path, encoding="utf-8", errors="surrogateescape") as f:

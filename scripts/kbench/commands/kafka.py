@@ -24,7 +24,6 @@ Exit status: 0 ok, 1 failure, 2 bad usage, a missing prerequisite or an unknown 
 
 import argparse
 import os
-import signal
 import textwrap
 
 from kbench import cli, kafka_security, proc
@@ -150,8 +149,4 @@ def add_arguments(parser):
 
 
 def main(args):
-    signal.signal(signal.SIGTERM, svc.terminate)
-    try:
-        return args.run(args) or 0
-    except kc.KafkaError as e:
-        cli.die(str(e), e.status)
+    return svc.run_command(args)

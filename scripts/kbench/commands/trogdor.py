@@ -404,8 +404,4 @@ that Trogdor cluster file (docs/distributed.md).""")
 
 
 def main(args):
-    signal.signal(signal.SIGTERM, svc.terminate)
-    try:
-        return args.run(args) or 0
-    except svc.ServiceError as e:
-        cli.die(str(e), e.status)
+    return svc.run_command(args)
