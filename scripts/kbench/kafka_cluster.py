@@ -340,6 +340,16 @@ def start_cluster(d, version, security, hosts, netns, port_base, timeout):
     return bootstrap
 
 
+def kbench_env(directory, bootstrap):
+    """The KBENCH_* variables of the cluster started in DIRECTORY (KBENCH_KAFKA_DIR: kbench
+    measures its brokers' CPU and log growth)."""
+    try:
+        version = svc.read(os.path.join(directory, "version"))
+    except OSError as e:
+        raise KafkaError("cannot read %s: %s" % (e.filename, e.strerror), 1) from e
+    return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version, "KBENCH_KAFKA_DIR=" + directory]
+
+
 def stop(directory, timeout=30):
     """Stop the nodes of DIRECTORY, delete their data and secrets; logs are kept."""
     def stop_cluster(d, timeout):

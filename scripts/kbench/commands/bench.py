@@ -112,17 +112,6 @@ def dry_run_check(args, window_args):
     cli.dry_run_exit()
 
 
-def cluster_env(folder, bootstrap):
-    """The KBENCH_* variables of the cluster scripts/kafka started in FOLDER (KBENCH_KAFKA_DIR:
-    kbench measures its brokers' CPU and log growth)."""
-    try:
-        with open(os.path.join(folder, "version"), encoding="utf-8") as f:
-            version = f.read().strip()
-    except OSError as e:
-        cli.die("cannot read %s: %s" % (e.filename, e.strerror), status=1)
-    return ["KBENCH_BOOTSTRAP=" + bootstrap, "KBENCH_BROKER_VERSION=" + version, "KBENCH_KAFKA_DIR=" + folder]
-
-
 class Run:
     """A run's state shared with the signal handler: the kbench running, the signal, the cluster."""
 
@@ -159,10 +148,10 @@ class Run:
         self.kafka_dir = os.environ.get("KBENCH_KAFKA_DIR") or "/tmp/kbench-bench-kafka"
         cli.info("starting a local Apache Kafka broker")
         try:
-            bootstrap = kafka.start(self.kafka_dir, version=args.kafka_version, port_base="auto")
+            return kafka.kbench_env(self.kafka_dir, kafka.start(self.kafka_dir, version=args.kafka_version,
+                                                                port_base="auto"))
         except kafka.KafkaError as e:
             cli.die(str(e), status=e.status)
-        return cluster_env(self.kafka_dir, bootstrap)
 
     def stop_cluster(self):
         if self.kafka_dir:

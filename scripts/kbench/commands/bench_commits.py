@@ -47,8 +47,8 @@ from kbench import __main__ as command_line
 from kbench import build_stamp, cli, facts, git, proc, results, stats
 from kbench import kafka_cluster as kafka
 from kbench.cli import die, info
-from kbench.commands import bench, librdkafka, profile
 from kbench.commands import compare as compare_command
+from kbench.commands import librdkafka, profile
 
 TREE_SPEC = re.compile(r"tree:(.+)@([^@]+)")  # REV: what follows the last '@'
 OWN_CLUSTER = re.compile(r"KBENCH_BOOTSTRAP=|KBENCH_BROKER_VERSION=|KBENCH_KAFKA_DIR=|--bootstrap|--broker-dir")
@@ -326,10 +326,10 @@ class BenchCommits:
         info("side %s: starting Apache Kafka %s in %s" % (side.upper(), version or "(the default version)", folder))
         try:
             bootstrap = kafka.start(folder, version=version or None, port_base="auto")
+            env = kafka.kbench_env(folder, bootstrap)
         except kafka.KafkaError as e:
             die("side %s: Kafka did not start: %s (logs: %s/logs)" % (side.upper(), e, folder),
                 2 if e.status == 2 else 3)
-        env = bench.cluster_env(folder, bootstrap)
         info("side %s: Kafka %s at %s" % (side.upper(), env[1].partition("=")[2], bootstrap))
         self.env_of[side] += env
         # A secured cluster (KBENCH_KAFKA_SECURITY) needs its own throwaway credentials.
