@@ -63,7 +63,8 @@ DRY_RUN_FILES = ["scripts/kbench/commands/bench.py", "scripts/kbench/commands/be
                  "scripts/kbench/commands/plot.py",
                  "scripts/kbench/commands/profile.py", "scripts/kbench/commands/test.py",
                  "scripts/kbench/commands/trogdor.py",
-                 "scripts/kbench/commands/history.py", "scripts/kbench/scenario_runner.py"]
+                 "scripts/kbench/commands/history.py", "scripts/kbench/commands/release_history.py",
+                 "scripts/kbench/scenario_runner.py"]
 SPEC_OPTIONS = ("--produce", "--consume", "--end-to-end")
 # kbench options naming a running cluster, left out of kbench's listing.
 LIVE_OPTIONS = ("--bootstrap=", "--broker-dir=")

@@ -26,6 +26,7 @@ BAD_USAGE = {
     "scripts/profile": (["--tool"], "scripts/profile"),
     "scripts/scenario": (["no-such-scenario"], "scripts/scenario"),
     "scripts/setup": (["--no-such-option"], "scripts/setup"),
+    "scripts/release-history": (["run", "--rounds", "0"], "scripts/release-history"),
     "scripts/symbols": (["build", "no-such-library"], "scripts/symbols"),
     "scripts/test": (["--no-such-option"], "scripts/test"),
     "scripts/trogdor": (["start", "--agents"], "scripts/trogdor"),

@@ -1,0 +1,249 @@
+"""scripts/release-history on a small repository shaped like librdkafka's history and on
+synthetic visits (the measuring is replaced, the rest is the product's): every release once
+per round in a shuffled order, a killed run resumed, one machine per series, a verdict per
+release step, bad input refused with the history unchanged, and the site drawn by headless
+Chromium from files."""
+
+import html.parser
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from unittest import mock
+
+import fake_librdkafka as fake
+from kbench import release_history as rh
+from kbench import release_site
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "..", "scripts", "release-history")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ROW = "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time"
+IDENTITY = {"cpu_model": "Test CPU", "cores": 2, "memory_gib": 24, "kernel": "6.1", "distribution": "Debian 12",
+            "compiler": "GCC: 12.2.0"}
+# Records/s of each release; v2.6.1 (and its second tag v2.7.0) are 30 % slower.
+SPEED = {"v1.0.0": 1e6, "v1.0.1": 1e6, "v1.1.0": 1e6, "v2.6.1": 7e5, "v2.7.0": 7e5, "v2.8.0": 7e5, "v2.8.1": 7e5}
+
+
+def visit(tag, rng):
+    rate = SPEED[tag] * rng.uniform(0.99, 1.01)
+    return {"context": {"librdkafka_version": tag[1:], "git_sha": "0" * 40, "target": "mock"},
+            "benchmarks": [{"name": ROW, "run_name": ROW, "run_type": "iteration", "repetitions": 1,
+                            "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": 2e9,
+                            "cpu_time": 1e9, "time_unit": "ns", "items_per_second": rate,
+                            "window_seconds": 2.0, "kbench_intervals": [rate] * 2}]}
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kbench-release-history-test.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.repo_dir = os.path.join(self.tmp, "rdk")
+        fake.make_release_repo(self.repo_dir)
+        self.repo, self.releases = rh.resolve_releases(self.repo_dir, "all")
+        self.db_path = os.path.join(self.tmp, "h.sqlite")
+        self.db = rh.connect(self.db_path)
+        rh.record_releases(self.db, self.repo, self.releases)
+        self.calls = []
+
+    def measure(self, release, group, lib, rnd):
+        self.calls.append((rnd, release.tag, group.name))
+        return visit(release.tag, random.Random("%s-%d" % (release.tag, rnd)))
+
+    def runner(self, identity=IDENTITY, measure=None, batch="history"):
+        machine = rh.machine_id(self.db, identity)
+        return rh.Runner(self.db, machine, "quick", "abc", measure or self.measure, lambda _: None, batch), machine
+
+    def libs(self):
+        return {r.tag: "/nowhere/lib" for r in self.releases}
+
+
+class RunsAndResumes(Fixture):
+    def test_every_release_once_per_round_in_shuffled_orders(self):
+        runner, _ = self.runner()
+        runner.run(self.releases, self.libs(), 3, "seed")
+        tags = [r.tag for r in self.releases]
+        orders = [[t for rnd, t, _ in self.calls if rnd == n] for n in (1, 2, 3)]
+        for order in orders:
+            self.assertEqual(sorted(order), sorted(tags))
+        self.assertEqual(len({tuple(o) for o in orders}), 3, "every round has its own order")
+
+    def test_a_killed_run_resumes_where_it_stopped(self):
+        def dies_at_the_fifth(release, group, lib, rnd):
+            if len(self.calls) == 4:
+                raise KeyboardInterrupt
+            return self.measure(release, group, lib, rnd)
+        runner, _ = self.runner(measure=dies_at_the_fifth)
+        with self.assertRaises(KeyboardInterrupt):
+            runner.run(self.releases, self.libs(), 2, "seed")
+        first = list(self.calls)
+        self.calls.clear()
+        runner, _ = self.runner()
+        runner.run(self.releases, self.libs(), 2, "seed")
+        self.assertEqual(len(first) + len(self.calls), 2 * len(self.releases))
+        self.assertFalse(set(first) & set(self.calls), "no visit is measured twice")
+
+    def test_another_machine_is_a_series_of_its_own(self):
+        runner, mine = self.runner()
+        runner.run(self.releases, self.libs(), 1, "seed")
+        other = dict(IDENTITY, cpu_model="Other CPU")
+        runner, theirs = self.runner(identity=other)
+        runner.run(self.releases, self.libs(), 1, "seed")
+        self.assertNotEqual(mine, theirs)
+        doc = rh.export(self.db, mine, "quick")
+        self.assertEqual(doc["visits"], len(self.releases))
+        self.assertEqual(doc["machine"], IDENTITY)
+
+
+class Steps(Fixture):
+    def steps(self, rounds=5):
+        runner, machine = self.runner()
+        runner.run(self.releases, self.libs(), rounds, "seed")
+        return {(s["base"], s["new"]): s for s in rh.export(self.db, machine, "quick")["steps"]}
+
+    def test_branch_parents(self):
+        parents = rh.branch_parents(self.repo, self.releases)
+        self.assertEqual(parents, {"v1.0.0": None, "v1.0.1": "v1.0.0", "v1.1.0": "v1.0.0", "v2.6.1": "v1.1.0",
+                                   "v2.7.0": "v2.6.1", "v2.8.0": "v2.6.1", "v2.8.1": "v2.8.0"})
+
+    def test_a_verdict_for_every_step(self):
+        steps = self.steps()
+        self.assertEqual(len(steps), len(self.releases) - 1)
+        self.assertEqual(steps[("v1.1.0", "v2.6.1")]["verdict"], "regression")
+        row = steps[("v1.1.0", "v2.6.1")]["groups"]["mock"]["rows"][0]
+        self.assertAlmostEqual(row["change_pct"], -30, delta=2)
+        for step in (("v1.0.0", "v1.1.0"), ("v1.0.0", "v1.0.1"), ("v2.6.1", "v2.8.0")):
+            self.assertEqual(steps[step]["verdict"], "unchanged", step)
+
+    def test_a_release_measured_twice_under_two_names_is_no_step(self):
+        self.assertEqual(self.steps()[("v2.6.1", "v2.7.0")]["verdict"], "unchanged")
+
+    def test_a_new_release_is_judged_with_its_parent_and_the_reference_says_if_the_machine_moved(self):
+        self.steps()
+        slower = {}
+
+        def on_a_slower_day(release, group, lib, rnd):
+            doc = self.measure(release, group, lib, rnd)
+            doc["benchmarks"][0]["items_per_second"] *= 0.9
+            slower[release.tag] = True
+            return doc
+        new = [r for r in self.releases if r.tag in ("v2.8.1", "v2.8.0", "v1.1.0")]
+        with mock.patch.object(rh, "REFERENCE", "v1.1.0"):
+            runner, machine = self.runner(measure=on_a_slower_day, batch="add:v2.8.1")
+            runner.run(new, self.libs(), 5, "seed")
+            doc = rh.export(self.db, machine, "quick")
+        self.assertEqual(set(slower), {"v2.8.1", "v2.8.0", "v1.1.0"})
+        step = next(s for s in doc["steps"] if s["new"] == "v2.8.1")
+        # Measured beside its parent on the same (slower) day, the new release did not move...
+        self.assertEqual(step["verdict"], "unchanged")
+        # ...and the reference, against its history visits, shows that the machine did.
+        self.assertEqual(step["reference"], "regression")
+        self.assertEqual(len(doc["results"]["v2.8.0"]["mock"]), 5, "the parent's own visits stay its history's")
+
+    def test_four_rounds_cannot_judge(self):
+        # 4 against 4 visits: no rank test reaches p < 0.01, so no step can be judged.
+        self.assertEqual({s["verdict"] for s in self.steps(rounds=4).values()}, {"not judged"})
+
+
+def run(*args, **env):
+    return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, KBENCH_BIN="/bin/true", **env))
+
+
+class BadInput(Fixture):
+    def assert_refused(self, p, says):
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(says, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_unknown_release_and_backwards_range(self):
+        before = os.path.getmtime(self.db_path)
+        self.assert_refused(run("run", "--tree", self.repo_dir, "--releases", "v9.9.9..", "--db", self.db_path),
+                            "'v9.9.9' is not a final release")
+        self.assert_refused(run("run", "--tree", self.repo_dir, "--releases", "v2.8.0..v1.1.0", "--db", self.db_path),
+                            "v2.8.0 comes after v1.1.0")
+        self.assert_refused(run("run", "--tree", self.tmp, "--db", self.db_path), "is not inside a git repository")
+        self.assertEqual(os.path.getmtime(self.db_path), before)
+
+    def test_corrupt_database(self):
+        bad = os.path.join(self.tmp, "bad.sqlite")
+        with open(bad, "w") as f:
+            f.write("not a database\n" * 100)
+        self.assert_refused(run("steps", "--db", bad), "not a usable release history database")
+        with open(bad) as f:
+            self.assertEqual(f.read(), "not a database\n" * 100)
+
+    def test_data_of_another_machine_mixed_in(self):
+        runner, machine = self.runner()
+        runner.run(self.releases, self.libs(), 1, "seed")
+        doc = rh.export(self.db, machine, "quick")
+        doc["machine"] = dict(doc["machine"], cpu_model="Other CPU")
+        path = os.path.join(self.tmp, "mixed.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        out = os.path.join(self.tmp, "site")
+        self.assert_refused(run("site", "--data", path, "--out", out), "mixes machines")
+        self.assertFalse(os.path.exists(out))
+        with open(path, "w") as f:
+            f.write('{"kind": "something else"}')
+        self.assert_refused(run("steps", "--data", path), "is not kbench's release history data")
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag in ("a", "script") and (a.get("href") or a.get("src")):
+            self.links.append(a.get("href") or a.get("src"))
+
+
+@unittest.skipUnless(CHROMIUM or os.environ.get("CI") == "true", "chromium is missing (scripts/setup installs it)")
+class Site(Fixture):
+    def chromium(self, url):
+        profile = os.path.join(self.tmp, "chromium-profile")
+        p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                            "--enable-logging=stderr", "--v=0", "--window-size=1300,9000",
+                            "--virtual-time-budget=20000", "--dump-dom", url],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        errors = [line for line in p.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+        self.assertEqual(errors, [], "the page logged errors")
+        return p.stdout
+
+    def test_the_site_draws_every_release_and_every_link_resolves(self):
+        runner, machine = self.runner()
+        runner.run(self.releases, self.libs(), 5, "seed")
+        data = os.path.join(self.tmp, "data.json")
+        with open(data, "w") as f:
+            json.dump(rh.export(self.db, machine, "quick"), f)
+        out = os.path.join(self.tmp, "site")
+        p = run("site", "--data", data, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dom = self.chromium("file://%s/index.html" % out)
+        self.assertIn('data-ready="1"', dom)
+        self.assertIn('data-plots="1"', dom)
+        self.assertEqual(re.findall(r'data-drawn="([0-9]+)"', dom), [str(len(self.releases))])
+        self.assertEqual(dom.count('class="regression"'), 1)
+        for page in ["index.html", "compare.html"] + ["steps/" + f for f in os.listdir(out + "/steps")]:
+            links = Links()
+            with open(os.path.join(out, page)) as f:
+                links.feed(f.read())
+            for link in links.links:
+                target = os.path.normpath(os.path.join(out, os.path.dirname(page), link.split("?")[0]))
+                self.assertTrue(os.path.isfile(target), "%s links to %s, which is missing" % (page, link))
+        dom = self.chromium("file://%s/compare.html?a=v1.1.0&b=v2.6.1" % out)
+        self.assertRegex(dom, r"<td>-(29|30)\.[0-9] %</td>")
+        with open(os.path.join(out, "data.csv")) as f:
+            self.assertEqual(len(f.read().splitlines()), 1 + 5 * len(self.releases))
+        self.assertEqual(release_site.short_name(ROW), "Produce/send/acks:1/codec:none/record_bytes:100")
+
+
+if __name__ == "__main__":
+    unittest.main()
