@@ -19,7 +19,10 @@ live_test_init kafka-script-test "$@"
 live_need_java
 # scripts/kafka runs in kbench's venv; a scratch KBENCH_CACHE below holds none (scripts/lib/python
 # reads KBENCH_VENV first).
-export KBENCH_VENV="${KBENCH_VENV:-${KBENCH_CACHE:-$HOME/.cache/kbench}/venv}"
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/venv.sh"
+KBENCH_VENV=$(kbench_venv)
+export KBENCH_VENV
 
 PORT_BASE="${KBENCH_TEST_KAFKA_PORT_BASE:-29092}"
 VERSION="${KBENCH_KAFKA_VERSION:-}"

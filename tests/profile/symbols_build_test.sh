@@ -21,7 +21,10 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/kbench-symbols-test.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 # The scratch cache holds no venv: the scripts keep kbench's (scripts/lib/python reads
 # KBENCH_VENV first).
-export KBENCH_VENV="${KBENCH_VENV:-${KBENCH_CACHE:-$HOME/.cache/kbench}/venv}"
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/venv.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/venv.sh"
+KBENCH_VENV=$(kbench_venv)
+export KBENCH_VENV
 export KBENCH_CACHE="$WORK/cache"
 unset LD_LIBRARY_PATH
 

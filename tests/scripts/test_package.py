@@ -101,5 +101,20 @@ class OnePackage(unittest.TestCase):
                          "package kbench (see docs/developing.md)")
 
 
+class OneVenv(unittest.TestCase):
+    def test_setup_and_the_interpreter_name_the_same_venv(self):
+        from unittest import mock
+
+        from kbench.commands import setup
+        env = {k: v for k, v in os.environ.items() if k != "KBENCH_VENV"}
+        env["KBENCH_CACHE"] = "/scratch/cache"
+        shell = subprocess.run(["bash", "-c", 'source "$1"; kbench_venv', "-",
+                                os.path.join(ROOT, "scripts", "lib", "venv.sh")],
+                               env=env, capture_output=True, text=True, check=True).stdout.strip()
+        with mock.patch.dict(os.environ, env, clear=True):
+            self.assertEqual(setup.venv_dir(), shell)
+        self.assertRegex(shell, r"^/scratch/cache/venv-[0-9a-f]{12}$")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 import kbench
-from kbench import cli, git, kafka_cluster, release_site, text
+from kbench import build_stamp, cli, git, kafka_cluster, release_site, text
 from kbench import release_history as rh
 from kbench.commands import bench_commits, librdkafka
 
@@ -204,6 +204,7 @@ def cmd_check(args):
     worst = 0
     for g in rh.ROW_SETS[args.rows]:
         argv = ["HEAD", "HEAD", "--runs", str(args.runs), "--out-dir", os.path.join(out, g.name),
+                "--build-cache", build_stamp.cache_dir("bench-commits"),
                 "--librdkafka-a", "tree:%s@%s" % (args.tree, against),
                 "--librdkafka-b", "tree:%s@%s" % (args.tree, args.candidate)]
         if g.cluster != "mock":

@@ -107,12 +107,20 @@ def install_debian(packages, check):
     return True
 
 
+def requirements_digest():
+    with open(REQUIREMENTS, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def venv_dir():
+    """One venv per requirements file (scripts/lib/venv.sh names it by the same rule)."""
+    return os.environ.get("KBENCH_VENV") or build_stamp.cache_dir("venv-" + requirements_digest()[:12])
+
+
 def install_venv(check):
     """PyPI packages, pinned, into a venv on top of Debian's python3 (so scipy and numpy stay
     Debian's). A stamp holds the requirements' hash: nothing runs when it matches."""
-    venv = os.environ.get("KBENCH_VENV") or build_stamp.cache_dir("venv")
-    with open(REQUIREMENTS, "rb") as f:
-        want = hashlib.sha256(f.read()).hexdigest()
+    want, venv = requirements_digest(), venv_dir()
     stamp = os.path.join(venv, ".kbench-stamp")
     python = os.path.join(venv, "bin", "python3")
     try:
