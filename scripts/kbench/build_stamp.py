@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from kbench import cli, proc
+from kbench import cli, proc, results
 
 
 class BuildError(Exception):
@@ -24,11 +24,7 @@ def cache_dir(name):
 
 def write(path, doc):
     """DOC (its fields in order) plus built_at, written atomically."""
-    doc = dict(doc, built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    results.write_json(path, dict(doc, built_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
 
 
 def read(path):

@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -129,6 +130,20 @@ def check_out_file(path, option="--out"):
             die("%s %s: cannot write it (%s)" % (option, path, e.strerror or e))
     else:
         _probe(option, path, os.path.dirname(os.path.abspath(path)))
+
+
+def kbench_rows(binary, args, env=None):
+    """The rows `BINARY --benchmark_list_tests ARGS...` lists; kbench refusing ARGS is bad usage,
+    said with the first line of its own error."""
+    try:
+        done = subprocess.run([binary, "--benchmark_list_tests", *args], capture_output=True, text=True,
+                              errors="replace", env=env)
+    except OSError as e:
+        die("cannot run %s: %s" % (binary, e))
+    if done.returncode != 0:
+        said = done.stderr.strip().split("\n")[0].removeprefix("kbench: error: ")
+        die("kbench refuses the arguments: %s" % (said or "exit status %d" % done.returncode))
+    return [line for line in done.stdout.splitlines() if line.strip()]
 
 
 def dry_run_exit():

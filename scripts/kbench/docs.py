@@ -27,8 +27,7 @@ def _code(name):
 
 
 def options_table():
-    return _table(("kbench option", "meaning"),
-                  [(_code(o["flag"]), o["meaning"]) for o in facts.describe()["options"]])
+    return _table(("kbench option", "meaning"), [(_code(o["flag"]), o["meaning"]) for o in facts.describe()["options"]])
 
 
 def codecs_line():
@@ -158,8 +157,7 @@ def render(root=ROOT):
 
 
 def main(argv):
-    ap = cli.ArgumentParser(prog="kbench.docs", description=__doc__.split("\n\n")[0],
-                            formatter_class=cli.HelpFormatter)
+    ap = cli.ArgumentParser(prog="kbench.docs", description=__doc__.split("\n\n")[0], formatter_class=cli.HelpFormatter)
     ap.add_argument("--check", action="store_true", help="name the files whose generated blocks are stale and exit 1")
     args = ap.parse_args(argv)
     try:

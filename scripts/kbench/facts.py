@@ -5,6 +5,7 @@ KBENCH_DESCRIBE=FILE (a saved description, or a result: its "kbench_describe"), 
 build/kbench. Run as a program it prints the description (`json`).
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -129,10 +130,8 @@ def cluster_regex(*binaries):
     """cluster_name_regex() as told by the first of BINARIES that can say, or None."""
     for binary in binaries:
         if os.access(binary, os.X_OK):
-            try:
+            with contextlib.suppress(FactsUnavailable, KeyError, TypeError):
                 return cluster_name_regex(_load(binary))
-            except (FactsUnavailable, KeyError, TypeError):
-                pass
     return None
 
 

@@ -15,7 +15,7 @@ import subprocess
 import time
 import urllib.request
 
-from kbench import cli, proc
+from kbench import build_stamp, cli, proc
 
 # Attempts before free_ports gives up, each with a fresh port from the kernel.
 ATTEMPTS = 50
@@ -171,14 +171,6 @@ def java(need, what):
     return binary
 
 
-def cache_home():
-    if os.environ.get("KBENCH_CACHE"):
-        return os.environ["KBENCH_CACHE"]
-    if not os.environ.get("HOME"):
-        raise ServiceError("HOME is not set; set KBENCH_CACHE")
-    return os.environ["HOME"] + "/.cache/kbench"
-
-
 def classpath_valid(path):
     try:
         with open(path) as f:
@@ -226,7 +218,7 @@ def write_pom(path, prog, version, what, gavs):
 def mvn(c, probe=""):
     """Copy C/pom.xml's runtime dependencies into C/lib.new, offline first if PROBE is cached; False: failed."""
     # One local Maven repository for every service: Kafka's client jars are shared.
-    repo = cache_home() + "/kafka/m2"
+    repo = build_stamp.cache_dir("kafka/m2")
     args = ["-B", "-q", "-f", c + "/pom.xml", "-Dmaven.repo.local=" + repo,
             DEPENDENCY_PLUGIN + ":copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory=" + c + "/lib.new"]
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from kbench import ROOT, cli, kafka_security, proc
+from kbench import ROOT, build_stamp, cli, kafka_security, proc
 from kbench import jvm_service as svc
 
 # The errors of kafka's functions: status 2 bad input or a missing prerequisite, 1 failed.
@@ -114,7 +114,7 @@ def fill_kafka(c):
 def classpath(version):
     """The classpath of Kafka VERSION (None: the default), resolved on first use."""
     version = effective_version(version)
-    return svc.classpath("%s/kafka/%s" % (svc.cache_home(), version), "Apache Kafka " + version, fill_kafka)
+    return svc.classpath(build_stamp.cache_dir("kafka/" + version), "Apache Kafka " + version, fill_kafka)
 
 
 def java_and_classpath(version):

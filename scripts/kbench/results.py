@@ -168,13 +168,10 @@ def is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def uses_real_time(name):
-    """Google Benchmark appends /real_time or /manual_time to such names."""
-    return any(name.endswith("/" + t) or "/%s/" % t in name for t in ("real_time", "manual_time"))
-
-
 def time_metric(name):
-    return "real_time" if uses_real_time(name) else "cpu_time"
+    """real_time for the rows Google Benchmark names .../real_time or .../manual_time, else cpu_time."""
+    timed = any(name.endswith("/" + t) or "/%s/" % t in name for t in ("real_time", "manual_time"))
+    return "real_time" if timed else "cpu_time"
 
 
 def entry_metrics(entry):

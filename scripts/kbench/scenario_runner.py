@@ -26,6 +26,7 @@ from kbench import cli, git, proc
 from kbench import kafka_cluster as kafka
 from kbench import results as kr
 from kbench.cli import die, info
+from kbench.jvm_service import terminate
 
 BOOTSTRAP = re.compile(r"[^,:\s]+:[0-9]+(,[^,:\s]+:[0-9]+)*")
 KAFKA_VERSION = "4.4.0"  # the broker a scenario starts unless KBENCH_KAFKA_VERSION says
@@ -53,10 +54,6 @@ def add_common_arguments(parser):
     parser.add_argument("--bootstrap", metavar="HOST:PORT", type=bootstrap_list,
                         help="use this cluster instead of starting one (the scenario checks that "
                              "it fits, e.g. enough brokers, and exits 2 if not)")
-
-
-def _terminated(signum, frame):
-    sys.exit(128 + signum)
 
 
 class Scenario:
@@ -89,9 +86,8 @@ class Scenario:
             os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         except OSError:
             die("cannot create %s" % self.out)
-        self.term = signal.signal(signal.SIGTERM, _terminated)
-        self.note("scenario %s, scale %s%s, out %s"
-                  % (self.name, self.scale, " (tiny)" if self.tiny else "", self.out))
+        self.term = signal.signal(signal.SIGTERM, terminate)
+        self.note("scenario %s, scale %s%s, out %s" % (self.name, self.scale, " (tiny)" if self.tiny else "", self.out))
         return self
 
     def __exit__(self, *exc):

@@ -160,13 +160,10 @@ def exit_code(verdict, accept_inconclusive=False):
 
 
 def _side(label, paths):
-    datas = []
-    for p in paths:
-        try:
-            datas.append(kr.load(p))
-        except kr.BenchmarkJsonError as e:
-            raise CompareError(str(e)) from e
-    return stats.Side(label, datas)
+    try:
+        return stats.Side(label, [kr.load(p) for p in paths])
+    except kr.BenchmarkJsonError as e:
+        raise CompareError(str(e)) from e
 
 
 def _warn(lines):
@@ -284,12 +281,10 @@ def markdown(verdict, title="kbench"):
     if same:
         out += ["<details><summary>%d unchanged or secondary</summary>" % len(same), "",
                 text.table(headers, same, markdown=True, align=ALIGN), "", "</details>", ""]
-    out += ["- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]), _md(e["message"]))
-            for e in verdict["errored"]]
+    out += ["- ERROR on %s side: `%s`: %s" % (e["side"], _md(e["name"]), _md(e["message"])) for e in verdict["errored"]]
     out += ["- NOT JUDGED: `%s` %s: %s" % (_md(u["name"]), u["metric"], _md(u["reason"]))
             for u in verdict.get("unjudged", [])]
-    out += ["- only in %s: `%s`" % (side, _md(name)) for side in ("base", "new")
-            for name in verdict["only_in_" + side]]
+    out += ["- only in %s: `%s`" % (side, _md(name)) for side in ("base", "new") for name in verdict["only_in_" + side]]
     return "\n".join(out).rstrip() + "\n"
 
 

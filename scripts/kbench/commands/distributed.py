@@ -16,11 +16,11 @@ or a spec kbench refuses.
 """
 
 import bisect
+import contextlib
 import itertools
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 import urllib.error
@@ -57,22 +57,18 @@ def check_workload(workload):
     """Returns a list of problems (empty when the workload can run)."""
     if not isinstance(workload, dict):
         return ["the workload is not a JSON object"]
-    problems = []
-    for key in sorted(set(workload) - set(WORKLOAD_KEYS)):
-        problems.append("unknown workload key %r (known: %s)" % (key, ", ".join(sorted(WORKLOAD_KEYS))))
-    for key in REQUIRED_KEYS:
-        if not workload.get(key):
-            problems.append("the workload has no %r" % key)
+    problems = ["unknown workload key %r (known: %s)" % (key, ", ".join(sorted(WORKLOAD_KEYS)))
+                for key in sorted(set(workload) - set(WORKLOAD_KEYS))]
+    problems += ["the workload has no %r" % key for key in REQUIRED_KEYS if not workload.get(key)]
     if not workload.get("produce") and not workload.get("consume"):
         problems.append("the workload has neither 'produce' nor 'consume'")
     settings = workload.get("settings", {})
     if not isinstance(settings, dict):
         problems.append("'settings' must be an object of librdkafka settings")
     else:
-        for key in sorted(settings):
-            if facts.is_secret_setting(key):
-                problems.append("setting %r is a secret: it would be logged by Trogdor; put it "
-                                "in a client config file on the agents (client_config_file)" % key)
+        problems += ["setting %r is a secret: it would be logged by Trogdor; put it in a client config file "
+                     "on the agents (client_config_file)" % key
+                     for key in sorted(settings) if facts.is_secret_setting(key)]
     return problems
 
 
@@ -306,10 +302,8 @@ def http(method, url, body=None, timeout=10):
 
 def try_http(method, url, body=None):
     """http(), for a call whose failure changes nothing (freeing or stopping a task)."""
-    try:
+    with contextlib.suppress(*HTTP_ERRORS):
         http(method, url, body)
-    except HTTP_ERRORS:
-        pass
 
 
 def read_cluster(d):
@@ -329,15 +323,10 @@ def check_spec(args):
     """kbench parses the spec itself: a spec it refuses is refused here, before any task."""
     if not os.access(args.kbench, os.X_OK):
         cli.die("kbench not found at %s (build it, or give --kbench)" % args.kbench)
-    argv = [args.kbench, "--benchmark_list_tests",
-            "--produce=" + args.produce if args.produce else "--consume=" + args.consume,
-            "--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/"))]
-    argv += [word for s in args.settings for word in ("-X", s)]
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode != 0:
-        cli.die("kbench refuses the spec: %s" % p.stderr.strip().splitlines()[0] if p.stderr.strip()
-            else "kbench refuses the spec (exit %d)" % p.returncode)
-    rows = [line for line in p.stdout.splitlines() if line.strip()]
+    rows = cli.kbench_rows(args.kbench, [
+        "--produce=" + args.produce if args.produce else "--consume=" + args.consume,
+        "--benchmark_filter=" + (args.filter or ("^Produce/" if args.produce else "^Consume/"))]
+        + [word for s in args.settings for word in ("-X", s)])
     if not rows:
         cli.die("the spec and filter select no kbench row")
     return rows

@@ -10,6 +10,7 @@ corrected over all series by Benjamini-Hochberg.
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -140,10 +141,8 @@ def commit_info(repo, sha, ctx, commit_time=None):
             return int(t), "git", subject.strip()
     date = ctx.get("date")
     if date:
-        try:
+        with contextlib.suppress(ValueError):
             return int(datetime.fromisoformat(date).timestamp()), "run date", None
-        except ValueError:
-            pass
     return int(time.time()), "added", None
 
 
@@ -275,10 +274,8 @@ def resolve_since(db, text, repo):
     """--since: a date/time, Unix seconds, or a commit (its commit time)."""
     if text is None:
         return None
-    try:
+    with contextlib.suppress(HistoryError):
         return parse_time(text)
-    except HistoryError:
-        pass
     row = db.execute("SELECT MIN(commit_time) FROM runs WHERE commit_sha LIKE ?", (text + "%",)).fetchone()
     if row and row[0] is not None:
         return row[0]
@@ -404,8 +401,7 @@ def group_changes(changes):
         members.sort(key=lambda m: (m["time"], m["after_commit"]))
         group = None
         for m in members:
-            if group and pos[m["after_commit"]] - pos[group["after_commit"]] <= 1 \
-                    and m["before_time"] <= group["time"]:
+            if group and pos[m["after_commit"]] - pos[group["after_commit"]] <= 1 and m["before_time"] <= group["time"]:
                 group["members"].append(m)
                 group["after_commit"], group["time"] = m["after_commit"], m["time"]
                 group["subject"] = m["subject"]

@@ -63,8 +63,7 @@ class Plotter:
         groups = {}
         for name, m in rows:
             fam, var, params, _ = kr.parse_name(name)
-            if fam != "Produce" or "threads" not in params or "producers" not in params \
-                    or "items_per_second" not in m:
+            if fam != "Produce" or "threads" not in params or "producers" not in params or "items_per_second" not in m:
                 continue
             key = (var,) + tuple((k, v) for k, v in params.items() if k not in ("threads", "producers"))
             groups.setdefault(key, {})[(params["threads"], params["producers"])] = m["items_per_second"]
@@ -200,8 +199,7 @@ class Plotter:
                     continue
                 c = r.get("change_pct")
                 if c is None and r.get("change_note"):
-                    c = math.inf if (r.get("new_median") or 0) > (r.get("base_median") or 0) \
-                        else -math.inf
+                    c = math.inf if (r.get("new_median") or 0) > (r.get("base_median") or 0) else -math.inf
                 if c is None:
                     continue
                 rows.append((r, c))
@@ -257,11 +255,6 @@ def _part(start, size, items):
     return "" if len(items) <= size else "-%d" % (start // size + 1)
 
 
-def _slug(path):
-    stem = os.path.splitext(os.path.basename(path))[0]
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", stem)
-
-
 def add_arguments(ap):
     ap.add_argument("results", nargs="*", metavar="RESULT.json", help="kbench JSON results (Google Benchmark format)")
     ap.add_argument("--verdict", metavar="VERDICT.json", help="a scripts/compare --out file: draws the A/B chart")
@@ -276,12 +269,10 @@ def main(args):
     cli.check_out_dir(out_dir, "--out")
     cli.dry_run_exit()
 
-    docs = []
-    for path in args.results:
-        try:
-            docs.append((path, kr.load(path)))
-        except kr.BenchmarkJsonError as e:
-            cli.die(str(e))
+    try:
+        docs = [(path, kr.load(path)) for path in args.results]
+    except kr.BenchmarkJsonError as e:
+        cli.die(str(e))
     verdict = None
     if args.verdict:
         verdict = cli.read_json(args.verdict, what="verdict ")
@@ -296,7 +287,8 @@ def main(args):
     p = Plotter(out_dir)
     for path, doc in docs:
         # With several inputs, file names say which result each chart shows.
-        prefix = _slug(path) + "-" if len(docs) > 1 else ""
+        stem = os.path.splitext(os.path.basename(path))[0]
+        prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", stem) + "-" if len(docs) > 1 else ""
         rows = medians(doc)
         p.produce_throughput(rows, prefix)
         p.latency(rows, prefix)

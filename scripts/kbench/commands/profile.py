@@ -91,14 +91,7 @@ def check_side(spec):
 
 def check_kbench_args(binary, filter_, kbench_args):
     """kbench's refusal of its arguments, or a filter that selects nothing, is bad usage."""
-    try:
-        listed = proc.run([binary, "--benchmark_list_tests", "--benchmark_filter=" + filter_] + kbench_args,
-                          capture=True)
-    except OSError as e:
-        cli.die("cannot run %s: %s" % (binary, e))
-    if listed.returncode != 0:
-        cli.die("kbench refuses the arguments (its message above)")
-    if not listed.stdout.strip():
+    if not cli.kbench_rows(binary, ["--benchmark_filter=" + filter_] + kbench_args):
         cli.die("no benchmark matches '%s' (build/kbench --benchmark_list_tests lists them)" % filter_)
 
 

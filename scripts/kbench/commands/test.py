@@ -10,6 +10,7 @@ exit status: 0 every step passed, 1 a step failed (or, under CI=true, a test ski
 2 bad usage.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -55,11 +56,9 @@ class Steps:
         """One ctest run; a skipped test (ctest counts it as passed) is remembered, from the JUnit report."""
         junit = os.path.join(self.logs, name + ".xml")
         ok = self.run(name, ["ctest", "--output-junit", junit] + args, env=env, stdout=stdout, stderr=stdout)
-        try:
+        with contextlib.suppress(OSError, ET.ParseError):
             for test, reason, cases in ctest_skips.skipped_tests(junit):
                 self.skipped.append("\n    ".join(["%s: %s: %s" % (name, test, reason)] + cases))
-        except (OSError, ET.ParseError):
-            pass
         return ok
 
 

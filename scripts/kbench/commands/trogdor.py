@@ -25,7 +25,7 @@ import shutil
 import signal
 import time
 
-from kbench import ROOT, cli, proc
+from kbench import ROOT, build_stamp, cli, proc
 from kbench import jvm_service as svc
 
 SERVICE = svc.Service("Trogdor", ".kbench-trogdor", "KBENCH_TROGDOR_DIR", "/tmp/kbench-trogdor")
@@ -44,10 +44,6 @@ SUBNET_PREFIX = "10.213"
 NET_LOCK = "/run/lock/kbench-trogdor-net.lock"
 
 
-def cache():
-    return "%s/trogdor/%s" % (svc.cache_home(), TROGDOR_VERSION)
-
-
 def fill_trogdor(c):
     # Trogdor names slf4j-api without a binding: reload4j makes the agents write their logs.
     svc.write_pom(c + "/pom.xml", "trogdor", TROGDOR_VERSION, "Trogdor " + TROGDOR_VERSION,
@@ -58,7 +54,8 @@ def fill_trogdor(c):
 
 
 def classpath():
-    return svc.classpath(cache(), "Trogdor " + TROGDOR_VERSION, fill_trogdor)
+    return svc.classpath(build_stamp.cache_dir("trogdor/" + TROGDOR_VERSION), "Trogdor " + TROGDOR_VERSION,
+                         fill_trogdor)
 
 
 def net_tag(d):

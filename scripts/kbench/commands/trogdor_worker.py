@@ -7,6 +7,7 @@ is {"state": "done", "exit_code": N, "result": <kbench's JSON>}.
 Exit status: kbench's, 2 for a workload that cannot run, 1 when interrupted.
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -33,10 +34,8 @@ def emit(obj):
 def die_with_parent():
     """kbench ends when this worker does: prctl(PR_SET_PDEATHSIG, SIGKILL) in kbench (SIGTERM
     would finish a window that nobody is left to collect)."""
-    try:
+    with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except OSError:
-        pass
 
 
 def kbench_argv(w, out_json):

@@ -1,8 +1,5 @@
-"""Report of the compression-cost scenario: per payload and codec, records/s, client and
-broker CPU per MiB, bytes on the wire per value byte beside the codec's own ratio, and
-end-to-end p99, each the median over rounds with its range; a Pareto chart of client CPU per
-MiB against bytes per value byte whose front is judged beyond those ranges; and the broker's
-cost of recompressing into a topic's own compression.type (KAFKA-15418).
+"""Report of the compression-cost scenario (README.md says what it measures): a table per
+payload, the Pareto chart of client CPU against bytes, the broker's recompression (KAFKA-15418).
 Run by run.py as `report.py DIR --scale S ...`."""
 
 import sys

@@ -8,9 +8,8 @@ started here; with --bootstrap, broker CPU is not measured."""
 import glob
 import os
 import shutil
-import subprocess
 
-from kbench import proc
+from kbench import cli, proc
 from kbench.cli import die, info
 from kbench.scenario_runner import Scenario
 
@@ -109,10 +108,7 @@ def main(args):
 
         # A corpus too small for the batches is refused here, in kbench's words, before a broker starts.
         for rows in families.values():
-            listed = subprocess.run([scn.bin] + rows + ["--benchmark_list_tests"], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True, errors="replace")
-            if listed.returncode != 0:
-                die(listed.stderr.rstrip("\n").removeprefix("kbench: error: "))
+            cli.kbench_rows(scn.bin, rows)
 
         # The codecs' own ratios on the same payloads, in 1 MiB batches (compression only: no broker).
         codec_json = scn.out + "/raw/codec.json"

@@ -27,8 +27,7 @@ def spec(text):
     if not value:
         raise argparse.ArgumentTypeError("bad SPEC '%s' (%s)" % (text, SPECS))
     if kind not in KINDS:
-        raise argparse.ArgumentTypeError("unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)"
-                                         % (kind, text))
+        raise argparse.ArgumentTypeError("unknown SPEC kind '%s' in '%s' (librdkafka, broker or format)" % (kind, text))
     pattern, bad = KINDS[kind]
     if not re.fullmatch(pattern, value):
         raise argparse.ArgumentTypeError(bad % text)

@@ -11,9 +11,9 @@ import os
 import re
 import sys
 
+from kbench import cli, text
 from kbench import results as kr
 from kbench import scenario as ks
-from kbench import text
 
 FIELDS = ("id", "measures", "a", "b", "target", "filter", "args", "metric", "expect", "change", "source")
 MEASURES = ("throughput", "cpu", "latency", "control")
@@ -55,8 +55,7 @@ def load_cases(path):
                 raise ks.ScenarioError("%s: %s %r is not one of %s" % (where, key, case[key], ", ".join(known)))
         for key in ("a", "b"):
             if not re.match(r"^(system|[0-9]+\.[0-9]+\.[0-9]+|tree:[0-9A-Za-z._/-]+)$", case[key]):
-                raise ks.ScenarioError("%s: side %s %r is not a release, system or tree:REV"
-                                       % (where, key, case[key]))
+                raise ks.ScenarioError("%s: side %s %r is not a release, system or tree:REV" % (where, key, case[key]))
         try:
             re.compile(case["filter"])
         except re.error as e:
@@ -149,17 +148,13 @@ def fmt_seconds(s):
     return "—" if s is None else "%d min %02d s" % divmod(int(s), 60) if s >= 60 else "%d s" % s
 
 
-def fmt_p(p):
-    return "—" if p is None else "%.2g" % p
-
-
 def fmt_row(r):
     change = "—" if r["change_pct"] is None else "%+.1f %%" % r["change_pct"]
     if r.get("ci_low_pct") is not None and r.get("ci_high_pct") is not None:
         change += " [%+.1f, %+.1f]" % (r["ci_low_pct"], r["ci_high_pct"])
-    p = "p %s" % fmt_p(r["p_value"])
+    p = "p %s" % text.number(r["p_value"], digits=2)
     if r.get("p_adjusted") is not None:
-        p += ", adj. %s" % fmt_p(r["p_adjusted"])
+        p += ", adj. %s" % text.number(r["p_adjusted"], digits=2)
     verdict = r.get("verdict")
     return "%s %s: %s, %s: %s" % (short_name(r["name"]), r["metric"], change, p,
                                   verdict.upper() if verdict in ("regression", "improvement") else verdict)
@@ -216,13 +211,7 @@ def chart(directory, outcomes):
 
 
 def _load_json(path):
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        raise ks.ScenarioError("%s: %s" % (path, e)) from None
+    return cli.read_json(path) if os.path.exists(path) else None
 
 
 def report(directory, args):

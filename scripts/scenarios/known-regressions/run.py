@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from kbench import git, proc
+from kbench import build_stamp, git, proc
 from kbench import scenario as ks
 from kbench.cli import die, info
 from kbench.commands import bench_commits, compare
@@ -22,7 +22,6 @@ CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.tsv")
 
 
 def add_arguments(parser):
-    cache = os.environ.get("KBENCH_CACHE") or os.path.expanduser("~/.cache/kbench")
     parser.add_argument("--cases", metavar="ID,...",
                         help="run only these cases, or all (default: every case but the controls; "
                              "at --tiny: control-aa)")
@@ -32,7 +31,7 @@ def add_arguments(parser):
                         help="a librdkafka git repository for the tree:REV sides (e.g. a clone of "
                              "https://github.com/confluentinc/librdkafka); without it those cases "
                              "are not run and count as not judged")
-    parser.add_argument("--build-cache", metavar="DIR", default=os.path.join(cache, "bench-commits"),
+    parser.add_argument("--build-cache", metavar="DIR", default=build_stamp.cache_dir("bench-commits"),
                         help="where bench-commits keeps its build of HEAD: one build for every case "
                              "(default: $KBENCH_CACHE/bench-commits)")
 

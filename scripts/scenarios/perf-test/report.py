@@ -347,8 +347,7 @@ def scenario(d):
         out = {"round": r["round"], "first": r["first"], "kbench": strip(r["kbench"]),
                "kbench_final_line": final_line(r["kbench"]), "kbench_windows": r["kbench_windows"]}
         if "tool" in r:
-            out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]),
-                       tool_windows=r["tool"]["windows"])
+            out.update(tool=strip(r["tool"]), tool_final_line=final_line(r["tool"]), tool_windows=r["tool"]["windows"])
         out.update({new: r[key] for key, new in (("tool_consumer", "tool_consumer_line"),
                                                   ("kbench_consumer", "kbench_consumer")) if key in r})
         return out

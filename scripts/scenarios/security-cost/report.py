@@ -39,8 +39,7 @@ def _over(rows, p, k, metric):
 
 
 def _fmt_over(rows, p, k, metric):
-    ratio = _over(rows, p, k, metric)
-    return "—" if ratio is None else "%.2f" % ratio
+    return ks.fixed(2)(_over(rows, p, k, metric))
 
 
 def report(directory, args):
@@ -110,7 +109,7 @@ def _headline(rows, others):
 def _chart(directory, rows, others, closed):
     plt = ks.plt_module()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    labels = [ks_short(k) for k in closed]
+    labels = ["consume %d B" % k[1] if k[0] == "consume" else "%d B a%s %s" % k[1:4] for k in closed]
     width = 0.8 / max(len(others), 1)
     for ax, metric, title in ((axes[0], "items_per_second", "records/s over plaintext"),
                               (axes[1], "cpu_us_per_mb", "client CPU per MiB over plaintext")):
@@ -125,11 +124,6 @@ def _chart(directory, rows, others, closed):
     axes[0].legend(fontsize=7)
     fig.suptitle("Security cost: each protocol against plaintext (1.0)")
     ks.save_chart(fig, directory, "security-cost.png")
-
-
-def ks_short(key):
-    kind, size, acks, codec, _rate = key
-    return "consume %d B" % size if kind == "consume" else "%d B a%s %s" % (size, acks, codec)
 
 
 if __name__ == "__main__":
