@@ -141,7 +141,7 @@ def kbench_rows(binary, args, env=None):
     except OSError as e:
         die("cannot run %s: %s" % (binary, e))
     if done.returncode != 0:
-        said = done.stderr.strip().split("\n")[0].removeprefix("kbench: error: ")
+        said = re.sub(r"^\S+: error: ", "", done.stderr.strip().split("\n")[0])
         die("kbench refuses the arguments: %s" % (said or "exit status %d" % done.returncode))
     return [line for line in done.stdout.splitlines() if line.strip()]
 
