@@ -77,7 +77,8 @@ def build_all(repo, releases):
     """Every release's library folder, built unless it is; a build that fails ends the run."""
     flags, libs, t0 = librdkafka.choose_flags(), {}, time.monotonic()
     trees = [librdkafka.Tree(repo, r.tag) for r in releases]
-    todo = [t for t in trees if not librdkafka.is_built(librdkafka.tree_entry(t.sha, flags))]
+    # One build per commit: a second tag on a commit (v2.7.0 on v2.6.1's) is the same library.
+    todo = list({t.sha: t for t in trees if not librdkafka.is_built(librdkafka.tree_entry(t.sha, flags))}.values())
     if todo:
         librdkafka.check_build_tools()
     for r, t in zip(releases, trees):
