@@ -99,6 +99,21 @@ class RunsAndResumes(Fixture):
         self.assertEqual(doc["machine"], IDENTITY)
 
 
+class Builds(Fixture):
+    def test_one_build_per_commit(self):
+        from kbench.commands import release_history as command
+        env = {"KBENCH_CACHE": os.path.join(self.tmp, "cache"), "FAKE_CONFIGURE_LOG": os.path.join(self.tmp, "c.log")}
+        with mock.patch.dict(os.environ, env), mock.patch.object(command.cli, "info") as info:
+            libs = command.build_all(self.repo, self.releases)
+        self.assertEqual(set(libs), {r.tag for r in self.releases})
+        self.assertEqual(libs["v2.7.0"], libs["v2.6.1"], "a second tag on a commit is the same library")
+        with open(env["FAKE_CONFIGURE_LOG"]) as f:
+            self.assertEqual(len(f.read().splitlines()), len({r.sha for r in self.releases}))
+        said = [c.args[0] for c in info.call_args_list if c.args[0].startswith("building v")]
+        self.assertIn("building v2.6.1 (", " ".join(said))
+        self.assertNotIn("building v2.7.0", " ".join(said))
+
+
 class Steps(Fixture):
     def steps(self, rounds=5):
         runner, machine = self.runner()

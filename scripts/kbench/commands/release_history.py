@@ -78,7 +78,10 @@ def build_all(repo, releases):
     flags, libs, t0 = librdkafka.choose_flags(), {}, time.monotonic()
     trees = [librdkafka.Tree(repo, r.tag) for r in releases]
     # One build per commit: a second tag on a commit (v2.7.0 on v2.6.1's) is the same library.
-    todo = list({t.sha: t for t in trees if not librdkafka.is_built(librdkafka.tree_entry(t.sha, flags))}.values())
+    first = {}
+    for t in trees:
+        first.setdefault(t.sha, t)
+    todo = [t for t in first.values() if not librdkafka.is_built(librdkafka.tree_entry(t.sha, flags))]
     if todo:
         librdkafka.check_build_tools()
     for r, t in zip(releases, trees):
