@@ -127,10 +127,17 @@ def machine_identity(kbench_bin):
             "compiler": "; ".join(compilers) or "?"}
 
 
-def machine_id(db, identity):
+def machine_digest(identity):
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def machine_id(db, identity, add=True):
+    """The machine's id in the database (made on first use with ADD), or None."""
     text = json.dumps(identity, sort_keys=True)
     row = db.execute("SELECT id FROM machines WHERE identity = ?", (text,)).fetchone()
-    return row[0] if row else db.execute("INSERT INTO machines (identity) VALUES (?)", (text,)).lastrowid
+    if row or not add:
+        return row and row[0]
+    return db.execute("INSERT INTO machines (identity) VALUES (?)", (text,)).lastrowid
 
 
 def branch_parents(repo, releases):
@@ -171,15 +178,11 @@ def slim(doc):
     """A kbench JSON cut to what the gate and the pages read: the iterations' scalar fields
     (no per-interval samples or rate curves) and the context keys that say what ran (those a
     comparison checks)."""
-    keep = ("name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations",
-            "real_time", "cpu_time", "time_unit", "error_occurred", "error_message", "label")
     out = []
     for b in doc.get("benchmarks", []):
-        if not kr.is_iteration(b):
-            continue
-        e = {k: b[k] for k in keep if k in b}
-        e.update({k: v for k, v in b.items() if k not in e and isinstance(v, (int, float)) and not isinstance(v, bool)})
-        out.append(e)
+        if kr.is_iteration(b):
+            out.append({k: v for k, v in b.items() if k in kr.STANDARD_KEYS or (
+                isinstance(v, (int, float)) and not isinstance(v, bool))})
     ctx = doc.get("context", {})
     return {"context": {k: v for k, v in ctx.items() if facts.context_comparison(k) in ("critical", "version")},
             "benchmarks": out}
@@ -287,10 +290,6 @@ def load(db, machine, row_set):
     return visits, releases
 
 
-def version_order(tag):
-    return tuple(int(x) for x in re.findall(r"[0-9]+", tag))
-
-
 def judge_step(base, new, groups, alpha=0.01, threshold=5.0):
     """The gate's verdict of one release step: {group: verdict document}, and the step's word."""
     out, words = {}, []
@@ -316,7 +315,7 @@ def export(db, machine, row_set):
     batches, releases = load(db, machine, row_set)
     home = {tag: "add:" + tag if "add:" + tag in batches else "history" for b in batches.values() for tag in b}
     results = {tag: dict(batches[batch][tag]) for tag, batch in home.items()}
-    releases = sorted((r for r in releases if r["tag"] in results), key=lambda r: version_order(r["tag"]))
+    releases = sorted((r for r in releases if r["tag"] in results), key=lambda r: librdkafka.version_key(r["tag"]))
     if not releases:
         raise HistoryError("no visits of this machine and row set %s in the database" % row_set)
     identity = json.loads(db.execute("SELECT identity FROM machines WHERE id = ?", (machine,)).fetchone()[0])
@@ -340,7 +339,7 @@ def export(db, machine, row_set):
             steps.append(step)
     return {"data_version": DATA_VERSION, "kind": "kbench librdkafka release history", "row_set": row_set,
             "groups": [g._asdict() for g in groups], "kbench_commit": dates[4], "machine": identity,
-            "machine_digest": hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16],
+            "machine_digest": machine_digest(identity),
             "broker": PINNED_KAFKA, "first_visit": dates[0], "last_visit": dates[1], "visits": dates[2],
             "rounds": dates[3], "releases": releases, "documented": DOCUMENTED, "steps": steps,
             "reference": REFERENCE, "results": results}
@@ -363,7 +362,7 @@ def check_data(doc, path):
         raise HistoryError("%s has data version %s; this kbench reads %d"
                            % (path, doc.get("data_version"), DATA_VERSION))
     want = doc.get("machine_digest")
-    if hashlib.sha256(json.dumps(doc.get("machine"), sort_keys=True).encode()).hexdigest()[:16] != want:
+    if machine_digest(doc.get("machine")) != want:
         raise HistoryError("%s mixes machines: its machine does not match its digest" % path)
     tags = {r["tag"] for r in doc["releases"]}
     unlisted = sorted(set(doc["results"]) - tags)

@@ -12,6 +12,7 @@ exit status: 0 done (check: the gate's 0), 1 a regression (check) or a failed ru
 usage or bad input (the history on disk unchanged), 3 check: something not judged.
 """
 
+import json
 import os
 import tempfile
 import time
@@ -131,13 +132,11 @@ def cmd_run(args):
 
 
 def this_machine(db):
-    identity = rh.machine_identity(kbench_binary())
-    row = db.execute("SELECT id FROM machines WHERE identity = ?",
-                     (rh.json.dumps(identity, sort_keys=True),)).fetchone()
-    if not row:
+    machine = rh.machine_id(db, rh.machine_identity(kbench_binary()), add=False)
+    if machine is None:
         raise rh.HistoryError("the database holds no visits of this machine (another machine's runs are "
                               "another series: export on that machine)")
-    return row[0]
+    return machine
 
 
 def cmd_export(args):
@@ -146,7 +145,7 @@ def cmd_export(args):
     db = rh.connect(args.db, create=False)
     doc = rh.export(db, this_machine(db), args.rows)
     with open(args.out, "w") as f:
-        rh.json.dump(doc, f, separators=(",", ":"), sort_keys=True)
+        json.dump(doc, f, separators=(",", ":"), sort_keys=True)
         f.write("\n")
     cli.info("%d releases, %d steps, %d visits: %s (%.1f MB)" % (len(doc["releases"]), len(doc["steps"]),
              doc["visits"], args.out, os.path.getsize(args.out) / 1e6))
@@ -170,10 +169,10 @@ def cmd_steps(args):
         rows.append((s["base"], s["new"], s["verdict"].upper() if s["verdict"] == "regression" else s["verdict"],
                      s["commits"] if s["commits"] is not None else "", "; ".join(
                          ["%s %s %+.1f%%" % (r["name"].split("/real_time")[0], r["metric"], r["change_pct"])
-                          for r in moved[:3]] + (["the reference %s: %s (the machine moved: re-run the history)"
+                          for r in moved] + (["the reference %s: %s (the machine moved: re-run the history)"
                                                   % (doc["reference"], s["reference"])]
                                                  if s.get("reference", "unchanged") != "unchanged" else []))))
-    print(text.table(("FROM", "TO", "VERDICT", "COMMITS", "WHAT MOVED (first 3)"), rows))
+    print(text.table(("FROM", "TO", "VERDICT", "COMMITS", "WHAT MOVED"), rows))
     documented = [s for s in doc["steps"] if "documented" in s]
     for s in documented:
         cli.info("documented %s at %s: %s (%s)" % (s["documented"]["expected"], s["new"], "found" if
@@ -216,7 +215,8 @@ def cmd_check(args):
             os.environ["KBENCH_KAFKA_SECURITY"] = g.cluster
         cli.info("group %s: %s against %s" % (g.name, args.candidate, against))
         status = bench_commits.run(bench_commits.parse(argv + ["--filter", g.filter, "--"] + list(g.args)))
-        worst = max(worst, status) if status != 2 else 2
+        # Bad input (2) outranks the verdicts: 3 not judged, 1 a regression, 0 none.
+        worst = 2 if 2 in (worst, status) else max(worst, status)
     cli.info("verdict of %s against %s: exit %d (0 nothing regressed, 1 a regression, 3 not judged); results in %s"
              % (args.candidate, against, worst, out))
     return worst
