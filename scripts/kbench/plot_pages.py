@@ -51,7 +51,7 @@ TEMPLATE = {"layout": {"paper_bgcolor": "#fff", "plot_bgcolor": "#fff", "font": 
 
 
 def plot_div(div_id, fig, attrs=""):
-    fig.update_layout(template=TEMPLATE)
+    fig.layout.template = TEMPLATE  # replaces Plotly's (update_layout would merge into it)
     # Its height before it is drawn: plots below the screen stay below it until they are.
     return ('<div class="plot" id="%s" style="min-height:%dpx"%s></div><script type="application/json" id="%s-fig">'
             '%s</script>' % (div_id, fig.layout.height or 450, attrs, div_id, script_json(pio.to_json(fig))))

@@ -13,13 +13,13 @@ import subprocess
 import tempfile
 import unittest
 
+import browser
 import history_json as hj
 import make_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 HISTORY = os.path.join(ROOT, "scripts", "history")
-CHROMIUM = shutil.which("chromium")
 
 CODEC = "Codec/compress/codec:lz4/level:1/payload:az/record_bytes:%d/batch_bytes:65536"
 BATCH = "Batch/build/magic:2/codec:none/payload:az/record_bytes:%d/batch_bytes:65536"
@@ -251,32 +251,23 @@ class TestChangesAndReport(unittest.TestCase):
             html = f.read()
         self.assertEqual(html.count('<div class="chart"'), 4)
         self.assertIn('class="cp regression" data-commit="%s"' % self.shas[self.STEP5], html)
-        self.assertIsNotNone(CHROMIUM, "chromium is missing: scripts/setup installs it")
-        profile = os.path.join(self.tmp, "chromium-profile")
-        base = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                "--user-data-dir=" + profile, "--window-size=1300,4000"]
-        dom = run(base + ["--virtual-time-budget=20000", "--dump-dom", "file://" + page], timeout=90)
-        self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
+        self.assertIsNotNone(browser.CHROMIUM, "chromium is missing: scripts/setup installs it")
+        shot = os.path.join(self.tmp, "shot.png")
+        with browser.chromium() as chromium:
+            tab = browser.Page(chromium, "file://" + page, height=4000)
+            dom = tab.drawn()
+            # Hover: the newest run of the first chart shows its commit, date and numbers.
+            tip = tab.tab.evaluate("() => {const gd = document.querySelector('div.plot');"
+                                   "Plotly.Fx.hover(gd, [{curveNumber: 2, pointNumber: gd.data[2].x.length - 1}]);"
+                                   "return gd.querySelector('.hovertext').textContent;}")
+            tab.tab.screenshot(path=shot, full_page=True)
+        self.assertEqual(tab.errors, [], "the page logged errors")
         # Plotly drew every chart, each over every run of its series.
-        self.assertIn('data-ready="1"', dom.stdout)
-        self.assertIn('data-plots="4"', dom.stdout)
-        drawn = re.findall(r'data-drawn="([0-9]+)"', dom.stdout)
+        self.assertIn('data-plots="4"', dom)
+        drawn = re.findall(r'data-drawn="([0-9]+)"', dom)
         self.assertEqual(len(drawn), 4)
         self.assertIn(str(len(self.shas)), drawn)
-        # Hover: the newest run of the first chart shows its commit, date and numbers.
-        probe = os.path.join(out, "probe.html")  # beside plotly.min.js
-        with open(probe, "w") as f:
-            f.write(html.replace("</body>", "<script>var w=setInterval(function(){if(!document.body.dataset."
-                                 "ready)return;clearInterval(w);var gd=document.querySelector('div.plot');"
-                                 "Plotly.Fx.hover(gd,[{curveNumber:2,pointNumber:gd.data[2].x.length-1}]);"
-                                 "document.body.dataset.tip=gd.querySelector('.hovertext').textContent;},50);"
-                                 "</script></body>"))
-        dom = run(base + ["--virtual-time-budget=20000", "--dump-dom", "file://" + probe], timeout=90)
-        self.assertRegex(dom.stdout, r'data-tip="%s  2026-01-03 11:00cpu_time: [0-9.]+k ns'
-                         % self.shas[-1][:12])
-        shot = os.path.join(self.tmp, "shot.png")
-        s = run(base + ["--virtual-time-budget=20000", "--screenshot=" + shot, "file://" + page], timeout=90)
-        self.assertTrue(os.path.isfile(shot), s.stderr[-2000:])
+        self.assertRegex(tip, r'%s  2026-01-03 11:00cpu_time: [0-9.]+k ns' % self.shas[-1][:12])
         from matplotlib import image  # Debian's python3-matplotlib
         px = image.imread(shot)[:, :, :3]
         blue = ((abs(px[:, :, 0] - 0x1f / 255) < 0.08) & (abs(px[:, :, 1] - 0x5f / 255) < 0.08)

@@ -15,13 +15,13 @@ import tempfile
 import unittest
 from unittest import mock
 
+import browser
 import fake_librdkafka as fake
 from kbench import release_history as rh
 from kbench import release_site
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "release-history")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ROW = "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/real_time"
 IDENTITY = {"cpu_model": "Test CPU", "cores": 2, "memory_gib": 24, "kernel": "6.1", "distribution": "Debian 12",
             "compiler": "GCC: 12.2.0"}
@@ -219,19 +219,9 @@ class Links(html.parser.HTMLParser):
             self.links.append(a.get("href") or a.get("src"))
 
 
-@unittest.skipUnless(CHROMIUM or os.environ.get("CI") == "true", "chromium is missing (scripts/setup installs it)")
+@unittest.skipUnless(browser.CHROMIUM or os.environ.get("CI") == "true",
+                     "chromium is missing: scripts/setup installs it")
 class Site(Fixture):
-    def chromium(self, url):
-        profile = os.path.join(self.tmp, "chromium-profile")
-        p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-                            "--enable-logging=stderr", "--v=0", "--window-size=1300,9000",
-                            "--virtual-time-budget=20000", "--dump-dom", url],
-                           capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        errors = [line for line in p.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
-        self.assertEqual(errors, [], "the page logged errors")
-        return p.stdout
-
     def test_the_site_draws_every_release_and_every_link_resolves(self):
         runner, machine = self.runner()
         runner.run(self.releases, self.libs(), 5, "seed")
@@ -241,11 +231,17 @@ class Site(Fixture):
         out = os.path.join(self.tmp, "site")
         p = run("site", "--data", data, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
-        dom = self.chromium("file://%s/index.html" % out)
-        self.assertIn('data-ready="1"', dom)
+        with browser.chromium() as chromium:
+            index = browser.Page(chromium, "file://%s/index.html" % out)
+            dom = index.drawn()
+            compare = browser.Page(chromium, "file://%s/compare.html?a=v1.1.0&b=v2.6.1" % out)
+            compare.tab.wait_for_selector("td")
+            compared = compare.tab.content()
+        self.assertEqual(index.errors + compare.errors, [], "the pages logged errors")
         self.assertIn('data-plots="1"', dom)
         self.assertEqual(re.findall(r'data-drawn="([0-9]+)"', dom), [str(len(self.releases))])
         self.assertEqual(dom.count('class="regression"'), 1)
+        self.assertRegex(compared, r"<td>-(29|30)\.[0-9] %</td>")
         for page in ["index.html", "compare.html"] + ["steps/" + f for f in os.listdir(out + "/steps")]:
             links = Links()
             with open(os.path.join(out, page)) as f:
@@ -253,8 +249,6 @@ class Site(Fixture):
             for link in links.links:
                 target = os.path.normpath(os.path.join(out, os.path.dirname(page), link.split("?")[0]))
                 self.assertTrue(os.path.isfile(target), "%s links to %s, which is missing" % (page, link))
-        dom = self.chromium("file://%s/compare.html?a=v1.1.0&b=v2.6.1" % out)
-        self.assertRegex(dom, r"<td>-(29|30)\.[0-9] %</td>")
         with open(os.path.join(out, "data.csv")) as f:
             self.assertEqual(len(f.read().splitlines()), 1 + 5 * len(self.releases))
         self.assertEqual(release_site.short_name(ROW), "Produce/send/acks:1/codec:none/record_bytes:100")
