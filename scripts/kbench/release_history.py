@@ -12,7 +12,9 @@ The database (SQLite) holds
 
 Batch "history" is the full run. Batch "add:TAG" measures a new release TAG with its branch
 parent and REFERENCE, interleaved: its step is judged within the batch, and REFERENCE
-against its history visits says whether the machine still measures as it did.
+against its history visits says whether the machine still measures as it did. Batch "aa"
+measures releases twice, under their own name and TAG-aa, interleaved: the gate's A/A check,
+where any step is a false alarm.
 """
 
 import collections
@@ -37,6 +39,7 @@ DATA_VERSION = 1
 WARMUP_SECONDS = 20  # per row of a broker's group, untimed, once per run
 DB_DEFAULT = os.path.join(ROOT, "results", "release-history.sqlite")
 PUBLISHED = os.path.join(ROOT, "docs", "release-history", "data.json")
+AA_BATCH, AA_SUFFIX = "aa", "-aa"
 
 # One kbench process: its rows, the cluster they run on (mock: kbench-mock, the same mock for
 # every release; plaintext/ssl: Apache Kafka PINNED_KAFKA, started once per run) and, where a
@@ -172,6 +175,11 @@ def changelog_section(changelog, tag):
     """The release's own section of librdkafka's CHANGELOG.md ("# librdkafka vX.Y.Z" up to the next)."""
     m = re.search(r"^# librdkafka %s\b.*?(?=^# librdkafka v|\Z)" % re.escape(tag), changelog, re.M | re.S)
     return m.group(0).strip() if m else None
+
+
+def aa_pairs(releases):
+    """RELEASES each under its own name and under a second one (the A/A batch's visits)."""
+    return [x for r in releases for x in (r, r._replace(tag=r.tag + AA_SUFFIX))]
 
 
 def slim(doc):
@@ -313,7 +321,8 @@ def export(db, machine, row_set):
     A release's own visits are those of its add batch if it has one, else of the history."""
     groups = ROW_SETS[row_set]
     batches, releases = load(db, machine, row_set)
-    home = {tag: "add:" + tag if "add:" + tag in batches else "history" for b in batches.values() for tag in b}
+    home = {tag: "add:" + tag if "add:" + tag in batches else "history"
+            for name, b in batches.items() if name != AA_BATCH for tag in b}
     results = {tag: dict(batches[batch][tag]) for tag, batch in home.items()}
     releases = sorted((r for r in releases if r["tag"] in results), key=lambda r: librdkafka.version_key(r["tag"]))
     if not releases:
@@ -321,13 +330,15 @@ def export(db, machine, row_set):
     identity = json.loads(db.execute("SELECT identity FROM machines WHERE id = ?", (machine,)).fetchone()[0])
     dates = db.execute("SELECT MIN(started), MAX(started), COUNT(*), MAX(round), GROUP_CONCAT(DISTINCT kbench_sha) "
                        "FROM visits WHERE machine_id = ? AND row_set = ?", (machine, row_set)).fetchone()
-    steps = []
+    steps, sha = [], {r["tag"]: r["sha"] for r in releases}
     for r in releases:
         batch = batches[home[r["tag"]]]
         if r["parent"] in batch:
             per_group, word = judge_step(batch[r["parent"]], batch[r["tag"]], groups)
             step = {"base": r["parent"], "new": r["tag"], "verdict": word, "commits": r["commits"],
                     "groups": {name: compact_verdict(v) for name, v in per_group.items()}}
+            if sha[r["parent"]] == r["sha"]:
+                step["twin"] = True  # one commit under two tags: an A/A pair of librdkafka's own
             if DOCUMENTED.get(r["tag"], ("", "intended"))[1] != "intended":
                 label, expected = DOCUMENTED[r["tag"]]
                 step["documented"] = {"label": label, "expected": expected, "found": any(
@@ -337,12 +348,19 @@ def export(db, machine, row_set):
                 # The reference release again: if it moved, so did the machine, and the step says so.
                 step["reference"] = judge_step(batches["history"][REFERENCE], batch[REFERENCE], groups)[1]
             steps.append(step)
+    pairs = batches.get(AA_BATCH, {})
+    aa = []
+    for tag in sorted((t for t in pairs if not t.endswith(AA_SUFFIX)), key=librdkafka.version_key):
+        if pairs.get(tag + AA_SUFFIX):
+            per_group, word = judge_step(pairs[tag], pairs[tag + AA_SUFFIX], groups)
+            aa.append({"release": tag, "verdict": word,
+                       "groups": {name: compact_verdict(v) for name, v in per_group.items()}})
     return {"data_version": DATA_VERSION, "kind": "kbench librdkafka release history", "row_set": row_set,
             "groups": [g._asdict() for g in groups], "kbench_commit": dates[4], "machine": identity,
             "machine_digest": machine_digest(identity),
             "broker": PINNED_KAFKA, "first_visit": dates[0], "last_visit": dates[1], "visits": dates[2],
             "rounds": dates[3], "releases": releases, "documented": DOCUMENTED, "steps": steps,
-            "reference": REFERENCE, "results": results}
+            "reference": REFERENCE, "results": results, "aa": aa, "aa_results": {t: dict(g) for t, g in pairs.items()}}
 
 
 def compact_verdict(v):

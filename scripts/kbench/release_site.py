@@ -117,6 +117,12 @@ def strip(steps, prefix=""):
             html.escape(s["new"])) for s in steps)
 
 
+def aa_pairs(doc):
+    """[(what was measured twice, verdict)]: the A/A batch's pairs and librdkafka's own twin tags."""
+    return [("%s, measured twice" % p["release"], p["verdict"]) for p in doc.get("aa", [])] + [
+        ("%s and %s (one commit)" % (s["base"], s["new"]), s["verdict"]) for s in doc["steps"] if s.get("twin")]
+
+
 def index(doc, rows):
     tags = [r["tag"] for r in doc["releases"]]
     options = "".join("<option>%s</option>" % t for t in tags)
@@ -128,6 +134,10 @@ def index(doc, rows):
              "<h2>Every release step</h2>", strip(doc["steps"]),
              '<h2>Compare two releases</h2><form action="compare.html"><select name="a">%s</select> against '
              '<select name="b">%s</select> <button>compare</button></form>' % (options, options),
+             "<h2>A/A checks</h2><p>One release measured twice under two names: any step is a false alarm "
+             "of the gate.</p><table>%s</table>" % "".join(
+                 '<tr><td>%s</td><td class="%s">%s</td></tr>' % (html.escape(n), css_class(w), w)
+                 for n, w in aa_pairs(doc)),
              "<h2>Documented changes</h2><ul>%s</ul>" % "".join(
                  "<li><b>%s</b>: %s</li>" % (t, html.escape(label)) for t, (label, _) in doc["documented"].items()),
              "<h2>Timelines</h2>"]

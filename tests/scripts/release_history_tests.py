@@ -30,7 +30,7 @@ SPEED = {"v1.0.0": 1e6, "v1.0.1": 1e6, "v1.1.0": 1e6, "v2.6.1": 7e5, "v2.7.0": 7
 
 
 def visit(tag, rng):
-    rate = SPEED[tag] * rng.uniform(0.99, 1.01)
+    rate = SPEED[tag.removesuffix(rh.AA_SUFFIX)] * rng.uniform(0.99, 1.01)
     return {"context": {"librdkafka_version": tag[1:], "git_sha": "0" * 40, "target": "mock"},
             "benchmarks": [{"name": ROW, "run_name": ROW, "run_type": "iteration", "repetitions": 1,
                             "repetition_index": 0, "threads": 1, "iterations": 1, "real_time": 2e9,
@@ -164,6 +164,43 @@ class Steps(Fixture):
         self.assertEqual({s["verdict"] for s in self.steps(rounds=4).values()}, {"not judged"})
 
 
+class AA(Fixture):
+    def aa_doc(self, slower=1.0):
+        """The export after a history of every release and an A/A batch of two, whose second
+        names measure SLOWER times the speed."""
+        runner, machine = self.runner()
+        runner.run(self.releases, self.libs(), 5, "seed")
+
+        def measure(release, group, lib, rnd):
+            doc = self.measure(release, group, lib, rnd)
+            if release.tag.endswith(rh.AA_SUFFIX):
+                doc["benchmarks"][0]["items_per_second"] *= slower
+            return doc
+        pairs = rh.aa_pairs([r for r in self.releases if r.tag in ("v1.1.0", "v2.8.0")])
+        runner, machine = self.runner(measure=measure, batch=rh.AA_BATCH)
+        runner.run(pairs, {r.tag: "/nowhere/lib" for r in pairs}, 5, "seed")
+        self.assertEqual(len([c for c in self.calls if c[1].endswith(rh.AA_SUFFIX)]), 2 * 5)
+        doc = rh.export(self.db, machine, "quick")
+        path = os.path.join(self.tmp, "data.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return doc, run("steps", "--data", path)
+
+    def test_a_release_measured_twice_under_two_names_is_no_step(self):
+        doc, steps = self.aa_doc()
+        self.assertEqual([(p["release"], p["verdict"]) for p in doc["aa"]],
+                         [("v1.1.0", "unchanged"), ("v2.8.0", "unchanged")])
+        self.assertEqual([s["new"] for s in doc["steps"] if s.get("twin")], ["v2.7.0"])
+        self.assertNotIn("v1.1.0-aa", [r["tag"] for r in doc["releases"]], "a second name is no release")
+        self.assertEqual(steps.returncode, 0, steps.stderr)
+        self.assertIn("A/A: 3 pair(s), 0 step(s) among them", steps.stderr)
+
+    def test_a_difference_planted_between_the_two_names_is_a_step(self):
+        doc, steps = self.aa_doc(slower=0.9)
+        self.assertEqual({p["verdict"] for p in doc["aa"]}, {"regression"})
+        self.assertIn("A/A: 3 pair(s), 2 step(s) among them", steps.stderr)
+
+
 def run(*args, **env):
     return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, KBENCH_BIN="/bin/true", **env))
@@ -241,6 +278,7 @@ class Site(Fixture):
         self.assertIn('data-plots="1"', dom)
         self.assertEqual(re.findall(r'data-drawn="([0-9]+)"', dom), [str(len(self.releases))])
         self.assertEqual(dom.count('class="regression"'), 1)
+        self.assertIn("v2.6.1 and v2.7.0 (one commit)", dom)
         self.assertRegex(compared, r"<td>-(29|30)\.[0-9] %</td>")
         for page in ["index.html", "compare.html"] + ["steps/" + f for f in os.listdir(out + "/steps")]:
             links = Links()

@@ -38,6 +38,9 @@ def add_arguments(parser):
                    "reference release %s in rounds of their own (its step is judged on them; the reference "
                    "against its history says whether the machine still measures alike); the rest is reused"
                    % rh.REFERENCE)
+    r.add_argument("--aa", metavar="TAG,...", help="the gate's A/A check: measure each TAG twice, under its "
+                   "name and as TAG%s, interleaved in rounds of their own; any step between the two names is a "
+                   "false alarm (steps and the site list them)" % rh.AA_SUFFIX)
     r.add_argument("--out-dir", metavar="DIR", help="each visit's kbench JSON (default results/runs/release-history)")
     r.add_argument("--seed", default="kbench", help="the shuffles' seed (default: kbench)")
     for p in [r] + [sub.add_parser(n, help=h) for n, h in (
@@ -100,9 +103,14 @@ def cmd_run(args):
     cli.check_out_file(args.db, "--db")
     repo, releases = rh.resolve_releases(args.tree, args.releases)
     batch = "history"
+    if args.add and args.aa:
+        cli.die("--add and --aa are runs of their own: one at a time")
+    if (args.add or args.aa) and args.releases != "all":
+        cli.die("--%s chooses its releases: not with --releases" % ("add" if args.add else "aa"))
+    if args.aa:
+        repo, releases = rh.resolve_releases(args.tree, args.aa)
+        batch = rh.AA_BATCH
     if args.add:
-        if args.releases != "all":
-            cli.die("--add TAG measures TAG, its parent and the reference: not with --releases")
         parents = rh.branch_parents(repo, releases)
         if args.add not in parents:
             cli.die("--add %s: not a final release of %s from v1.0.0 on" % (args.add, repo.path))
@@ -110,10 +118,13 @@ def cmd_run(args):
         releases, batch = [r for r in releases if r.tag in wanted], "add:" + args.add
     cli.dry_run_exit()
     libs = build_all(repo, releases)
+    if args.aa:
+        releases = rh.aa_pairs(releases)
+        libs.update({r.tag + rh.AA_SUFFIX: libs[r.tag] for r in releases if r.tag in libs})
     out_dir = os.path.abspath(args.out_dir or os.path.join(kbench.ROOT, "results", "runs", "release-history"))
     os.makedirs(out_dir, exist_ok=True)
     db = rh.connect(args.db)
-    rh.record_releases(db, repo, releases)
+    rh.record_releases(db, repo, [r for r in releases if not r.tag.endswith(rh.AA_SUFFIX)])
     identity = rh.machine_identity(binary)
     machine = rh.machine_id(db, identity)
     cli.info("%d releases x %d rounds of row set %s on %s (%d cores); the database: %s"
@@ -177,6 +188,12 @@ def cmd_steps(args):
     for s in documented:
         cli.info("documented %s at %s: %s (%s)" % (s["documented"]["expected"], s["new"], "found" if
                  s["documented"]["found"] else "NOT FOUND", s["documented"]["label"]))
+    pairs = release_site.aa_pairs(doc)
+    for name, word in pairs:
+        cli.info("A/A %s: %s" % (name, word))
+    if pairs:
+        cli.info("A/A: %d pair(s), %d step(s) among them (each a false alarm)"
+                 % (len(pairs), sum(w in ("regression", "improvement") for _, w in pairs)))
     return 0
 
 
