@@ -48,7 +48,7 @@ AA_BATCH, AA_SUFFIX = "aa", "-aa"
 Group = collections.namedtuple("Group", "name cluster filter args metrics")
 
 ROW_SETS = {
-    # Closed-loop throughput in both lenses; produce latency as shipped at 1,000 records/s
+    # Closed-loop throughput in both lenses; produce latency as shipped at 2,500 records/s
     # (linger.ms 0.5 -> 5 ms in 1.5.0); a throughput-tuned producer (lz4, linger 100 ms);
     # client CPU per record at 100,000 records/s of 100 B on a broker (the wake-ups of 1.7.0
     # and 1.9.0); end-to-end latency over TLS in both lenses (Nagle off in 2.10.0).
