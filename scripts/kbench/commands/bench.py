@@ -16,6 +16,7 @@ import contextlib
 import glob
 import io
 import os
+import pathlib
 import re
 import shutil
 import signal
@@ -111,9 +112,7 @@ class Run:
     """A run's state shared with the signal handler: the kbench running, the signal, the cluster."""
 
     def __init__(self):
-        self.kbench = None
-        self.interrupted = 0
-        self.kafka_dir = ""
+        self.kbench, self.interrupted, self.kafka_dir = None, 0, ""
 
     def on_signal(self, signum, _frame=None):
         """SIGINT/SIGTERM: kbench writes the JSON of what finished and no process follows; outside
@@ -232,10 +231,8 @@ def build(args):
 
 def main(args):
     os.chdir(ROOT)
-    window_args = []
     # The full profile measures 30 s windows; an explicit --window-seconds after -- wins.
-    if args.profile == "full" and not args.filter:
-        window_args = ["--window-seconds=30"]
+    window_args = ["--window-seconds=30"] if args.profile == "full" and not args.filter else []
     if not args.filter:
         args.filter = profile_filter(args.profile)
 
@@ -285,9 +282,8 @@ def measure(run, args, out, env_args, binary, window_args):
                    "--benchmark_min_time=%g" % args.min_time, "--benchmark_display_aggregates_only=true",
                    "--benchmark_out_format=json"] + window_args + args.kbench_args)
     # A secret given with -X is written as ***, as kbench writes it into the JSON context.
-    with open(out + "/command.txt", "w", encoding="utf-8") as f:
-        f.write("# %d process(es), each:\n" % args.processes)
-        f.write(proc.quote(redacted(base_cmd) + ["--benchmark_out=%s/processes/pN.json" % out]) + "\n")
+    pathlib.Path(out, "command.txt").write_text("# %d process(es), each:\n%s\n" % (
+        args.processes, proc.quote(redacted(base_cmd) + ["--benchmark_out=%s/processes/pN.json" % out])), "utf-8")
     target = "mock" if args.mock else "bootstrap" if args.bootstrap else "local"
     cli.info("running profile '%s' (target: %s): %d process(es) x %d repetition(s) -> %s"
              % (args.profile, target, args.processes, args.repetitions, out))
@@ -314,8 +310,7 @@ def measure(run, args, out, env_args, binary, window_args):
                 summary_rc = summary.main(kbench_json)
         finally:
             sys.stdout.write(text.getvalue())
-            with open(out + "/summary.txt", "w", encoding="utf-8") as f:
-                f.write(text.getvalue())
+            pathlib.Path(out, "summary.txt").write_text(text.getvalue(), "utf-8")
         if summary_rc:
             sys.exit(summary_rc)
     cli.info("results: %s" % kbench_json)

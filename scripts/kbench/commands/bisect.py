@@ -31,6 +31,7 @@ judged, skipped candidates hide the answer).
 import json
 import math
 import os
+import pathlib
 import re
 import shlex
 import shutil
@@ -54,8 +55,7 @@ def minutes(seconds):
 def verdict_rows(path, kinds=("regressions", "improvements", "unchanged", "inconclusive")):
     """The rows of a scripts/compare verdict; none when it cannot be read."""
     try:
-        with open(path) as f:
-            doc = json.load(f)
+        doc = json.loads(pathlib.Path(path).read_text())
         return [r for k in kinds for r in doc.get(k, []) if isinstance(r, dict)]
     except (OSError, ValueError, AttributeError, TypeError):
         return []
@@ -156,10 +156,9 @@ def check(args):
         args.versions = versions
     elif len(args.range) != 2:
         die("expected GOOD and BAD commits (OLD and NEW with --improvement), got %d argument(s)" % len(args.range))
-    if args.out_dir is not None:
-        check_out_dir(args.out_dir, "--out-dir")
-    if args.build_cache is not None:
-        check_out_dir(args.build_cache, "--build-cache")
+    for option, path in (("--out-dir", args.out_dir), ("--build-cache", args.build_cache)):
+        if path is not None:
+            check_out_dir(path, option)
     if not args.filter:
         die("--filter is required: bisect a few benchmarks, not the whole suite")
     if args.kbench != "HEAD" and not (args.librdkafka_tree or args.kafka_versions):
@@ -222,8 +221,7 @@ class Bisect:
     # One oracle call: X against OLD, sides set so that "regression" means "X has the change".
     def command(self, i, runs, step_dir):
         a = self.args
-        old = self.walk.candidates[0]["id"]
-        x = self.walk.candidates[i]["id"]
+        old, x = self.walk.candidates[0]["id"], self.walk.candidates[i]["id"]
         base, new = (x, old) if a.improvement else (old, x)
         cmd = []
         if a.librdkafka_tree:
@@ -251,8 +249,7 @@ class Bisect:
         stem = os.path.join(self.out_dir, "step-%d-%s" % (n, cand["label"]))
         argv = self.command(i, runs, stem)
         cmd = (self.oracle or ["scripts/bench-commits"]) + argv
-        with open(stem + ".cmd", "w") as f:
-            f.write(proc.quote(cmd) + "\n")
+        pathlib.Path(stem + ".cmd").write_text(proc.quote(cmd) + "\n")
         t0 = time.time()
         if self.oracle:
             with open(stem + ".txt", "w") as log:
@@ -261,8 +258,7 @@ class Bisect:
             open(stem + ".txt", "w").close()
             rc = run_bench_commits(argv, stem + ".txt")
         seconds = time.time() - t0
-        with open(stem + ".rc", "w") as f:
-            f.write("%d\n" % rc)
+        pathlib.Path(stem + ".rc").write_text("%d\n" % rc)
         verdict_path = os.path.join(stem, "verdict.json")
         placed_by = None
         verdict = {1: self.changed_word, 0: self.unchanged_word}.get(rc, "not measured")
@@ -422,10 +418,8 @@ class Bisect:
             lines.append("first %s %s: one of %s" % (
                 self.first_word, walk.kind, " ".join(walk.candidates[i]["label"] for i in suspects)))
         summary = "\n".join(lines) + "\n"
-        with open(os.path.join(self.out_dir, "summary.txt"), "w") as f:
-            f.write(summary)
-        sys.stdout.write(summary)
-        sys.stdout.flush()
+        pathlib.Path(self.out_dir, "summary.txt").write_text(summary)
+        print(summary, end="", flush=True)
 
 
 def choose_mode(args, repo, kbench_rev):

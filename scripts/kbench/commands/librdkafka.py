@@ -23,6 +23,7 @@ import collections
 import functools
 import hashlib
 import os
+import pathlib
 import re
 import shutil
 import sys
@@ -230,8 +231,7 @@ def compile_source(d, src, version, what, flags):
 def configure_results(d, src, log, what):
     """{name: value} of the WITH_* lines of SRC/Makefile.config, kept with config.h in D/configure/."""
     try:
-        with open(src + "/Makefile.config", errors="replace") as f:
-            config = f.read()
+        config = pathlib.Path(src, "Makefile.config").read_text(errors="replace")
     except OSError:
         raise BuildError("configure of %s wrote no Makefile.config: what it turned on is unknown; log: %s"
                          % (what, log)) from None
@@ -244,8 +244,7 @@ def configure_results(d, src, log, what):
 
 def refusals(with_, flags, log):
     """One reason per SPEED_FEATURES entry configure turned off (SSL only when FLAGS asked for it)."""
-    with open(log, errors="replace") as f:
-        said = f.read()
+    said = pathlib.Path(log).read_text(errors="replace")
     reasons = []
     for name, loss in SPEED_FEATURES:
         if with_.get(name) == "y" or (name == "WITH_SSL" and "--enable-ssl" not in flags):
@@ -293,8 +292,8 @@ def build(version, from_source=False):
                      "(--from-source builds it from %s anyway)" % (version, SOURCES.get(version, "npm")))
         return ""
     if not is_built(d) and not first_tgz(d) and not shutil.which("npm"):
-        raise BuildError("npm not found: librdkafka sources are fetched as npm packages (Debian: apt-get install npm)",
-                         2)
+        raise BuildError("npm not found: librdkafka sources are fetched as npm packages "
+                         "(Debian: apt-get install npm)", 2)
     spec = SOURCES[version]
 
     def unpack(src, log):
@@ -306,8 +305,7 @@ def build(version, from_source=False):
             raise BuildError("%s has no package/deps/librdkafka (wrong npm source for %s?); delete %s/%s to fetch "
                              "it again" % (tgz, version, d, tgz))
         try:
-            with open(src + "/src/rdkafka.h", errors="replace") as f:
-                found = header_version(f.read())
+            found = header_version(pathlib.Path(src, "src/rdkafka.h").read_text(errors="replace"))
         except OSError:
             found = None
         if not found:

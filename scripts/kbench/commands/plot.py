@@ -13,7 +13,7 @@ import math
 import os
 import re
 
-from kbench import cli, text
+from kbench import cli, scenario, text
 from kbench import results as kr
 
 MAX_SERIES = 8      # lines per latency chart before splitting into more files
@@ -46,18 +46,11 @@ def short_labels(names):
 
 class Plotter:
     def __init__(self, out_dir):
-        import matplotlib
-        matplotlib.use("Agg")  # files only; no display on CI machines
-        import matplotlib.pyplot as plt
-        self.plt = plt
-        self.out_dir = out_dir
-        self.written = []
+        self.plt, self.out_dir, self.written = scenario.plt_module(), out_dir, []
 
     def save(self, fig, filename):
-        path = os.path.join(self.out_dir, filename)
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        self.plt.close(fig)
-        self.written.append(path)
+        scenario.save_chart(fig, self.out_dir, filename)
+        self.written.append(os.path.join(self.out_dir, filename))
 
     def produce_throughput(self, rows, prefix):
         groups = {}

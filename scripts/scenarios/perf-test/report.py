@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import os
+import pathlib
 import re
 import statistics
 import sys
@@ -22,7 +23,6 @@ from kbench import results as kr
 from kbench import scenario as ks
 from kbench.cli import ArgumentParser, die
 
-MIB = ks.MIB
 PRODUCER_FINAL_RE = re.compile(
     r"(?P<records>\d+) (?P<steady>steady state )?records sent, "
     r"(?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
@@ -111,7 +111,7 @@ def kbench_producer(path, match=r"^Produce/"):
             raise InputError("%s: %s has no %s counter (kbench too old?)" % (path, b["name"], key))
     secs = seconds(b)
     r = {"name": b["name"], "records": int(round(b["items_per_second"] * secs)), "rps": b["items_per_second"],
-         "mbps": b["bytes_per_second"] / MIB, "avg_ms": b["avg_us"] / 1000.0, "max_ms": b["max_us"] / 1000.0,
+         "mbps": b["bytes_per_second"] / ks.MIB, "avg_ms": b["avg_us"] / 1000.0, "max_ms": b["max_us"] / 1000.0,
          "seconds": secs, "context": doc.get("context", {})}
     for q in ("p50", "p95", "p99", "p999"):
         r[q + "_us"] = b[q + "_us"]
@@ -132,19 +132,15 @@ def kbench_windows(stderr_path, label_match=r"^Produce/"):
 def kbench_consumers(path, end_ms, match=r"^Consume/"):
     """Consumer-line fields of each Consume row (no group: no rebalance, fetch.* are the totals),
     its timed reads placed to end when the kbench process ended (END_MS)."""
-    doc = load_json(path)
     out = []
-    rows = pick_rows(doc, path, match)
-    for b in reversed(rows):  # rows ran in order: walk back from the end
-        secs = seconds(b)
-        nmsg = int(round(b["items_per_second"] * secs))
-        mb = b["bytes_per_second"] * secs / MIB
-        c = {"name": b["name"], "start_ms": end_ms - secs * 1000.0, "end_ms": end_ms, "mb": mb,
-             "mbps": b["bytes_per_second"] / MIB, "nmsg": nmsg, "nmsgps": b["items_per_second"],
-             "rebalance_ms": 0, "fetch_ms": int(round(secs * 1000.0)),
-             "fetch_mbps": b["bytes_per_second"] / MIB, "fetch_nmsgps": b["items_per_second"]}
-        end_ms = c["start_ms"]
-        out.insert(0, c)
+    for b in reversed(pick_rows(load_json(path), path, match)):  # rows ran in order: walk back from the end
+        secs, mbps = seconds(b), b["bytes_per_second"] / ks.MIB
+        out.insert(0, {"name": b["name"], "start_ms": end_ms - secs * 1000.0, "end_ms": end_ms,
+                       "mb": b["bytes_per_second"] * secs / ks.MIB,
+                       "mbps": mbps, "nmsg": int(round(b["items_per_second"] * secs)), "nmsgps": b["items_per_second"],
+                       "rebalance_ms": 0, "fetch_ms": int(round(secs * 1000.0)),
+                       "fetch_mbps": mbps, "fetch_nmsgps": b["items_per_second"]})
+        end_ms = out[0]["start_ms"]
     return out
 
 
@@ -331,14 +327,11 @@ def case_lines(c, env):
 def scenario(d):
     """DIR/run.json's rounds and medians, printed and in console.txt, summary.json, report.md, the chart."""
     env, cases = load_cases(d)
-    lines = []
     for c in cases:
         summarize_case(c)
-        lines.extend(case_lines(c, env))
-    text = "\n".join(lines) + "\n"
-    sys.stdout.write(text)
-    with open(os.path.join(d, "console.txt"), "w") as f:
-        f.write(text)
+    console = "".join(line + "\n" for c in cases for line in case_lines(c, env))
+    sys.stdout.write(console)
+    pathlib.Path(d, "console.txt").write_text(console)
 
     def strip(r):
         return {k: v for k, v in r.items() if k not in ("context", "windows")}
@@ -364,7 +357,7 @@ def scenario(d):
     with open(os.path.join(d, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     draw_chart(d, cases)
-    write_report(d, env, cases, text, context)
+    write_report(d, env, cases, console, context)
 
 
 def schedule_lag(c, r):
@@ -418,35 +411,34 @@ def write_report(d, env, cases, console, ctx):
                                              ", dirty" if ctx.get("git_dirty") == "true" else ""))]
     s = ["# Seed 004: producer and consumer stress test, reproduced with kbench\n",
          "Scale **%s**; run %s; output of `%s`.\n" % (env.get("scale"), env.get("date"), env.get("command")),
-         "## Machine and versions\n", text.table(["", ""], machine, markdown=True)]
-    s += ["",
-          "## What differs from the original setup\n",
-          "The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
-          "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
-          "and 15 partitions. Here:\n",
-          "- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
-          "but clients and brokers share the CPUs);" % ctx.get("num_cpus"),
-          "- %s;" % env.get("cluster"),
-          "- measured records per round: %s, each after a warm-up of a tenth as many on both "
-          "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
-          "the small and full scales measure 10 s at its cap instead);" % ", ".join(
-              "%s %d" % (c["case"], c["num_records"]) for c in cases),
-          "- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
-          "with kbench; medians and the range over rounds are reported, and no ordering is "
-          "claimed between two clients whose ranges overlap;" % env.get("rounds"),
-          "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; settings "
-          "mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), the Java client's "
-          "buffer.memory (%s bytes) as librdkafka's caps in bytes (queue.buffering.max.kbytes) and in messages "
-          "(queue.buffering.max.messages = buffer.memory / record size: %s; librdkafka's default of 100,000 messages "
-          "would bind first for small records), no compression, A-Z payload, --throughput as kbench's `rate` "
-          "schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
-                                env.get("buffer_bytes"), ", ".join(
-                                    "%s %d" % (c["case"], c["queue_messages"]) for c in cases)),
-          "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 records at "
-          "224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its command says;",
-          "- kbench's latency is measured from each record's intended send time when a rate is set "
-          "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
-          "better while the producer falls behind;"]
+         "## Machine and versions\n", text.table(["", ""], machine, markdown=True), "",
+         "## What differs from the original setup\n",
+         "The seed ran Kafka (2018, ZooKeeper era) on 5 machines with 2 × 12-core Xeon E5-2678 v3, "
+         "DDR4 (32 GB DIMMs) and Samsung 850 EVO SSDs in RAID 1, over a network, topic with 3 replicas "
+         "and 15 partitions. Here:\n",
+         "- one host, %s cores, every broker and the clients on it, over loopback (no network cost, "
+         "but clients and brokers share the CPUs);" % ctx.get("num_cpus"),
+         "- %s;" % env.get("cluster"),
+         "- measured records per round: %s, each after a warm-up of a tenth as many on both "
+         "clients (the seed: 10K, 10M, 100M, no warm-up; its 10K case lasted one second, so "
+         "the small and full scales measure 10 s at its cap instead);" % ", ".join(
+             "%s %d" % (c["case"], c["num_records"]) for c in cases),
+         "- %s round(s) per case, interleaved: odd rounds start with Kafka's tools, even ones "
+         "with kbench; medians and the range over rounds are reported, and no ordering is "
+         "claimed between two clients whose ranges overlap;" % env.get("rounds"),
+         "- the client is librdkafka (kbench's Produce family, one send thread), not the Java producer; settings "
+         "mapped: batch.size=%s, acks=%s (the seed's Java default then), linger.ms=%s (idem), the Java client's "
+         "buffer.memory (%s bytes) as librdkafka's caps in bytes (queue.buffering.max.kbytes) and in messages "
+         "(queue.buffering.max.messages = buffer.memory / record size: %s; librdkafka's default of 100,000 messages "
+         "would bind first for small records), no compression, A-Z payload, --throughput as kbench's `rate` "
+         "schedule;" % (env.get("batch_size"), env.get("acks"), env.get("linger_ms"),
+                               env.get("buffer_bytes"), ", ".join(
+                                   "%s %d" % (c["case"], c["queue_messages"]) for c in cases)),
+         "- the seed's second case says `--num-records 1000000 --record-size 100` but reports 10,000,000 records at "
+         "224.59 MB/s, i.e. 2000-byte records; this run uses 100-byte records for it, as its command says;",
+         "- kbench's latency is measured from each record's intended send time when a rate is set "
+         "(no coordinated omission), the tool's from the actual send(): under a cap the tool can look "
+         "better while the producer falls behind;"]
     if env.get("tools"):
         s.append("- consumers: in every round kafka-consumer-perf-test and kbench's Consume family (`--consume "
                  "topic=T`, partitions assigned, no group) read the same topic, the one kafka-producer-perf-test "
