@@ -9,6 +9,7 @@ A block lies between `<!-- NAME: begin -->` and `<!-- NAME: end -->` (BLOCKS); a
 """
 
 import os
+import pathlib
 import re
 import sys
 
@@ -89,11 +90,9 @@ def context_table():
 
 def comparison_table():
     """Which context keys matter when two runs are compared, and how."""
-    meanings = facts.describe()["context"]["comparisons"]
     rows = []
-    for comparison, meaning in meanings.items():
-        keys = facts.context_keys(comparison)
-        names = ", ".join(_code(_key_name(k)) for k in keys)
+    for comparison, meaning in facts.describe()["context"]["comparisons"].items():
+        names = ", ".join(_code(_key_name(k)) for k in facts.context_keys(comparison))
         rows.append((comparison, meaning, names if comparison != "other" else "every other key (%s)" % names))
     return _table(("a differing key is", "what it means", "keys"), rows)
 
@@ -143,9 +142,7 @@ def render(root=ROOT):
     out = {}
     for rel, generated in blocks().items():
         path = os.path.join(root, rel)
-        with open(path, encoding="utf-8") as f:
-            old = f.read()
-        new = old
+        old = new = pathlib.Path(path).read_text(encoding="utf-8")
         for name, body in generated:
             new = _replace(new, rel, name, body)
         for command in USAGE_BLOCK.findall(new):
@@ -166,8 +163,7 @@ def main(argv):
         cli.die(str(e))
     for path, new in stale:
         if not args.check:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(new)
+            pathlib.Path(path).write_text(new, encoding="utf-8")
         print("%s %s" % ("stale" if args.check else "regenerated", os.path.relpath(path, ROOT)))
     return 1 if args.check and stale else 0
 

@@ -7,6 +7,7 @@ import contextlib
 import fcntl
 import glob
 import os
+import pathlib
 import re
 import shutil
 import signal
@@ -48,8 +49,7 @@ def run_command(args):
 
 def read(path):
     """A file's text without its trailing newlines."""
-    with open(path, encoding="utf-8", errors="surrogateescape") as f:
-        return f.read().rstrip("\n")
+    return pathlib.Path(path).read_text(encoding="utf-8", errors="surrogateescape").rstrip("\n")
 
 
 def read_or(path, default):
@@ -57,8 +57,7 @@ def read_or(path, default):
 
 
 def write_line(path, text):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
+    pathlib.Path(path).write_text(text + "\n", encoding="utf-8")
 
 
 def remove(*patterns):

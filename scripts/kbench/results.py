@@ -6,6 +6,7 @@ of processes' results (merge_runs, merge_files; combine, by each metric's rule i
 import json
 import math
 import os
+import pathlib
 import re
 import statistics
 
@@ -127,8 +128,7 @@ def load(path):
             raise BenchmarkJsonError("%s is a folder without kbench.json (not a scripts/bench result folder)" % path)
         path = os.path.join(path, "kbench.json")
     try:
-        with open(path, "r", encoding="utf-8") as f:
-            text = f.read()
+        text = pathlib.Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise BenchmarkJsonError("cannot read %s: %s" % (path, e.strerror or e)) from e
     except UnicodeDecodeError:
@@ -440,8 +440,7 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
 def has_rows(path):
     """True when the Google Benchmark JSON at PATH holds benchmark entries."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return bool(json.load(f).get("benchmarks"))
+        return bool(json.loads(pathlib.Path(path).read_text(encoding="utf-8")).get("benchmarks"))
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -449,8 +448,7 @@ def has_rows(path):
 def context_text(path):
     """The run context of the JSON at PATH, one "KEY: VALUE" line each, keys sorted."""
     try:
-        with open(path, encoding="utf-8") as f:
-            ctx = json.load(f).get("context", {})
+        ctx = json.loads(pathlib.Path(path).read_text(encoding="utf-8")).get("context", {})
     except (OSError, ValueError, AttributeError) as e:
         return "# no context: %s\n" % e
     return "".join("%s: %s\n" % (k, ctx[k]) for k in sorted(ctx))

@@ -33,6 +33,7 @@ not start or a kbench run writes no JSON; 130/143 interrupted.
 import contextlib
 import math
 import os
+import pathlib
 import re
 import shlex
 import shutil
@@ -176,10 +177,9 @@ def check(args):
             % (" ".join(args.words) or "nothing"))
     args.commits, args.kbench_args = args.words[:2], args.words[2:]
     args.instructions = args.instructions or bool(args.instructions_of)
-    if args.out_dir:
-        cli.check_out_dir(args.out_dir, "--out-dir")
-    if args.build_cache:
-        cli.check_out_dir(args.build_cache, "--build-cache")
+    for option, path in (("--out-dir", args.out_dir), ("--build-cache", args.build_cache)):
+        if path:
+            cli.check_out_dir(path, option)
     for spec in (args.librdkafka_a, args.librdkafka_b):
         if spec.startswith("tree:"):
             check_tree(spec)
@@ -333,10 +333,8 @@ class BenchCommits:
         info("side %s: Kafka %s at %s" % (side.upper(), env[1].partition("=")[2], bootstrap))
         self.env_of[side] += env
         # A secured cluster (KBENCH_KAFKA_SECURITY) needs its own throwaway credentials.
-        if os.path.isfile(folder + "/security"):
-            with open(folder + "/security") as f:
-                if f.read().strip() != "plaintext":
-                    self.args_of[side].append("--client-config=%s/client.properties" % folder)
+        if os.path.isfile(folder + "/security") and pathlib.Path(folder, "security").read_text().strip() != "plaintext":
+            self.args_of[side].append("--client-config=%s/client.properties" % folder)
 
     def env(self, side, extra=()):
         env = dict(os.environ, **dict(extra))

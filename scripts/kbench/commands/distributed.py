@@ -21,6 +21,7 @@ import itertools
 import json
 import math
 import os
+import pathlib
 import sys
 import time
 import urllib.error
@@ -308,10 +309,8 @@ def try_http(method, url, body=None):
 
 def read_cluster(d):
     try:
-        with open(os.path.join(d, "coordinator")) as f:
-            coordinator = f.read().strip()
-        with open(os.path.join(d, "cluster.json")) as f:
-            nodes = json.load(f)["nodes"]
+        coordinator = pathlib.Path(d, "coordinator").read_text().strip()
+        nodes = json.loads(pathlib.Path(d, "cluster.json").read_text())["nodes"]
     except (OSError, ValueError, KeyError) as e:
         cli.die("no Trogdor cluster in %s (%s); run scripts/trogdor start first" % (d, e))
     agents = sorted((n for n, v in nodes.items() if "trogdor.agent.port" in v), key=lambda n: (len(n), n))

@@ -8,13 +8,14 @@ missing), 2 bad usage.
 
 import hashlib
 import os
+import pathlib
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from kbench import ROOT, build_stamp, cli
+from kbench import ROOT, build_stamp, cli, proc
 
 # Libraries: Google Benchmark 1.7.1, GoogleTest, librdkafka 2.0.2, nlohmann-json, simdjson
 # (librdkafka's statistics). Tests: clang and its sanitizer/fuzzer runtime. Scripts: python3
@@ -60,8 +61,7 @@ def logged(name, cmd):
     with os.fdopen(fd, "w") as out:
         if subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT).returncode == 0:
             return True
-    with open(log, errors="replace") as f:
-        sys.stderr.writelines(f.readlines()[-20:])
+    print(proc.tail(log, 20), file=sys.stderr)
     cli.info("full log: %s" % log)
     return False
 
@@ -108,8 +108,7 @@ def install_debian(packages, check):
 
 
 def requirements_digest():
-    with open(REQUIREMENTS, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    return hashlib.sha256(pathlib.Path(REQUIREMENTS).read_bytes()).hexdigest()
 
 
 def venv_dir():
@@ -124,8 +123,7 @@ def install_venv(check):
     stamp = os.path.join(venv, ".kbench-stamp")
     python = os.path.join(venv, "bin", "python3")
     try:
-        with open(stamp) as f:
-            current = f.read().strip() == want and os.access(python, os.X_OK)
+        current = pathlib.Path(stamp).read_text().strip() == want and os.access(python, os.X_OK)
     except OSError:
         current = False
     if current or check:
@@ -137,8 +135,7 @@ def install_venv(check):
                                "-r", REQUIREMENTS])):
         cli.info("could not install the PyPI packages: is PyPI reachable?")
         return False
-    with open(stamp, "w") as f:
-        f.write(want + "\n")
+    pathlib.Path(stamp).write_text(want + "\n")
     cli.info("Python venv ready")
     return True
 

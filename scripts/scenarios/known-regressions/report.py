@@ -8,6 +8,7 @@ import collections
 import contextlib
 import json
 import os
+import pathlib
 import re
 import sys
 
@@ -26,8 +27,7 @@ FOUND, MISSED, NOT_JUDGED = "found", "not found", "not judged"
 def load_cases(path):
     """The cases of a cases.tsv file, in file order; a malformed line is a ScenarioError."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        lines = pathlib.Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
         raise ks.ScenarioError("cannot read %s: %s" % (path, e.strerror)) from None
     cases, seen = [], set()
@@ -225,8 +225,7 @@ def report(directory, args):
             with contextlib.suppress(kr.BenchmarkJsonError):  # the header's machine and versions
                 ctx = kr.load(os.path.join(cdir, "new.json")).get("context", {})
     code = exit_code(outcomes)
-    with open(os.path.join(directory, "summary.txt"), "w", encoding="utf-8") as f:
-        f.write(summary_text(outcomes, code))
+    pathlib.Path(directory, "summary.txt").write_text(summary_text(outcomes, code), encoding="utf-8")
     with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as f:
         json.dump({"exit_code": code, "cases": outcomes}, f, indent=1)
 

@@ -7,6 +7,7 @@ output stays in DIR/rounds/; DIR/summary.json, DIR/report.md and DIR/perf-test.p
 import argparse
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -271,8 +272,7 @@ class PerfTest:
         if scn.bootstrap:
             log = os.path.join(scn.out, "logs", "broker-api-versions.txt")
             self.tool(["broker-api-versions", "--bootstrap-server", scn.bootstrap], log)
-            with open(log, errors="replace") as f:
-                n = sum(1 for line in f if re.match(r"[^ ].*\(id: [0-9]* rack", line))
+            n = len(re.findall(r"(?m)^[^ \n].*\(id: [0-9]* rack", pathlib.Path(log).read_text(errors="replace")))
             if n <= 0:
                 die("cannot reach a Kafka cluster at %s" % scn.bootstrap)
             if n < replication:
@@ -297,13 +297,11 @@ class PerfTest:
             # The same warm-up on both sides needs the tool's --warmup-records (Kafka 4.0, KIP-1052).
             log = os.path.join(out, "logs", "producer-perf-help.txt")
             self.tool(["producer-perf", "--help"], log)
-            with open(log, errors="replace") as f:
-                if "--warmup-records" not in f.read():
-                    die("kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
-                        "the tools cannot be warmed up alike" % self.version)
+            if "--warmup-records" not in pathlib.Path(log).read_text(errors="replace"):
+                die("kafka-producer-perf-test of Kafka %s has no --warmup-records (Kafka 4.0 or later): "
+                    "the tools cannot be warmed up alike" % self.version)
         # The Java consumer's fetch settings as kbench's consumer has them (harness/consumer.cc).
-        with open(os.path.join(out, "consumer.properties"), "w") as f:
-            f.write("fetch.max.wait.ms=10\n")
+        pathlib.Path(out, "consumer.properties").write_text("fetch.max.wait.ms=10\n")
         for case in self.cases:
             for r in range(1, self.rounds + 1):
                 self.round(case, r)
@@ -351,8 +349,8 @@ class PerfTest:
             "linger_ms": c["setting"]["linger.ms"], "buffer_bytes": c["setting"]["buffer.memory"],
             "producer_props": " ".join(c["props"]), "rounds": self.rounds, "tools": int(self.tools)}
         cases = [{k: c[k] for k in ("name", "records", "size", "tput", "warm", "qmsgs")} for c in self.cases]
-        with open(os.path.join(self.scn.out, "run.json"), "w") as f:
-            json.dump({"settings": settings, "cases": cases, "rounds": self.log}, f, indent=1)
+        pathlib.Path(self.scn.out, "run.json").write_text(
+            json.dumps({"settings": settings, "cases": cases, "rounds": self.log}, indent=1))
 
 
 def loadavg():
