@@ -9,14 +9,10 @@ from kbench import cli
 
 def skipped_tests(path):
     """[(name, reason, [skipped-case lines])] for every test ctest did not run."""
-    out = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        skip = case.find("skipped")
-        if skip is not None:
-            said = case.findtext("system-out") or ""
-            cases = [ln.strip() for ln in said.splitlines() if ln.startswith(("skipped:", "skip -"))]
-            out.append((case.get("name"), skip.get("message", ""), cases))
-    return out
+    return [(case.get("name"), skip.get("message", ""),
+             [ln.strip() for ln in (case.findtext("system-out") or "").splitlines()
+              if ln.startswith(("skipped:", "skip -"))])
+            for case in ET.parse(path).getroot().iter("testcase") if (skip := case.find("skipped")) is not None]
 
 
 def main(argv):

@@ -62,13 +62,10 @@ def directions_table():
 
 def equivalence_table():
     """The metrics with an equivalence threshold of their own, as a factor either way."""
-    rows = []
-    for m in facts.describe()["metrics"]:
-        up = m.get("equivalence_pct") or 0
-        if up:
-            rows.append((_code(m["name"]), "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
-                         % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))))
-    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"), rows)
+    ups = [(m["name"], m["equivalence_pct"]) for m in facts.describe()["metrics"] if m.get("equivalence_pct")]
+    return _table(("metric", "`equivalence_pct`", "threshold (at the default `--threshold`)"),
+                  [(_code(name), "%g" % up, "%.3g × either way: +%g %% / −%.3g %%"
+                    % (1 + up / 100.0, up, 100.0 * up / (100.0 + up))) for name, up in ups])
 
 
 def primary_table():
@@ -90,11 +87,10 @@ def context_table():
 
 def comparison_table():
     """Which context keys matter when two runs are compared, and how."""
-    rows = []
-    for comparison, meaning in facts.describe()["context"]["comparisons"].items():
-        names = ", ".join(_code(_key_name(k)) for k in facts.context_keys(comparison))
-        rows.append((comparison, meaning, names if comparison != "other" else "every other key (%s)" % names))
-    return _table(("a differing key is", "what it means", "keys"), rows)
+    rows = [(c, meaning, ", ".join(_code(_key_name(k)) for k in facts.context_keys(c)))
+            for c, meaning in facts.describe()["context"]["comparisons"].items()]
+    return _table(("a differing key is", "what it means", "keys"),
+                  [(c, m, keys if c != "other" else "every other key (%s)" % keys) for c, m, keys in rows])
 
 
 def usage_table(command):

@@ -70,11 +70,8 @@ def primary_metrics(name, runs=()):
     """[(metric, direction)] that decide row `name` (see PRIMARY_METRICS)."""
     kind = row_kind(name, runs)
     metrics = next(m for k, _, m, _ in _tables()["PRIMARY_METRICS"] if k == kind)
-    out = []
-    for m in metrics:
-        m = time_metric(name) if m == "time" else m
-        out.append((m, _tables()["PRIMARY_DIRECTIONS"].get(m) or metric_direction(m)))
-    return out
+    return [(m, _tables()["PRIMARY_DIRECTIONS"].get(m) or metric_direction(m))
+            for m in (time_metric(name) if m == "time" else m for m in metrics)]
 
 # Keys Google Benchmark writes; every other numeric key of an entry is a user counter.
 STANDARD_KEYS = {

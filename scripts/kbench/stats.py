@@ -131,9 +131,7 @@ def walsh_interval_rank(n, alpha):
 def _hl_pct(sorted_diffs, k, positive, base_vals):
     """(estimate, low, high) in % from sorted differences and the interval rank k."""
     est = statistics.median(sorted_diffs)
-    lo = hi = None
-    if k is not None:
-        lo, hi = sorted_diffs[k - 1], sorted_diffs[len(sorted_diffs) - k]
+    lo, hi = (sorted_diffs[k - 1], sorted_diffs[len(sorted_diffs) - k]) if k is not None else (None, None)
     if positive:
         return tuple(None if d is None else math.expm1(d) * 100.0 for d in (est, lo, hi))
     ref = abs(statistics.median(base_vals))
@@ -341,8 +339,7 @@ class Side:
         self.label = label
         self.context = dict(datas[0].get("context", {})) if datas else {}
         self.contexts = [d.get("context", {}) for d in datas]
-        self.n_processes = 0
-        self.groups = {}
+        self.n_processes, self.groups = 0, {}
         pairings = {d.get("context", {}).get(PAIRING_KEY) for d in datas}
         self.pairing = pairings.pop() if len(pairings) == 1 and len(datas) == 1 else None
         for data in datas:
@@ -398,11 +395,8 @@ def samples(base_group, new_group, metric):
 def paired_samples(base_group, new_group, metric):
     """[(base, new)]: the medians of process i on each side, where both have the metric."""
     def by_id(g):
-        out = {}
-        for pid, runs in zip(g.get("process_ids", []), g["processes"]):
-            vals = [r[metric] for r in runs if metric in r]
-            if vals:
-                out[pid] = statistics.median(vals)
-        return out
+        vals = {pid: [r[metric] for r in runs if metric in r]
+                for pid, runs in zip(g.get("process_ids", []), g["processes"])}
+        return {pid: statistics.median(v) for pid, v in vals.items() if v}
     b, n = by_id(base_group), by_id(new_group)
     return [(b[i], n[i]) for i in sorted(b) if i in n]

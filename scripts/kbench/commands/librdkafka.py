@@ -579,10 +579,8 @@ def build_trees(repo, revs, span):
 
 def list_builds():
     root, system = build_stamp.cache_dir("librdkafka"), system_version()
-    rows = []
-    for version, spec in SOURCES.items():
-        status = "built: %s/%s/lib" % (root, version) if is_built(root + "/" + version) else "not built"
-        rows.append((version, spec, status + (" (also the system library)" if version == system else "")))
+    rows = [(version, spec, ("built: %s/%s/lib" % (root, version) if is_built(root + "/" + version) else "not built")
+             + (" (also the system library)" if version == system else "")) for version, spec in SOURCES.items()]
     rows.append(("system", "-", "the system librdkafka.so.1: " + (system or "none found")))
     trees = root + "/tree"
     for name in sorted(os.listdir(trees)) if os.path.isdir(trees) else []:
