@@ -6,6 +6,7 @@ import html
 import itertools
 import json
 import os
+import pathlib
 import re
 import zlib
 from collections import Counter
@@ -408,25 +409,20 @@ def folded_text(stacks):
     return "".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks))
 
 
-def write_text(path, content):
-    with open(path, "w") as out:
-        out.write(content)
-
-
 def write_views(stacks, folded, svg, title, roles=None):
     """STACKS as the folded file FOLDED and the flame graph SVG and, given ROLES (a folder and
     a title), one of each per thread role with roles.txt; False when STACKS is empty."""
-    write_text(folded, folded_text(stacks))
+    pathlib.Path(folded).write_text(folded_text(stacks))
     if not stacks:
         return False
-    write_text(svg, render_svg(stacks, title))
+    pathlib.Path(svg).write_text(render_svg(stacks, title))
     if roles:
         folder, roles_title = roles
         os.makedirs(folder, exist_ok=True)
         for role, st in split_roles(stacks).items():
             write_views(st, "%s/%s.folded" % (folder, role), "%s/%s.svg" % (folder, role),
                         "%s: %s threads" % (roles_title, role))
-        write_text(folder + "/roles.txt", roles_table(stacks))
+        pathlib.Path(folder, "roles.txt").write_text(roles_table(stacks))
     return True
 
 
@@ -435,8 +431,8 @@ def write_diff(a, b, folder, title, unit="samples", raw=False):
     if not a or not b:
         raise ValueError("side %s has no samples" % ("A" if not a else "B"))
     rows, ta, tb = diff_profiles(a, b, normalize=not raw)
-    write_text(folder + "/diff.txt", diff_table(rows, ta, tb, unit, not raw))
-    write_text(folder + "/diff.svg", render_diff_svg(a, b, title, normalize=not raw))
-    with open(folder + "/diff.json", "w") as out:
-        json.dump({"a_total": ta, "b_total": tb, "normalized": not raw, "rows": rows[:200]}, out, indent=1)
+    pathlib.Path(folder, "diff.txt").write_text(diff_table(rows, ta, tb, unit, not raw))
+    pathlib.Path(folder, "diff.svg").write_text(render_diff_svg(a, b, title, normalize=not raw))
+    pathlib.Path(folder, "diff.json").write_text(
+        json.dumps({"a_total": ta, "b_total": tb, "normalized": not raw, "rows": rows[:200]}, indent=1))
     return diff_table(rows, ta, tb, unit, not raw, top=10)

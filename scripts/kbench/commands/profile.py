@@ -19,6 +19,7 @@ profiled run or a build failed.
 import argparse
 import datetime
 import os
+import pathlib
 import re
 import shutil
 import sys
@@ -87,12 +88,6 @@ def check_side(spec):
             cli.die("%s: VERSION must look like 2.15.1" % spec)
     elif not is_executable_file(spec) and not commit_of(spec):
         cli.die(SIDE_ERROR % spec)
-
-
-def check_kbench_args(binary, filter_, kbench_args):
-    """kbench's refusal of its arguments, or a filter that selects nothing, is bad usage."""
-    if not cli.kbench_rows(binary, ["--benchmark_filter=" + filter_] + kbench_args):
-        cli.die("no benchmark matches '%s' (build/kbench --benchmark_list_tests lists them)" % filter_)
 
 
 def choose_tool(args):
@@ -234,7 +229,7 @@ class Profiler:
                                          time.strftime("%Y-%m-%d"))
         if flame.write_views(stacks, d + "/stacks.folded", d + "/flamegraph.svg", title,
                              perf and (d + "/threads", "kbench " + self.filter)):
-            flame.write_text(d + "/summary.txt", flame.summary_text(
+            pathlib.Path(d, "summary.txt").write_text(flame.summary_text(
                 stacks, unit="samples" if perf else "instructions", root_is_thread=perf))
         else:
             cli.info("warning: the profiler recorded no samples; no flame graph")
@@ -247,8 +242,7 @@ class Profiler:
             f.write(results.context_text(d + "/result.json"))
             for lib in filter(None, ldp.split(":")):
                 if os.path.isfile(lib + "/../build.json"):
-                    with open(lib + "/../build.json") as b:
-                        f.write("# %s/../build.json\n%s" % (lib, b.read()))
+                    f.write("# %s/../build.json\n%s" % (lib, pathlib.Path(lib, "../build.json").read_text()))
         return stacks
 
     @staticmethod
@@ -270,7 +264,7 @@ class Profiler:
         sites = {}
         stacks = flame.fold_offcpu(self.perf_script(d + "/offcpu.data", log, "--show-switch-events", "-F",
                                                     "comm,pid,tid,time,event,trace,ip,sym,dso"), sites)
-        flame.write_text(d + "/offcpu.txt", flame.offcpu_table(stacks, sites=sites))
+        pathlib.Path(d, "offcpu.txt").write_text(flame.offcpu_table(stacks, sites=sites))
         if not flame.write_views(stacks, d + "/offcpu.folded", d + "/offcpu.svg",
                                  "kbench %s: off-CPU microseconds" % self.filter,
                                  (d + "/offcpu-threads", "kbench %s off-CPU" % self.filter)):
@@ -279,8 +273,7 @@ class Profiler:
     def diff(self, base_ld):
         """Side A and side B profiled, then diff/: the differential flame graph and tables."""
         (side_a, side_b), out = self.args.diff, self.out_dir
-        bin_a, ld_a = self.resolve_side(side_a)
-        bin_b, ld_b = self.resolve_side(side_b)
+        (bin_a, ld_a), (bin_b, ld_b) = self.resolve_side(side_a), self.resolve_side(side_b)
         a = self.profile_one(out + "/a", bin_a, join_path(ld_a, base_ld), "A=" + side_a)
         b = self.profile_one(out + "/b", bin_b, join_path(ld_b, base_ld), "B=" + side_b)
         os.makedirs(out + "/diff", exist_ok=True)
@@ -327,8 +320,10 @@ def main(args):
             cli.die("kbench binary not found at %s (build it with scripts/setup and cmake, or set KBENCH_BIN)" % binary)
         if not os.access(binary, os.X_OK):
             cli.die("%s is not executable" % binary)
-        # Not for --diff: its sides are other builds, whose rows may differ.
-        check_kbench_args(binary, args.filter, args.kbench_args)
+        # kbench's refusal of its arguments, or a filter that selects nothing, is bad usage; not for
+        # --diff: its sides are other builds, whose rows may differ.
+        if not cli.kbench_rows(binary, ["--benchmark_filter=" + args.filter] + args.kbench_args):
+            cli.die("no benchmark matches '%s' (build/kbench --benchmark_list_tests lists them)" % args.filter)
     cli.dry_run_exit()
     tool = choose_tool(args)
     if args.diff and tool == "callgrind":
