@@ -97,14 +97,12 @@ def merge_buckets(histograms):
 
 def latency_counters(h, open_loop):
     """The counters kbench's ReportLatency writes, from a (merged) histogram."""
-    prefix = "" if open_loop else "queue_"
-    out = {}
-    lat = facts.latency()
-    for q in lat["quantiles"]:
-        out[q["metric" if open_loop else "queue_metric"]] = float(
-            percentile(h["latency_buckets"], h["latency_count"], h["latency_max_us"], q["q"]))
-    out[lat["max"]["metric" if open_loop else "queue_metric"]] = float(h["latency_max_us"])
-    out[prefix + "avg_us"] = (h["latency_sum_us"] / h["latency_count"]) if h["latency_count"] else 0.0
+    lat, key = facts.latency(), "metric" if open_loop else "queue_metric"
+    out = {q[key]: float(percentile(h["latency_buckets"], h["latency_count"], h["latency_max_us"], q["q"]))
+           for q in lat["quantiles"]}
+    out[lat["max"][key]] = float(h["latency_max_us"])
+    out[("" if open_loop else "queue_") + "avg_us"] = (
+        h["latency_sum_us"] / h["latency_count"] if h["latency_count"] else 0.0)
     return out
 
 
@@ -123,11 +121,8 @@ def _interval_spans(series):
     start = series.get("start_unix_seconds")
     if start is None:
         return None
-    spans, t = [], start
-    for width, rps, mbps in zip(series["seconds"], series["records_per_second"], series["mb_per_second"]):
-        spans.append((t, t + width, rps, mbps))
-        t += width
-    return spans
+    ends = list(itertools.accumulate(series["seconds"], initial=start))
+    return list(zip(ends, ends[1:], series["records_per_second"], series["mb_per_second"]))
 
 
 def common_window(series_by_agent):
@@ -449,10 +444,9 @@ def wait_for(coordinator, tasks, agent_urls, deadline):
             except HTTP_ERRORS:
                 if now - last_seen.setdefault(agent, now) > LOST_AFTER_SECONDS:
                     failures[agent] = "the agent disappeared (no answer for %.0f s)" % LOST_AFTER_SECONDS
-                    del pending[agent]
-                    try_http("PUT", coordinator + "/coordinator/task/stop", {"id": task})
-            if agent in pending and now > deadline:
+            if agent not in failures and now > deadline:
                 failures[agent] = "no result within the time budget"
+            if agent in failures:
                 del pending[agent]
                 try_http("PUT", coordinator + "/coordinator/task/stop", {"id": task})
         if pending:
