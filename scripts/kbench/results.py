@@ -173,30 +173,18 @@ def time_metric(name):
 
 def entry_metrics(entry):
     """Numeric metrics of one entry: the time (in ns) and every user counter."""
-    out = {}
     scale = TIME_UNIT_NS.get(entry.get("time_unit", "ns"), 1.0)
-    for key in ("real_time", "cpu_time"):
-        if is_number(entry.get(key)):
-            out[key] = entry[key] * scale
-    for key, value in entry.items():
-        if key in STANDARD_KEYS:
-            continue
-        if is_number(value):
-            out[key] = float(value)
+    out = {key: entry[key] * scale for key in ("real_time", "cpu_time") if is_number(entry.get(key))}
+    out.update((key, float(v)) for key, v in entry.items() if key not in STANDARD_KEYS and is_number(v))
     return out
 
 
 def invalid_metrics(entry):
     """Metrics of an entry that are not measurements: not finite, negative, or a zero that must be positive."""
-    bad = []
-    for key, value in entry.items():
-        if key in STANDARD_KEYS and key not in ("real_time", "cpu_time"):
-            continue
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            continue
-        if not math.isfinite(value) or value < 0 or (value == 0 and must_be_positive(key)):
-            bad.append(key)
-    return bad
+    return [key for key, value in entry.items()
+            if (key not in STANDARD_KEYS or key in ("real_time", "cpu_time"))
+            and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (not math.isfinite(value) or value < 0 or (value == 0 and must_be_positive(key)))]
 
 
 def must_be_positive(metric):
@@ -215,24 +203,19 @@ def group_runs(data):
     for b in data["benchmarks"]:
         name = b["name"] if is_iteration(b) else b.get("run_name") or _strip_aggregate_suffix(b)
         g = groups.setdefault(name, {"runs": [], "errors": [], "aggregates": {}})
-        if is_iteration(b):
-            if b.get("error_occurred"):
-                g["errors"].append(str(b.get("error_message", "error")))
-            else:
-                g["runs"].append(entry_metrics(b))
+        if not is_iteration(b):
+            if b.get("aggregate_name"):
+                g["aggregates"][b["aggregate_name"]] = entry_metrics(b)
+        elif b.get("error_occurred"):
+            g["errors"].append(str(b.get("error_message", "error")))
         else:
-            agg = b.get("aggregate_name")
-            if agg:
-                g["aggregates"][agg] = entry_metrics(b)
+            g["runs"].append(entry_metrics(b))
     return groups
 
 
 def _strip_aggregate_suffix(entry):
-    name = entry["name"]
-    agg = entry.get("aggregate_name")
-    if agg and name.endswith("_" + agg):
-        return name[: -len(agg) - 1]
-    return name
+    name, agg = entry["name"], entry.get("aggregate_name")
+    return name[: -len(agg) - 1] if agg and name.endswith("_" + agg) else name
 
 
 def median_metrics(group):
@@ -276,21 +259,15 @@ def merge_runs(datas, sources=None, *, concurrent=False):
         raise BenchmarkJsonError("nothing to merge")
     if concurrent:
         return _merge_concurrent(datas, sources or ["run %d" % (i + 1) for i in range(len(datas))])
-    per_name = {}
-    next_pid = 0
+    per_name, next_pid = {}, 0
     for data in datas:
         for _, entries in processes(data):
             for b in entries:
                 if is_iteration(b):
                     per_name.setdefault(b["name"], []).append(dict(b, **{PROCESS_KEY: next_pid}))
             next_pid += 1
-    benches = []
-    for entries in per_name.values():
-        for i, e in enumerate(entries):
-            e["run_type"] = "iteration"
-            e["repetition_index"] = i
-            e["repetitions"] = len(entries)
-            benches.append(e)
+    benches = [dict(e, run_type="iteration", repetition_index=i, repetitions=len(entries))
+               for entries in per_name.values() for i, e in enumerate(entries)]
     ctx = dict(datas[0].get("context", {}))
     ctx["kbench_merged_runs"] = next_pid
     for d in datas:  # a merge of concurrent runs' merges keeps the marker that says so
@@ -343,10 +320,9 @@ def _merge_concurrent(datas, sources):
         reps = len(procs[0])
         if any(len(runs) != reps for runs in procs):
             raise BenchmarkJsonError("%s: the processes ran different numbers of repetitions" % name)
-        for i in range(reps):
-            benches.append(dict({"name": name, "run_name": name, "run_type": "iteration",
-                                 "repetitions": reps, "repetition_index": i, "threads": 1,
-                                 "iterations": 1, "time_unit": "ns"}, **combine([runs[i] for runs in procs])))
+        benches += [dict({"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
+                          "repetition_index": i, "threads": 1, "iterations": 1, "time_unit": "ns"},
+                         **combine([runs[i] for runs in procs])) for i in range(reps)]
     ctx = dict(datas[0].get("context", {}))
     ctx[CONCURRENT_KEY] = len(datas)
     ctx["kbench_summed_from"] = ",".join(os.path.basename(s) for s in sources)
@@ -363,12 +339,10 @@ def merge_files(out, inputs, pairing=None):
 
 def _merge_per_run_samples(datas, key):
     """The per-run samples under KEY for a merged file, numbered as merge_runs numbers them."""
-    merged = {}
-    next_pid = 0
+    merged, next_pid = {}, 0
     for data in datas:
         ids = [pid for pid, _ in processes(data)]
-        intervals = data.get(key) or {}
-        for name, reps in intervals.items():
+        for name, reps in (data.get(key) or {}).items():
             for rep in reps:
                 # A file written by one process has no process key: its only process.
                 pid = rep.get(PROCESS_KEY, ids[0])
@@ -391,18 +365,13 @@ def allocator_instructions(path):
                              capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise BenchmarkJsonError("callgrind_annotate %s failed: %s" % (path, e)) from e
-    total = 0
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d,]+) \([\s\d.]+%\)\s+(\S.*)$", line)
-        if m and ALLOCATOR_FILES.search(m.group(2)):
-            total += int(m.group(1).replace(",", ""))
-    return total
+    rows = (re.match(r"\s*([\d,]+) \([\s\d.]+%\)\s+(\S.*)$", line) for line in out.splitlines())
+    return sum(int(m.group(1).replace(",", "")) for m in rows if m and ALLOCATOR_FILES.search(m.group(2)))
 
 
 def parse_callgrind_total(path):
     """Total Ir of a callgrind.out file (its `totals:` or `summary:` line)."""
-    total = None
-    events = None
+    total = events = None
     try:
         with open(path, "r", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -428,9 +397,7 @@ def instructions_entry(name, ir_n, ir_2n, iterations, context_entry=None):
         "iterations": iterations, "instructions": (ir_2n - ir_n) / float(iterations),
         "instructions_total_n": ir_n, "instructions_total_2n": ir_2n, "time_unit": "ns",
     }
-    for key in ("family_index", "per_family_instance_index"):
-        if key in (context_entry or {}):
-            e[key] = context_entry[key]
+    e.update({k: context_entry[k] for k in ("family_index", "per_family_instance_index") if k in (context_entry or {})})
     return e
 
 
@@ -453,8 +420,7 @@ def context_text(path):
 
 def callgrind_json(table, only=()):
     """The instruction JSON of TABLE's callgrind runs (name, N, out N, out 2N, run JSON), counting ONLY."""
-    benches = []
-    ctx = None
+    benches, ctx = [], None
     for name, n, out_n, out_2n, run_json in table:
         run = load(run_json)
         if ctx is None:
@@ -493,7 +459,5 @@ def exact_filter(names):
 def write_json(path, data):
     """Writes JSON atomically (a reader never sees half a file)."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
+    pathlib.Path(tmp).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
