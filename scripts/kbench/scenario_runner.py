@@ -15,6 +15,7 @@ import contextlib
 import glob
 import importlib.util
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -200,8 +201,7 @@ class Scenario:
         json_path = os.path.join(self.out, "raw", name + ".json")
         if not self.run_kbench(json_path, args):
             self.fail(tag, what, [self.log_of(json_path)])
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(json_path)
+            pathlib.Path(json_path).unlink(missing_ok=True)
 
     def fail(self, tag, what, logs):
         """A failed run, recorded as TAG; says WHAT failed with the first error in LOGS."""
@@ -271,12 +271,8 @@ def show_tail(path, lines):
 def first_error(logs):
     """The first "error:..." or "ERROR OCCURRED..." in LOGS."""
     for path in logs:
-        try:
-            with open(path, errors="replace") as f:
-                for line in f:
-                    m = re.search(r"error:.*|ERROR OCCURRED.*", line)
-                    if m:
-                        return m.group(0).rstrip("\n")
-        except OSError:
-            continue
+        with contextlib.suppress(OSError):
+            m = re.search(r"error:.*|ERROR OCCURRED.*", pathlib.Path(path).read_text(errors="replace"))
+            if m:
+                return m.group(0)
     return ""
