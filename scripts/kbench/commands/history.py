@@ -203,8 +203,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
          1 if str(ctx.get("git_dirty", "false")).lower() == "true" else 0,
          ctx.get("date"), datetime.now(timezone.utc).isoformat(timespec="seconds"),
          os.path.abspath(path), len(procs), json.dumps(ctx, sort_keys=True))).lastrowid
-    samples = []
-    errors = []
+    samples, errors = [], []
     per_bench = {}  # name -> [per process: [metrics of each repetition]]
     for pidx, (_, entries) in enumerate(procs):
         reps = {}
@@ -336,8 +335,7 @@ def newest_check(name, metric, direction, before, new, alpha):
         return None
     change = (x / ref - 1.0) * 100.0
     if metric in kr.DETERMINISTIC_METRICS or sd == 0:
-        p = 0.0 if x != mean else 1.0
-        half = 0.0
+        p, half = (0.0 if x != mean else 1.0), 0.0
     else:
         k = math.sqrt(1.0 + 1.0 / len(before))  # the spread of one new run around the mean
         p = float(2.0 * stats.t.sf(abs((x - mean) / (sd * k)), len(before) - 1))

@@ -21,6 +21,7 @@ import difflib
 import glob
 import hashlib
 import os
+import pathlib
 import pwd
 import re
 import shutil
@@ -137,8 +138,7 @@ class Cache:
         lines = deb_src_lines()
         if not lines:
             raise BuildError("no Debian deb lines in /etc/apt/sources.list{,.d}: cannot find the source archive", 2)
-        with open(a + "/sources.list", "w") as f:
-            f.writelines(line + "\n" for line in lines)
+        pathlib.Path(a, "sources.list").write_text("".join(line + "\n" for line in lines))
         opts = ["-o", "Dir::Etc::SourceList=%s/sources.list" % a, "-o", "Dir::Etc::SourceParts=/dev/null",
                 "-o", "Dir::State::Lists=%s/lists" % a, "-o", "Dir::Cache=%s/cache" % a,
                 "-o", "Debug::NoLocking=1", "-o", "APT::Sandbox::User=" + pwd.getpwuid(os.getuid()).pw_name, "-qq"]
@@ -206,8 +206,7 @@ class Cache:
         shutil.rmtree(d + "/lib", ignore_errors=True)
         os.rename(d + "/lib.tmp", d + "/lib")
         seconds = int(time.monotonic() - started)
-        with open(dsc, "rb") as f:
-            dsc_sha256 = hashlib.file_digest(f, "sha256").hexdigest()
+        dsc_sha256 = hashlib.sha256(pathlib.Path(dsc).read_bytes()).hexdigest()
         build_stamp.write(d + "/build.json", {
             "library": lib, "source_package": source, "installed_debian_version": version,
             "built_debian_version": src_version, "debian_revision_mismatch": src_version != version,
@@ -237,9 +236,8 @@ def verify(lib, soname, d, log):
         raise BuildError("%s: the built library has no DWARF (.debug_info)" % lib)
     # Same configuration as Debian's build: the same exported functions.
     built_names, system_names = exported(so), exported(sysfile)
-    with open(d + "/exports.diff", "w") as f:
-        f.writelines(line + "\n" for line in difflib.unified_diff(built_names, system_names, "built", "system",
-                                                                  lineterm=""))
+    diff = difflib.unified_diff(built_names, system_names, "built", "system", lineterm="")
+    pathlib.Path(d, "exports.diff").write_text("".join(line + "\n" for line in diff))
     if built_names != system_names:
         cli.info("warning: %s exports other functions than the system library (%s/exports.diff)" % (lib, d))
     verified = {"library_version": built["version"], "system_library_version": system["version"],
