@@ -259,6 +259,41 @@ class Links(html.parser.HTMLParser):
 @unittest.skipUnless(browser.CHROMIUM or os.environ.get("CI") == "true",
                      "chromium is missing: scripts/setup installs it")
 class Site(Fixture):
+    def check_site(self, out, pair):
+        """Opens OUT's index and compare.html?PAIR: no error logged, every timeline drawn over every
+        release it has data for, every link of every page resolving. The index's and the comparison's HTML."""
+        with browser.chromium() as chromium:
+            index = browser.Page(chromium, "file://%s/index.html" % out)
+            dom = index.drawn()
+            compare = browser.Page(chromium, "file://%s/compare.html?%s" % (out, pair))
+            compare.tab.wait_for_selector("td")
+            compared = compare.tab.content()
+        self.assertEqual(index.errors + compare.errors, [], "the pages logged errors")
+        plots = re.findall(r'<div class="plot[ "][^>]*>', dom)
+        self.assertIn('data-plots="%d"' % len(plots), dom)
+        for div in plots:
+            self.assertEqual(re.search(r'data-drawn="([0-9]+)"', div).group(1),
+                             re.search(r'data-releases="([0-9]+)"', div).group(1), div)
+        for page in ["index.html", "compare.html"] + ["steps/" + f for f in os.listdir(out + "/steps")]:
+            links = Links()
+            with open(os.path.join(out, page)) as f:
+                links.feed(f.read())
+            for link in links.links:
+                target = os.path.normpath(os.path.join(out, os.path.dirname(page), link.split("?")[0]))
+                self.assertTrue(os.path.isfile(target), "%s links to %s, which is missing" % (page, link))
+        return dom, compared
+
+    def test_the_published_site(self):
+        with open(rh.PUBLISHED) as f:
+            doc = rh.check_data(json.load(f), rh.PUBLISHED)
+        out = os.path.join(self.tmp, "published")
+        p = run("site", "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        tags = [r["tag"] for r in doc["releases"]]
+        dom, compared = self.check_site(out, "a=%s&b=%s" % (tags[0], tags[-1]))
+        self.assertEqual(len(re.findall(r'<div class="plot[ "]', dom)), len(release_site.series(doc)))
+        self.assertIn("%s against %s" % (tags[0], tags[-1]), compared)
+
     def test_the_site_draws_every_release_and_every_link_resolves(self):
         runner, machine = self.runner()
         runner.run(self.releases, self.libs(), 5, "seed")
@@ -268,25 +303,12 @@ class Site(Fixture):
         out = os.path.join(self.tmp, "site")
         p = run("site", "--data", data, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with browser.chromium() as chromium:
-            index = browser.Page(chromium, "file://%s/index.html" % out)
-            dom = index.drawn()
-            compare = browser.Page(chromium, "file://%s/compare.html?a=v1.1.0&b=v2.6.1" % out)
-            compare.tab.wait_for_selector("td")
-            compared = compare.tab.content()
-        self.assertEqual(index.errors + compare.errors, [], "the pages logged errors")
+        dom, compared = self.check_site(out, "a=v1.1.0&b=v2.6.1")
         self.assertIn('data-plots="1"', dom)
         self.assertEqual(re.findall(r'data-drawn="([0-9]+)"', dom), [str(len(self.releases))])
         self.assertEqual(dom.count('class="regression"'), 1)
         self.assertIn("v2.6.1 and v2.7.0 (one commit)", dom)
         self.assertRegex(compared, r"<td>-(29|30)\.[0-9] %</td>")
-        for page in ["index.html", "compare.html"] + ["steps/" + f for f in os.listdir(out + "/steps")]:
-            links = Links()
-            with open(os.path.join(out, page)) as f:
-                links.feed(f.read())
-            for link in links.links:
-                target = os.path.normpath(os.path.join(out, os.path.dirname(page), link.split("?")[0]))
-                self.assertTrue(os.path.isfile(target), "%s links to %s, which is missing" % (page, link))
         with open(os.path.join(out, "data.csv")) as f:
             self.assertEqual(len(f.read().splitlines()), 1 + 5 * len(self.releases))
         self.assertEqual(release_site.short_name(ROW), "Produce/send/acks:1/codec:none/record_bytes:100")
