@@ -117,7 +117,7 @@ def strip(steps, prefix=""):
             html.escape(s["new"])) for s in steps)
 
 
-def aa_pairs(doc):
+def aa_verdicts(doc):
     """[(what was measured twice, verdict)]: the A/A batch's pairs and librdkafka's own twin tags."""
     return [("%s, measured twice" % p["release"], p["verdict"]) for p in doc.get("aa", [])] + [
         ("%s and %s (one commit)" % (s["base"], s["new"]), s["verdict"]) for s in doc["steps"] if s.get("twin")]
@@ -137,7 +137,7 @@ def index(doc, rows):
              "<h2>A/A checks</h2><p>One release measured twice under two names: any step is a false alarm "
              "of the gate.</p><table>%s</table>" % "".join(
                  '<tr><td>%s</td><td class="%s">%s</td></tr>' % (html.escape(n), css_class(w), w)
-                 for n, w in aa_pairs(doc)),
+                 for n, w in aa_verdicts(doc)),
              "<h2>Documented changes</h2><ul>%s</ul>" % "".join(
                  "<li><b>%s</b>: %s</li>" % (t, html.escape(label)) for t, (label, _) in doc["documented"].items()),
              "<h2>Timelines</h2>"]

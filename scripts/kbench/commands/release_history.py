@@ -101,15 +101,12 @@ def cmd_run(args):
     need_tree(args)
     binary = kbench_binary()
     cli.check_out_file(args.db, "--db")
-    repo, releases = rh.resolve_releases(args.tree, args.releases)
-    batch = "history"
     if args.add and args.aa:
         cli.die("--add and --aa are runs of their own: one at a time")
     if (args.add or args.aa) and args.releases != "all":
         cli.die("--%s chooses its releases: not with --releases" % ("add" if args.add else "aa"))
-    if args.aa:
-        repo, releases = rh.resolve_releases(args.tree, args.aa)
-        batch = rh.AA_BATCH
+    repo, releases = rh.resolve_releases(args.tree, args.aa or args.releases)
+    batch = rh.AA_BATCH if args.aa else "history"
     if args.add:
         parents = rh.branch_parents(repo, releases)
         if args.add not in parents:
@@ -118,13 +115,13 @@ def cmd_run(args):
         releases, batch = [r for r in releases if r.tag in wanted], "add:" + args.add
     cli.dry_run_exit()
     libs = build_all(repo, releases)
-    if args.aa:
-        releases = rh.aa_pairs(releases)
-        libs.update({r.tag + rh.AA_SUFFIX: libs[r.tag] for r in releases if r.tag in libs})
     out_dir = os.path.abspath(args.out_dir or os.path.join(kbench.ROOT, "results", "runs", "release-history"))
     os.makedirs(out_dir, exist_ok=True)
     db = rh.connect(args.db)
-    rh.record_releases(db, repo, [r for r in releases if not r.tag.endswith(rh.AA_SUFFIX)])
+    rh.record_releases(db, repo, releases)
+    if args.aa:  # the second names share their release's library
+        libs.update({r.tag + rh.AA_SUFFIX: libs[r.tag] for r in releases})
+        releases = rh.aa_pairs(releases)
     identity = rh.machine_identity(binary)
     machine = rh.machine_id(db, identity)
     cli.info("%d releases x %d rounds of row set %s on %s (%d cores); the database: %s"
@@ -188,7 +185,7 @@ def cmd_steps(args):
     for s in documented:
         cli.info("documented %s at %s: %s (%s)" % (s["documented"]["expected"], s["new"], "found" if
                  s["documented"]["found"] else "NOT FOUND", s["documented"]["label"]))
-    pairs = release_site.aa_pairs(doc)
+    pairs = release_site.aa_verdicts(doc)
     for name, word in pairs:
         cli.info("A/A %s: %s" % (name, word))
     if pairs:
