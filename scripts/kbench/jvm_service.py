@@ -247,7 +247,7 @@ def launch(pidfile, log, label, ns, cmd):
                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True)
     write_line(pidfile, str(child.pid))
-    # The JVM's command line is the check of pid(): wait until ip has become java.
+    # The command line is the check of pid(): ip's and then the JVM's carry the pid file.
     for _ in range(50):
         if pid(pidfile) or child.poll() is not None:
             break
@@ -259,11 +259,30 @@ def launch(pidfile, log, label, ns, cmd):
 def pid(pidfile):
     """The pid if it is the live JVM launch() started with this pid file (never a recycled pid), else None."""
     try:
-        p = read(pidfile)
-        words = pathlib.Path("/proc/%s/cmdline" % int(p)).read_bytes().decode("utf-8", "surrogateescape").split("\0")
+        p = int(read(pidfile))
     except (OSError, ValueError):
         return None
-    return p if "-Dkbench.pidfile=" + pidfile in words else None
+    # Between two programs (ip netns exec becoming java) the kernel shows an empty command line
+    # for a moment, longer on a loaded machine; so does a process that has exited (a zombie).
+    deadline = time.monotonic() + 2
+    while True:
+        try:
+            cmdline = pathlib.Path("/proc/%d/cmdline" % p).read_bytes()
+            if cmdline or exited(p) or time.monotonic() > deadline:
+                break
+        except OSError:
+            return None
+        time.sleep(0.001)
+    words = cmdline.decode("utf-8", "surrogateescape").split("\0")
+    return str(p) if "-Dkbench.pidfile=" + pidfile in words else None
+
+
+def exited(p):
+    """Whether process P has exited and waits to be reaped (or is being)."""
+    try:
+        return pathlib.Path("/proc/%d/stat" % p).read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 
 
 def state(pidfiles):

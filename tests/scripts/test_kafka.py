@@ -1,12 +1,15 @@
 """kbench.kafka_cluster without a JVM: its functions refuse bad input with status 2 before
 anything is made, a start that ends early (here: Ctrl-C while waiting for the brokers)
 stops the nodes it started, run-class maps short names per release, and the command's
-SIGTERM handler ends it as an exception (143), so that those clean-ups run."""
+SIGTERM handler ends it as an exception (143), so that those clean-ups run; a launched
+process is known by its pid file while it execs (ip netns exec becoming java) and not
+once it has exited."""
 
 import os
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -55,6 +58,49 @@ class InterruptedStart(unittest.TestCase):
         with self.assertRaises(SystemExit) as e:
             svc.terminate(signal.SIGTERM, None)
         self.assertEqual(e.exception.code, 143)
+
+
+# Run as CHAIN MARKER COUNT: execs itself COUNT times, keeping launch()'s pid file marker, then waits.
+EXEC_CHAIN = """#!/bin/sh
+if [ "$2" -gt 0 ]; then exec "$0" "$1" $(($2 - 1)); fi
+while sleep 1; do :; done
+"""
+
+
+class LaunchedProcess(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.chain = os.path.join(self.d, "exec-chain")
+        with open(self.chain, "w") as f:
+            f.write(EXEC_CHAIN)
+        os.chmod(self.chain, 0o755)
+        self.pidfile = os.path.join(self.d, "pid")
+
+    def tearDown(self):
+        p = svc.pid(self.pidfile)
+        if p:
+            os.kill(int(p), signal.SIGKILL)
+
+    def test_a_process_that_execs_stays_itself(self):
+        # Between two programs (execve) /proc/PID/cmdline reads empty: that is not an exit.
+        svc.launch(self.pidfile, os.path.join(self.d, "log"), "chain", "", [self.chain, "3000"])
+        want = svc.read(self.pidfile)
+        lost = sum(1 for _ in range(3000) if svc.pid(self.pidfile) != want)
+        self.assertEqual(lost, 0, "pid() lost a live process %d times of 3000" % lost)
+
+    def test_an_exited_process_is_gone(self):
+        # Exited, not reaped yet (a zombie): its cmdline reads empty too, and it is no longer running.
+        svc.launch(self.pidfile, os.path.join(self.d, "log"), "chain", "", [self.chain, "0"])
+        p = int(svc.read(self.pidfile))
+        os.kill(p, signal.SIGKILL)
+        for _ in range(100):
+            with open("/proc/%d/stat" % p) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+            time.sleep(0.01)
+        t0 = time.monotonic()
+        self.assertIsNone(svc.pid(self.pidfile))
+        self.assertLess(time.monotonic() - t0, 1.0)
 
 
 class RunClass(unittest.TestCase):
