@@ -18,6 +18,8 @@ from kbench import cli
 KINDS = ("shell", "python", "format", "tidy")
 LINTER = {"shell": "shellcheck", "python": "ruff", "format": "clang-format", "tidy": "clang-tidy"}
 TIDY_DIRS = re.compile(r"(harness|fixtures|benchmarks|mock)/.*\.cc$")
+# One file per run; the checks are .clang-tidy's, found beside the file; any finding is an error.
+TIDY = ["clang-tidy", "--quiet", "--warnings-as-errors=*"]
 
 
 def add_arguments(parser):
@@ -105,9 +107,9 @@ def check(kinds, files=None, build="build", log=None):
             need("clang-tidy")
             if not os.path.isfile(os.path.join(build, "compile_commands.json")):
                 cli.die("no %s/compile_commands.json: configure first (cmake -S . -B %s -G Ninja)" % (build, build))
-            # One clang-tidy per file, KBENCH_TIDY_JOBS at a time; any finding is an error.
-            rc = subprocess.run(["xargs", "-0", "-n", "1", "-P", os.environ.get("KBENCH_TIDY_JOBS", "2"),
-                                 "clang-tidy", "--quiet", "-p", build, "--warnings-as-errors=*"],
+            # KBENCH_TIDY_JOBS files at a time.
+            rc = subprocess.run(["xargs", "-0", "-n", "1", "-P", os.environ.get("KBENCH_TIDY_JOBS", "2")]
+                                + TIDY + ["-p", build],
                                 input="\0".join(todo), text=True, **out).returncode
             said = "%d source files clean (%d s)" % (len(todo), time.monotonic() - started)
         failed |= bool(rc)
