@@ -1,5 +1,5 @@
 """The release history's site: static pages drawn from the published data with Plotly
-(plotly.min.js written beside them, nothing fetched), opened from files.
+(Plotly's basic bundle written beside them, nothing fetched), opened from files.
 
   index.html             provenance, the verdict strip of every release step, a timeline per row
   steps/BASE..NEW.html   one step: every row's change with its interval, its commits, the
@@ -247,10 +247,10 @@ def write_csv(doc, rows, path):
 
 def write(doc, out):
     """Writes the site of DOC into OUT; the number of pages."""
+    plot_pages.write_plotly(out)
     os.makedirs(os.path.join(out, "steps"), exist_ok=True)
     rows = series(doc)
     releases = {r["tag"]: r for r in doc["releases"]}
-    plot_pages.write_plotly(out)
     files = {"index.html": index(doc, rows), "compare.html": compare_page(doc, rows)}
     for s in doc["steps"]:
         files[os.path.join("steps", step_file(s))] = step_page(doc, s, releases[s["new"]])
