@@ -198,6 +198,13 @@ def bisect_commands(doc, step, repo_hint):
     return out
 
 
+def reference_meaning(word):
+    """What the reference release's verdict against its history visits says of the machine."""
+    return {"unchanged": "the machine measures as it did",
+            "not judged": "the gate could not judge it, so whether the machine still measures as it did is "
+                          "unknown"}.get(word, "the machine measures differently now: run the history again")
+
+
 def reference_note(doc, step):
     """The documented change this step should show, if any; for a step measured later (an added
     release), what its run of the reference release said."""
@@ -207,9 +214,8 @@ def reference_note(doc, step):
     if "reference" not in step:
         return note
     return note + ("<p>Measured after the history, beside its parent and the reference release %s, which came out "
-            "<b>%s</b> against its history visits%s.</p>" % (
-                doc["reference"], step["reference"], "" if step["reference"] == "unchanged" else
-                ": the machine measures differently now, so compare this step with care"))
+            "<b>%s</b> against its history visits: %s.</p>" % (
+                doc["reference"], step["reference"], html.escape(reference_meaning(step["reference"]))))
 
 
 COMPARE_JS = """<script>

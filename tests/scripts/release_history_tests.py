@@ -157,6 +157,11 @@ class Steps(Fixture):
         self.assertEqual(step["verdict"], "unchanged")
         # ...and the reference, against its history visits, shows that the machine did.
         self.assertEqual(step["reference"], "regression")
+        self.assertIn("the machine measures differently now", release_site.reference_note(doc, step))
+        # A reference the gate could not judge says nothing either way.
+        unknown = release_site.reference_note(doc, dict(step, reference="not judged"))
+        self.assertIn("is unknown", unknown)
+        self.assertNotIn("differently", unknown)
         self.assertEqual(len(doc["results"]["v2.8.0"]["mock"]), 5, "the parent's own visits stay its history's")
 
     def test_four_rounds_cannot_judge(self):

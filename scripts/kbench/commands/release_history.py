@@ -177,8 +177,8 @@ def cmd_steps(args):
         rows.append((s["base"], s["new"], s["verdict"].upper() if s["verdict"] == "regression" else s["verdict"],
                      s["commits"] if s["commits"] is not None else "", "; ".join(
                          ["%s %s %+.1f%%" % (r["name"].split("/real_time")[0], r["metric"], r["change_pct"])
-                          for r in moved] + (["the reference %s: %s (the machine moved: re-run the history)"
-                                                  % (doc["reference"], s["reference"])]
+                          for r in moved] + (["the reference %s: %s (%s)" % (doc["reference"], s["reference"],
+                                                                             release_site.reference_meaning(s["reference"]))]
                                                  if s.get("reference", "unchanged") != "unchanged" else []))))
     print(text.table(("FROM", "TO", "VERDICT", "COMMITS", "WHAT MOVED"), rows))
     documented = [s for s in doc["steps"] if "documented" in s]
