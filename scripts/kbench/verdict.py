@@ -11,7 +11,7 @@ import math
 import re
 import statistics
 
-from kbench import facts, stats, text
+from kbench import cli, facts, stats, text
 from kbench import results as kr
 
 VERDICT_KEYS = {"regression": "regressions", "improvement": "improvements",
@@ -54,9 +54,7 @@ def _set_threshold(row, up, down=None, base=None):
 
 def fmt_limits(down, up):
     """The threshold as the reasons print it: "+-5 %", or "-20/+25 %" when the limits differ."""
-    if down == up:
-        return "+-%g %%" % up
-    return "-%.3g/+%g %%" % (down, up)
+    return "+-%g %%" % up if down == up else "-%.3g/+%g %%" % (down, up)
 
 
 def _set_shift(row, est, lo, hi, alpha):
@@ -231,8 +229,7 @@ def machine_drift(result, share=0.8, min_rows=5):
     threshold or more (the machine's speed changed, not the code), else None."""
     if result["paired"]:
         return None
-    worse = []
-    seen = set()
+    worse, seen = [], set()
     for r in result["rows"]:
         if (r["name"] in seen or r["metric"] in kr.DETERMINISTIC_METRICS or not r.get("primary", True)):
             continue
@@ -427,8 +424,7 @@ def exit_code(result, accept_inconclusive=False):
 def context_diff(base_ctx, new_ctx):
     """{key: {"base", "new", "kind"}} for every key whose value differs."""
     diff = {}
-    keys = list(base_ctx.keys()) + [k for k in new_ctx.keys() if k not in base_ctx]
-    for key in keys:
+    for key in dict.fromkeys([*base_ctx, *new_ctx]):
         kind = facts.context_comparison(key)
         b, n = base_ctx.get(key), new_ctx.get(key)
         if kind != "ignored" and b != n:
@@ -484,10 +480,11 @@ def secondary_moves(result):
 
 
 def compile_filter(pattern):
+    """--filter's regex (None without one); an invalid one is bad usage."""
     try:
-        return re.compile(pattern)
+        return re.compile(pattern) if pattern else None
     except re.error as e:
-        raise ValueError("invalid --filter regex %r: %s" % (pattern, e)) from e
+        cli.die("invalid --filter regex %r: %s" % (pattern, e))
 
 
 def dumps(obj):

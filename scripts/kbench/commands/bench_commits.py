@@ -124,6 +124,15 @@ def regressed(verdict, most=5):
     return list(dict.fromkeys(re.sub(r"/iterations:[0-9]+$", "", r["name"]) for r in rows))[:most]
 
 
+def commit(repo, rev, said=""):
+    """The commit REV names in the git repository REPO; a REV that names none is bad usage
+    (SAID, e.g. "--kbench ", starts the message)."""
+    sha = git.try_run(repo, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+    if not sha:
+        die("%s'%s' is not a commit in %s" % (said, rev, repo))
+    return sha
+
+
 def check_tree(spec):
     """tree:DIR@REV, checked before anything is built: a bad DIR or REV is bad usage."""
     m = TREE_SPEC.fullmatch(spec)
@@ -213,11 +222,7 @@ def check(args):
     repo = git.try_run(args.repo, "rev-parse", "--show-toplevel")
     if not repo:
         die("'%s' is not inside a git repository" % args.repo)
-    args.repo, args.sha = repo, {}
-    for side, rev in zip("ab", args.commits):
-        args.sha[side] = git.try_run(repo, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
-        if not args.sha[side]:
-            die("'%s' is not a commit in %s" % (rev, repo))
+    args.repo, args.sha = repo, {side: commit(repo, rev) for side, rev in zip("ab", args.commits)}
 
 
 def dead_worktree(path):
@@ -248,8 +253,7 @@ def profile_row(argv, fixed_iterations):
 class BenchCommits:
     def __init__(self, args, out_dir, build_cache, work):
         self.args, self.out_dir, self.build_cache, self.work = args, out_dir, build_cache, work
-        self.kafka_dirs = []
-        self.bin = {}
+        self.kafka_dirs, self.bin = [], {}
         self.env_of = {"a": list(args.env_a), "b": list(args.env_b)}
         self.args_of = {"a": list(args.args_a), "b": list(args.args_b)}
         self.files = {"a": [], "b": []}
@@ -460,9 +464,8 @@ class BenchCommits:
     def merge_and_compare(self, alpha):
         """Merges both sides and compares them at level ALPHA; sets rc; the verdict."""
         a = self.args
-        sides = {}
+        sides = {"a": self.out_dir + "/base.json", "b": self.out_dir + "/new.json"}
         for side, name in (("a", "base"), ("b", "new")):
-            sides[side] = "%s/%s.json" % (self.out_dir, name)
             try:
                 results.merge_files(sides[side], self.files[side], self.pairing)
             except (results.BenchmarkJsonError, OSError) as e:

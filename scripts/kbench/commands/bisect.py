@@ -173,8 +173,7 @@ class Walk:
             self.kind = "version"
             self.candidates = [{"id": v, "label": v, "subject": "Apache Kafka " + v} for v in args.versions]
             return
-        self.kind = "commit"
-        self.tree = None
+        self.kind, self.tree = "commit", None
         where = repo
         if args.librdkafka_tree:
             tree = args.librdkafka_tree
@@ -183,13 +182,7 @@ class Walk:
             if git.try_run(tree, "rev-parse", "--git-dir") is None:
                 die("--librdkafka-tree '%s' is not a git repository" % tree)
             self.tree = where = os.path.realpath(tree)
-        old, new = args.range
-        shas = []
-        for rev in (old, new):
-            sha = git.try_run(where, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
-            if not sha:
-                die("'%s' is not a commit in %s" % (rev, where))
-            shas.append(sha)
+        shas = [bench_commits.commit(where, rev) for rev in args.range]
         if shas[0] == shas[1]:
             die("OLD and NEW are the same commit (%s)" % shas[0][:12])
         if git.try_run(where, "merge-base", "--is-ancestor", *shas) is None:
@@ -211,12 +204,10 @@ class Bisect:
     def __init__(self, args, walk, repo, out_dir, cache, oracle, mode, kbench_sha):
         self.args, self.walk, self.repo, self.out_dir = args, walk, repo, out_dir
         self.cache, self.oracle, self.mode, self.kbench_sha = cache, oracle, mode, kbench_sha
-        self.steps = []
-        self.started = time.time()
+        self.steps, self.started = [], time.time()
         self.signature = None  # the rows that showed NEW's change, from the first step
-        self.changed_word = "fixed" if args.improvement else "bad"
-        self.unchanged_word = "not fixed" if args.improvement else "good"
-        self.first_word = "fixing" if args.improvement else "bad"
+        self.changed_word, self.unchanged_word, self.first_word = (
+            ("fixed", "not fixed", "fixing") if args.improvement else ("bad", "good", "bad"))
 
     # One oracle call: X against OLD, sides set so that "regression" means "X has the change".
     def command(self, i, runs, step_dir):
@@ -362,9 +353,8 @@ class Bisect:
             step = self.steps[-1]
             print(proc.tail(step["log"], 40), file=sys.stderr)
             self.write_summary(None, [])
-            status = 2 if step["exit"] == 2 else 3
             die("NEW %s could not be judged against OLD (bench-commits exit %d; see %s)"
-                % (walk.candidates[-1]["label"], step["exit"], step["log"]), status=status)
+                % (walk.candidates[-1]["label"], step["exit"], step["log"]), status=2 if step["exit"] == 2 else 3)
         if not has:
             self.write_summary(None, [])
             die("NEW %s shows no %s against OLD %s on '%s': nothing to bisect (see %s)"
@@ -455,11 +445,8 @@ def main(args):
     oracle = shlex.split(os.environ.get("KBENCH_BISECT_ORACLE", ""))
 
     walk = Walk(args, repo)
-    kbench_sha = None
-    if args.librdkafka_tree or args.kafka_versions:
-        kbench_sha = git.try_run(repo, "rev-parse", "--verify", "--quiet", args.kbench + "^{commit}")
-        if not kbench_sha:
-            die("--kbench '%s' is not a commit in %s" % (args.kbench, repo))
+    kbench_sha = (bench_commits.commit(repo, args.kbench, "--kbench ")
+                  if args.librdkafka_tree or args.kafka_versions else None)
     if args.librdkafka_tree:
         # Both ends must be commits scripts/librdkafka builds; one between that is not is skipped.
         for c in (walk.candidates[0], walk.candidates[-1]):

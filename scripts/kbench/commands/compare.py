@@ -77,10 +77,7 @@ def main(args):
         cli.die("--alpha must be between 0 and 0.5, got %g" % args.alpha)
     if not (args.threshold >= 0.0) or args.threshold == float("inf"):
         cli.die("--threshold must be a non-negative number of percent, got %g" % args.threshold)
-    try:
-        name_filter = kv.compile_filter(args.filter) if args.filter else None
-    except ValueError as e:
-        cli.die(str(e))
+    name_filter = kv.compile_filter(args.filter)
     if args.out:
         cli.check_out_file(args.out, "--out")
     cli.dry_run_exit()

@@ -116,8 +116,7 @@ def check_run(path):
         for key in ("real_time", "cpu_time"):
             if key in b and not isinstance(b[key], (int, float)):
                 raise HistoryError("%s: benchmarks[%d] (%s) has a non-numeric %s" % (path, i, b["name"], key))
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-    return data, hashlib.sha256(canonical.encode()).hexdigest()
+    return data, hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def series_of(ctx):
@@ -217,8 +216,7 @@ def _add_one(db, path, data, digest, repo, commit_time, bcache, mcache):
                 continue
             r = reps.setdefault(name, [])
             metrics = kr.entry_metrics(b)
-            for m, v in metrics.items():
-                samples.append((run_id, bid, pidx, len(r), _id(db, mcache, "metrics", m), v))
+            samples += [(run_id, bid, pidx, len(r), _id(db, mcache, "metrics", m), v) for m, v in metrics.items()]
             r.append(metrics)
         for name, runs in reps.items():
             per_bench.setdefault(name, []).append(runs)
@@ -328,9 +326,7 @@ def newest_check(name, metric, direction, before, new, alpha):
     if len(before) < 3 or not new:
         return None
     x = statistics.median(new)
-    mean = statistics.fmean(before)
-    sd = statistics.stdev(before)
-    ref = statistics.median(before)
+    mean, sd, ref = statistics.fmean(before), statistics.stdev(before), statistics.median(before)
     if not ref:
         return None
     change = (x / ref - 1.0) * 100.0
@@ -388,8 +384,7 @@ def all_changes(series, **kw):
 
 def group_changes(changes):
     """Groups of one series' changes at most one commit apart (noise can move a step by one)."""
-    out = []
-    per_series = {}
+    out, per_series = [], {}
     for key, ch in changes:
         per_series.setdefault(key[0], []).append(dict(ch, benchmark=key[1], metric=key[2]))
     for sid, members in per_series.items():
@@ -482,10 +477,7 @@ def main(args):
             cli.die("--alpha must be between 0 and 0.5")
         if not args.threshold >= 0:
             cli.die("--threshold must be a non-negative number of percent")
-        try:
-            flt = verdict.compile_filter(args.filter) if args.filter else None
-        except ValueError as e:
-            cli.die(str(e))
+        flt = verdict.compile_filter(args.filter)
         since = resolve_since(db, args.since, args.repo)
         series = load_series(db, flt, since, set(args.metric) if args.metric else None, args.include_dirty)
         if not series:
