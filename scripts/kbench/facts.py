@@ -6,6 +6,7 @@ build/kbench. Run as a program it prints the description (`json`).
 """
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -15,7 +16,6 @@ import kbench
 ROOT = kbench.ROOT
 DESCRIBE_KEY = "kbench_describe"  # the top-level object of a result that holds it
 
-_description = None
 _offered = None  # a result's description, used when no kbench binary can be asked
 
 
@@ -23,12 +23,10 @@ class FactsUnavailable(Exception):
     """kbench's description cannot be read; the message says what to do."""
 
 
+@functools.cache
 def describe():
     """The description (a dict), read once per process."""
-    global _description
-    if _description is None:
-        _description = _load()
-    return _description
+    return _load()
 
 
 def offer(document):

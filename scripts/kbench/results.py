@@ -3,6 +3,7 @@ of processes' results (merge_runs, merge_files; combine, by each metric's rule i
 --describe=json). Pure stdlib, so that it can be imported without scipy or matplotlib.
 """
 
+import functools
 import json
 import math
 import os
@@ -12,35 +13,29 @@ import statistics
 
 from kbench import cli, facts
 
-# The metric tables (module attributes: results.UNITS), from kbench --describe=json when
-# first used. Directions: +1 higher is better, -1 lower is better, 0 informational.
-_tables_cache = None
 
-
+@functools.cache
 def _tables():
-    global _tables_cache
-    if _tables_cache is None:
-        try:
-            ms = facts.metrics()
-            kinds = facts.row_kinds()
-            lat = facts.latency()
-        except facts.FactsUnavailable as e:
-            cli.die(str(e))
-        _tables_cache = {
-            "METRICS": {n: (m["direction"], m["meaning"]) for n, m in ms.items()},
-            "METRIC_DIRECTIONS": {n: m["direction"] for n, m in ms.items()},
-            "OPEN_LOOP_METRICS": {n for n, m in ms.items() if m["open_loop_latency"]},
-            "DETERMINISTIC_METRICS": {n for n, m in ms.items() if m["deterministic"]},
-            "UNITS": {n: m["unit"] for n, m in ms.items() if m["unit"]},
-            "UNTIMED_ROW_COUNTERS": tuple(n for n, m in ms.items() if m["marks_untimed_row"]),
-            "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]), k["why"]) for k in kinds),
-            "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
-                                   if m["primary_direction"] != m["direction"]},
-            "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
-            + [lat["max"]["metric"]],
-            "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items() if m.get("equivalence_pct")},
-        }
-    return _tables_cache
+    """The metric tables (module attributes: results.UNITS), from kbench --describe=json when
+    first used. Directions: +1 higher is better, -1 lower is better, 0 informational."""
+    try:
+        ms, kinds, lat = facts.metrics(), facts.row_kinds(), facts.latency()
+    except facts.FactsUnavailable as e:
+        cli.die(str(e))
+    return {
+        "METRICS": {n: (m["direction"], m["meaning"]) for n, m in ms.items()},
+        "METRIC_DIRECTIONS": {n: m["direction"] for n, m in ms.items()},
+        "OPEN_LOOP_METRICS": {n for n, m in ms.items() if m["open_loop_latency"]},
+        "DETERMINISTIC_METRICS": {n for n, m in ms.items() if m["deterministic"]},
+        "UNITS": {n: m["unit"] for n, m in ms.items() if m["unit"]},
+        "UNTIMED_ROW_COUNTERS": tuple(n for n, m in ms.items() if m["marks_untimed_row"]),
+        "PRIMARY_METRICS": tuple((k["kind"], k["marker"] or None, tuple(k["primary"]), k["why"]) for k in kinds),
+        "PRIMARY_DIRECTIONS": {n: m["primary_direction"] for n, m in ms.items()
+                               if m["primary_direction"] != m["direction"]},
+        "LATENCY_METRICS": [q["metric"] for q in sorted(lat["quantiles"], key=lambda q: q["q"])]
+        + [lat["max"]["metric"]],
+        "EQUIVALENCE_PCT": {n: float(m["equivalence_pct"]) for n, m in ms.items() if m.get("equivalence_pct")},
+    }
 
 
 def __getattr__(name):
@@ -105,9 +100,7 @@ def metric_direction(metric):
 def is_open_loop(name, runs=()):
     """A row with a fixed offered load: `rate:N` in its name or a target_rate counter."""
     _, _, params, _ = parse_name(name)
-    if params.get("rate", "0") not in ("0", ""):
-        return True
-    return any(r.get("target_rate", 0) > 0 for r in runs)
+    return params.get("rate", "0") not in ("0", "") or any(r.get("target_rate", 0) > 0 for r in runs)
 
 
 def judged_direction(metric, name, runs=()):

@@ -256,8 +256,7 @@ def refusals(with_, flags, log):
             reason += "; configure found no `%s` on PATH (Debian: apt-get install %s; scripts/setup does)" % (
                 m.group(1), "python-is-python3" if m.group(1) == "python" else m.group(1))
         if name == "WITH_CRC32C_HW":
-            with open("/proc/cpuinfo", errors="replace") as f:
-                sse42 = re.search(r"^flags\s*:.*\bsse4_2\b", f.read(), re.M)
+            sse42 = re.search(r"(?m)^flags\s*:.*\bsse4_2\b", pathlib.Path("/proc/cpuinfo").read_text(errors="replace"))
             reason += ("; configure's check of the SSE4.2 crc32 instruction failed (see the log)" if sse42 else
                        "; this CPU has no SSE4.2 (no sse4_2 in /proc/cpuinfo)")
         reasons.append(reason)
@@ -298,8 +297,7 @@ def build(version, from_source=False):
 
     def unpack(src, log):
         tgz = fetch_tarball(d, spec, log)
-        with open(d + "/" + tgz, "rb") as f:
-            sha = hashlib.file_digest(f, "sha256").hexdigest()
+        sha = hashlib.sha256(pathlib.Path(d, tgz).read_bytes()).hexdigest()
         if proc.run(["tar", "-xzf", d + "/" + tgz, "-C", src, "--strip-components=3", "package/deps/librdkafka"],
                     log=log).returncode != 0:
             raise BuildError("%s has no package/deps/librdkafka (wrong npm source for %s?); delete %s/%s to fetch "

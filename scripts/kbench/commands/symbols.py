@@ -96,9 +96,7 @@ def deb_src_lines(main="/etc/apt/sources.list", parts="/etc/apt/sources.list.d")
                     w = [x for x in w[1:] if not x.startswith("[")]
                     lines.add("deb-src %s %s %s" % (w[0], w[1], " ".join(w[2:]) or "main"))
     for path in sorted(glob.glob(os.path.join(parts, "*.sources"))):
-        with open(path, errors="replace") as f:
-            blocks = f.read().split("\n\n")
-        for block in blocks:
+        for block in pathlib.Path(path).read_text(errors="replace").split("\n\n"):
             fields = {k.strip().lower(): v.split() for k, _, v in
                       (raw.partition(":") for raw in block.splitlines() if ":" in raw and raw[0] != "#")}
             if "deb" in fields.get("types", []) and fields.get("enabled", ["yes"])[0] != "no":
@@ -252,8 +250,7 @@ def verify(lib, soname, d, log):
             cli.info("warning: builtin.features differ from the system library's: built '%s', system '%s' "
                      "(install the missing build dependencies: scripts/setup --symbols)"
                      % (built["features"], system["features"]))
-        verified["builtin_features"] = features
-        verified["system_builtin_features"] = system["features"].split(",")
+        verified.update(builtin_features=features, system_builtin_features=system["features"].split(","))
     return verified
 
 

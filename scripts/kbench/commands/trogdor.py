@@ -78,10 +78,6 @@ def pidfiles_of(d):
     return [f for f in ("%s/%s.pid" % (d, n) for n in names) if os.path.isfile(f)]
 
 
-def trogdor_state(d):
-    return svc.state(pidfiles_of(d))
-
-
 def ip(*args, why=None):
     """Run ip ARGS; a failure is a ServiceError (WHY, else the command that failed)."""
     if proc.run(("ip",) + args).returncode:
@@ -209,9 +205,8 @@ def write_cluster_file(d, subnet, agents):
     nodes = {"agent-%d" % i: {"hostname": "%s.%d" % (subnet, 10 + i), "trogdor.agent.port": AGENT_PORT}
              for i in range(agents)}
     nodes["agent-0"]["trogdor.coordinator.port"] = COORDINATOR_PORT
-    with open(d + "/cluster.json", "w") as f:
-        json.dump({"platform": "org.apache.kafka.trogdor.basic.BasicPlatform", "nodes": nodes}, f, indent=2)
-        f.write("\n")
+    svc.write_line(d + "/cluster.json",
+                   json.dumps({"platform": "org.apache.kafka.trogdor.basic.BasicPlatform", "nodes": nodes}, indent=2))
 
 
 def prepare_dir(d):
@@ -247,7 +242,7 @@ def start(args):
         raise svc.ServiceError("ip not found: apt-get install iproute2", 2)
     prepare_dir(d)
     with SERVICE.lock(d, 0):
-        st = trogdor_state(d)
+        st = svc.state(pidfiles_of(d))
         if st == "running":
             have = len(read_rows(d + "/agents"))
             if have != args.agents:
@@ -342,14 +337,13 @@ def cmd_start(args):
 
 
 def cmd_stop(args):
-    timeout = args.timeout or 10
     cli.dry_run_exit()
-    SERVICE.stop(SERVICE.state_dir(args.dir), timeout, stop_trogdor)
+    SERVICE.stop(SERVICE.state_dir(args.dir), args.timeout or 10, stop_trogdor)
 
 
 def cmd_status(args):
     d = SERVICE.state_dir(args.dir)
-    st = trogdor_state(d)
+    st = svc.state(pidfiles_of(d))
     if not args.quiet:
         print("state:       " + st)
         print("dir:         " + d)

@@ -7,6 +7,7 @@ failed, a tree: case without --librdkafka-tree)."""
 
 import json
 import os
+import pathlib
 import sys
 import time
 
@@ -111,8 +112,7 @@ class Run:
                 record["metric_exit_code"] = compare.exit_code(verdict)
                 info("case %s: compare --metric %s exited %s" % (cid, metric, record["metric_exit_code"]))
             record["seconds"] = int(time.monotonic() - start)
-        with open(os.path.join(d, "case.json"), "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=1)
+        pathlib.Path(d, "case.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
 
 
 def main(args):
@@ -135,10 +135,8 @@ def main(args):
             run.run_case(case)
         scn.report("--cases-file", args.cases_file, *(["--cases", selected] if selected else []))
         try:
-            with open(scn.out + "/summary.json", encoding="utf-8") as f:
-                code = json.load(f)["exit_code"]
-            with open(scn.out + "/summary.txt", encoding="utf-8") as f:
-                sys.stderr.write(f.read())
+            code = json.loads(pathlib.Path(scn.out, "summary.json").read_text(encoding="utf-8"))["exit_code"]
+            sys.stderr.write(pathlib.Path(scn.out, "summary.txt").read_text(encoding="utf-8"))
         except (OSError, ValueError, KeyError):
             die("no exit code in %s/summary.json" % scn.out, 1)
         return code

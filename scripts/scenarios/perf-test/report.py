@@ -55,8 +55,7 @@ def final_line(r):
 
 def perf_time(ms):
     """ConsumerPerformance's date format, yyyy-MM-dd HH:mm:ss:SSS (local time)."""
-    t = datetime.datetime.fromtimestamp(ms / 1000.0)
-    return t.strftime("%Y-%m-%d %H:%M:%S:") + "%03d" % (int(ms) % 1000)
+    return datetime.datetime.fromtimestamp(ms / 1000.0).strftime("%Y-%m-%d %H:%M:%S:") + "%03d" % (int(ms) % 1000)
 
 
 def consumer_line(c):
@@ -67,8 +66,7 @@ def consumer_line(c):
 
 def read(path):
     try:
-        with open(path, errors="replace") as f:
-            return f.read()
+        return pathlib.Path(path).read_text(errors="replace")
     except OSError as e:
         raise InputError("%s: %s" % (path, e)) from e
 
@@ -121,12 +119,9 @@ def kbench_producer(path, match=r"^Produce/"):
 
 def kbench_windows(stderr_path, label_match=r"^Produce/"):
     """kbench's progress lines of the matching benchmark, without their label prefix."""
-    out = []
-    for line in read(stderr_path).splitlines():
-        label, sep, rest = line.partition(": ")
-        if sep and re.search(label_match, label) and "(fill)" not in label and PRODUCER_WINDOW_RE.match(rest):
-            out.append(rest.replace(" (final)", ""))
-    return out
+    parts = (line.partition(": ") for line in read(stderr_path).splitlines())
+    return [rest.replace(" (final)", "") for label, sep, rest in parts
+            if sep and re.search(label_match, label) and "(fill)" not in label and PRODUCER_WINDOW_RE.match(rest)]
 
 
 def kbench_consumers(path, end_ms, match=r"^Consume/"):
@@ -354,8 +349,7 @@ def scenario(d):
          "kbench_consumer": c.get("kbench_consumer"), "tool_consumer": c.get("tool_consumer"),
          "rounds": [round_summary(r) for r in c["rounds"]]} for c in cases],
         "context": context}
-    with open(os.path.join(d, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+    pathlib.Path(d, "summary.json").write_text(json.dumps(summary, indent=2))
     draw_chart(d, cases)
     write_report(d, env, cases, console, context)
 
