@@ -34,8 +34,7 @@ def run(name, argv):
     module = command_module(name)
     if module is None:
         cli.die("no command '%s'" % name)
-    parser = parser_for(name, module)
-    return module.main(parser.parse_args(argv))
+    return module.main(parser_for(name, module).parse_args(argv))
 
 
 if __name__ == "__main__":

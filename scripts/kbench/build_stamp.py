@@ -56,7 +56,6 @@ def compiler():
 def librdkafka_source(doc, tree):
     """A side's KBENCH_LIBRDKAFKA_SOURCE: a commit's build may come from another clone, so a
     tree's source names the TREE this side asked for."""
-    src = doc.get("source") or ("npm:" + doc["npm_source"] if doc.get("npm_source") else "")
     if tree and doc.get("commit"):
-        src = "tree:%s@%s" % (tree, doc["commit"])
-    return src
+        return "tree:%s@%s" % (tree, doc["commit"])
+    return doc.get("source") or ("npm:" + doc["npm_source"] if doc.get("npm_source") else "")

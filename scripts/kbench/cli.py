@@ -105,8 +105,7 @@ def _probe(option, path, folder):
     if not os.path.isdir(folder):
         die("%s %s: %s is a file, not a folder" % (option, path, folder))
     try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".kbench-write-test."):
-            pass
+        tempfile.NamedTemporaryFile(dir=folder, prefix=".kbench-write-test.").close()
     except OSError:
         die("%s %s: cannot write in %s" % (option, path, folder))
 
@@ -124,8 +123,7 @@ def check_out_file(path, option="--out"):
         die("%s %s: is a folder; give a file name" % (option, path))
     if os.path.exists(path):
         try:
-            with open(path, "a"):
-                pass
+            open(path, "a").close()
         except OSError as e:
             die("%s %s: cannot write it (%s)" % (option, path, e.strerror or e))
     else:

@@ -23,11 +23,9 @@ def _parse_frame(line):
     parts = line.strip().split(None, 1)
     if len(parts) < 2:
         return None
-    rest = parts[1]
-    dso = ""
+    rest, dso = parts[1], ""
     if rest.endswith(")") and " (" in rest:
-        rest, dso = rest.rsplit(" (", 1)
-        dso = dso[:-1]
+        rest, dso = rest[:-1].rsplit(" (", 1)
     sym = _OFFSET.sub("", rest.strip())
     if not sym or sym == "[unknown]":
         sym = "[%s]" % (dso.rsplit("/", 1)[-1] if dso and dso != "[unknown]" else "unknown")
@@ -405,14 +403,10 @@ def render_diff_svg(a, b, title, normalize):
                    "for details" % tb_tree["value"], describe, stroke=' stroke="#ccc" stroke-width="0.3"')
 
 
-def folded_text(stacks):
-    return "".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks))
-
-
 def write_views(stacks, folded, svg, title, roles=None):
     """STACKS as the folded file FOLDED and the flame graph SVG and, given ROLES (a folder and
     a title), one of each per thread role with roles.txt; False when STACKS is empty."""
-    pathlib.Path(folded).write_text(folded_text(stacks))
+    pathlib.Path(folded).write_text("".join("%s %d\n" % (k, stacks[k]) for k in sorted(stacks)))
     if not stacks:
         return False
     pathlib.Path(svg).write_text(render_svg(stacks, title))

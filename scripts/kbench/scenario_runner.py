@@ -61,8 +61,7 @@ class Scenario:
     """One scenario run: its options, its output folder OUT, the clusters it started."""
 
     def __init__(self, args, runner_file):
-        self.args = args
-        self.name = args.scenario
+        self.args, self.name = args, args.scenario
         cli.prog = "scripts/scenario " + self.name
         self.dir = os.path.dirname(os.path.abspath(runner_file))  # its report.py, README.md
         self.root = os.environ.setdefault("KBENCH_ROOT", kbench.ROOT)

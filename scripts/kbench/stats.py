@@ -66,8 +66,7 @@ def permutation_p(base, new):
     if all(v == pooled[0] for v in pooled):
         return 1.0
     ranks = _doubled_ranks(pooled)
-    m = len(new)
-    total = sum(ranks)
+    m, total = len(new), sum(ranks)
     # ways[k, s]: number of k-subsets of the ranks seen so far whose sum is s.
     ways = np.zeros((m + 1, total + 1))
     ways[0, 0] = 1.0
@@ -366,8 +365,7 @@ class Side:
         for data in datas:
             for b in data["benchmarks"]:
                 if not kr.is_iteration(b):
-                    name = b.get("run_name") or b["name"]
-                    self.groups.setdefault(name, _empty_group())
+                    self.groups.setdefault(b.get("run_name") or b["name"], _empty_group())
 
     def names(self):
         return list(self.groups)
@@ -383,8 +381,7 @@ def samples(base_group, new_group, metric):
     a deterministic metric of one process against several pools the repetitions."""
     def per_process(g):
         return [[r[metric] for r in runs if metric in r] for runs in g["processes"]]
-    bp = [v for v in per_process(base_group) if v]
-    np_ = [v for v in per_process(new_group) if v]
+    bp, np_ = ([v for v in per_process(g) if v] for g in (base_group, new_group))
     within = ([cv_pct(v) for v in bp if len(v) > 1], [cv_pct(v) for v in np_ if len(v) > 1])
     several = len(bp) >= 2 or len(np_) >= 2
     if (len(bp) >= 2 and len(np_) >= 2) or (several and metric not in kr.DETERMINISTIC_METRICS):

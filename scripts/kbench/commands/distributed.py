@@ -394,11 +394,10 @@ def main(args):
     for task in tasks.values():
         try_http("DELETE", coordinator + "/coordinator/tasks?taskId=" + task)
     for b in benchmarks:
-        if b.get("error_occurred"):
-            continue
-        cli.info("%s: %.0f records/s over %.2f s, p99 %s us (%d agents)"
-                 % (b["name"], b.get("items_per_second", 0), b.get("window_seconds", 0),
-                    b.get("p99_us", b.get("queue_p99_us", "-")), len(agents)))
+        if not b.get("error_occurred"):
+            cli.info("%s: %.0f records/s over %.2f s, p99 %s us (%d agents)"
+                     % (b["name"], b.get("items_per_second", 0), b.get("window_seconds", 0),
+                        b.get("p99_us", b.get("queue_p99_us", "-")), len(agents)))
     for e in errors:
         cli.info("error: %s" % e)
     cli.info("wrote %s" % args.out)

@@ -178,8 +178,7 @@ class Plotter:
             fig.suptitle("Codec speed vs ratio  " + " ".join("%s:%s" % kv for kv in setting))
             if drew:
                 # Name files after their setting so a directory listing reads well.
-                tag = "-".join("%s_%s" % kv for kv in setting)
-                tag = re.sub(r"[^A-Za-z0-9._-]+", "_", tag) or str(idx + 1)
+                tag = re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join("%s_%s" % kv for kv in setting)) or str(idx + 1)
                 self.save(fig, "%scodecs%s.png" % (prefix, "" if len(settings) == 1 else "-" + tag))
             else:
                 self.plt.close(fig)
@@ -200,8 +199,7 @@ class Plotter:
             return
         rows.sort(key=lambda rc: (rc[0]["verdict"] == "unchanged", -abs(rc[1]) if math.isfinite(rc[1]) else -1e300))
         colors = {"regression": "#d62728", "improvement": "#2ca02c", "unchanged": "#9e9e9e", "inconclusive": "#f0b400"}
-        alpha = verdict.get("alpha", 0.01)
-        threshold = verdict.get("threshold_pct", 5)
+        alpha, threshold = verdict.get("alpha", 0.01), verdict.get("threshold_pct", 5)
         labels_all = short_labels([r["name"] for r, _ in rows])
         for start in range(0, len(rows), MAX_AB_ROWS):
             chunk = rows[start:start + MAX_AB_ROWS]
@@ -291,7 +289,6 @@ def main(args):
         p.ab(verdict, "")
     if not p.written:
         cli.info("nothing to draw: no Produce threads/producers, latency, Codec or verdict data in the input")
-        return 0
     for path in p.written:
         print(path)
     return 0

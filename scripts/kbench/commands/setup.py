@@ -120,8 +120,7 @@ def install_venv(check):
     """PyPI packages, pinned, into a venv on top of Debian's python3 (so scipy and numpy stay
     Debian's). A stamp holds the requirements' hash: nothing runs when it matches."""
     want, venv = requirements_digest(), venv_dir()
-    stamp = os.path.join(venv, ".kbench-stamp")
-    python = os.path.join(venv, "bin", "python3")
+    stamp, python = os.path.join(venv, ".kbench-stamp"), os.path.join(venv, "bin", "python3")
     try:
         current = pathlib.Path(stamp).read_text().strip() == want and os.access(python, os.X_OK)
     except OSError:

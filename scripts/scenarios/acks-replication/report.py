@@ -58,8 +58,7 @@ def report(directory, args):
     nbrokers = int(brokers) if str(brokers).isdigit() else 3
     for title, rows in runs:
         for batched, sub in _halves(rows):
-            sizes = sorted({k[0] for k in sub})
-            rfs = sorted({k[2] for k in sub})
+            sizes, rfs = sorted({k[0] for k in sub}), sorted({k[2] for k in sub})
             lines += ["## %s, batches of %s" % (title.capitalize(), "200" if batched else "1"), ""]
             cols = [(rf, 1, "Replica=%d" % rf) for rf in rfs]  # (replication, scale, heading)
             if 3 in rfs:

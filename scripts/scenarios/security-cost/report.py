@@ -71,8 +71,7 @@ def report(directory, args):
         head = ["row", "plaintext"] + [c for p in others for c in (p, "×")]
         return (["## %s" % title, "", note, ""] + text.table(head, cells, markdown=True).splitlines() + [""])
 
-    closed = [k for k in keys if k[4] == 0]
-    open_loop = [k for k in keys if k[4] > 0]
+    closed, open_loop = [k for k in keys if k[4] == 0], [k for k in keys if k[4] > 0]
     lines += table("Records/s", "items_per_second", text.number,
                    "Closed loop (unthrottled); × is the protocol's records/s over plaintext's.", closed)
     lines += table("MiB/s of record values", "bytes_per_second",
