@@ -4,7 +4,9 @@ per round in a shuffled order, a killed run resumed, one machine per series, a v
 release step, bad input refused with the history unchanged, and the site drawn by headless
 Chromium from files."""
 
+import contextlib
 import html.parser
+import io
 import json
 import os
 import random
@@ -17,8 +19,10 @@ from unittest import mock
 
 import browser
 import fake_librdkafka as fake
+import make_json
 from kbench import release_history as rh
 from kbench import release_site
+from kbench.commands import release_history as rh_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "scripts", "release-history")
@@ -209,6 +213,39 @@ class AA(Fixture):
 def run(*args, **env):
     return subprocess.run([SCRIPT] + list(args), capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, KBENCH_BIN="/bin/true", **env))
+
+
+class Check(Fixture):
+    """`check` with bench-commits replaced: what it decides on each group's runs."""
+
+    def check(self, cpu_shift):
+        """check's exit status when the candidate's CPU per record moves by CPU_SHIFT and its
+        records/s do not (each group's runs written as bench-commits merges them)."""
+        row = "Produce/send/acks:1/codec:none/record_bytes:100/threads:1/producers:1/rate:100000/real_time"
+
+        def bench_commits(args):
+            d = args.out_dir
+            os.makedirs(d, exist_ok=True)
+            for side, shift, seed in (("base", 0.0, 1), ("new", cpu_shift, 2)):
+                make_json.write(os.path.join(d, side + ".json"), make_json.make(
+                    [(row, {"items_per_second": 1e5, "cpu_us_per_record": 3.0}, {"cpu_us_per_record": shift})],
+                    reps=8, seed=seed, with_aggregates=False))
+            return 0  # its own verdict, on the rows' primary metrics: nothing moved
+        args = mock.Mock(candidate="v2.8.1", tree=self.repo_dir, against="v2.8.0", rows="default", runs=8,
+                         out_dir=os.path.join(self.tmp, "check"))
+        with mock.patch.object(rh_command.bench_commits, "run", side_effect=bench_commits), \
+                mock.patch.object(rh_command.bench_commits, "parse",
+                                  side_effect=lambda argv: mock.Mock(out_dir=argv[argv.index("--out-dir") + 1])), \
+                mock.patch.dict(os.environ), contextlib.redirect_stdout(io.StringIO()):
+            return rh_command.cmd_check(args)
+
+    def test_a_group_with_metrics_of_its_own_is_judged_on_them(self):
+        # broker-cpu exists for CPU per record (the wake-ups of 1.7.0): +30 % there is a regression.
+        self.assertEqual(self.check(0.30), 1)
+        self.assertTrue(os.path.isfile(os.path.join(self.tmp, "check", "broker-cpu", "verdict-cpu_us_per_record.json")))
+
+    def test_nothing_moved_exits_0(self):
+        self.assertEqual(self.check(0.0), 0)
 
 
 class BadInput(Fixture):

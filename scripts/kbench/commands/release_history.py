@@ -20,7 +20,7 @@ import time
 import kbench
 from kbench import build_stamp, cli, git, kafka_cluster, release_site, text
 from kbench import release_history as rh
-from kbench.commands import bench_commits, librdkafka
+from kbench.commands import bench_commits, compare, librdkafka
 
 
 def add_arguments(parser):
@@ -203,6 +203,21 @@ def cmd_site(args):
     return 0
 
 
+def judge_on(d, group):
+    """The exit status of the runs in D judged on GROUP's own metrics, as its release steps are
+    (bench-commits decides on each row's primary metrics: not what this group is about)."""
+    sides = [os.path.join(d, side + ".json") for side in ("base", "new")]
+    if not all(os.path.isfile(p) for p in sides):
+        return 3  # bench-commits said why
+    cli.info("group %s: judged on %s" % (group.name, ", ".join(group.metrics)))
+    try:
+        result = compare.judge(sides[:1], sides[1:], metric=list(group.metrics))
+    except compare.CompareError as e:
+        cli.die(e)
+    compare.write(result, json_path=os.path.join(d, "verdict-%s.json" % "-".join(group.metrics)))
+    return compare.exit_code(result)
+
+
 def cmd_check(args):
     """bench-commits per group of rows: the latest release (A) against the candidate (B)."""
     need_tree(args)
@@ -229,6 +244,8 @@ def cmd_check(args):
             os.environ["KBENCH_KAFKA_SECURITY"] = g.cluster
         cli.info("group %s: %s against %s" % (g.name, args.candidate, against))
         status = bench_commits.run(bench_commits.parse(argv + ["--filter", g.filter, "--"] + list(g.args)))
+        if g.metrics and status != 2:
+            status = judge_on(os.path.join(out, g.name), g)
         # Bad input (2) outranks the verdicts: 3 not judged, 1 a regression, 0 none.
         worst = 2 if 2 in (worst, status) else max(worst, status)
     cli.info("verdict of %s against %s: exit %d (0 nothing regressed, 1 a regression, 3 not judged); results in %s"
