@@ -1,9 +1,11 @@
 """build.json, the stamp that marks a cached build valid and records how it was made; the
-lock of a cache entry; the error a build raises."""
+lock of a cache entry; the npm packages kept in one; the error a build raises."""
 
 import fcntl
 import json
 import os
+import shutil
+import sys
 import time
 
 from kbench import cli, proc, results
@@ -15,6 +17,34 @@ class BuildError(Exception):
     def __init__(self, message, status=1):
         super().__init__(message)
         self.status = status
+
+
+def first_tgz(d):
+    return next(iter(sorted(n for n in os.listdir(d) if n.endswith(".tgz"))), None) if os.path.isdir(d) else None
+
+
+def npm_tarball(d, spec, log):
+    """The name of npm package SPEC's tarball in cache entry D, fetched once (npm checks its
+    integrity), so that a later use needs no registry."""
+    tgz = first_tgz(d)
+    if tgz:
+        return tgz
+    cli.info("fetching %s from npm" % spec)
+    pack = d + "/pack.tmp"
+    shutil.rmtree(pack, ignore_errors=True)
+    os.makedirs(pack)
+    try:
+        if proc.run(["npm", "pack", "--silent", "--pack-destination", pack, spec], log=log,
+                    cwd=pack).returncode != 0:
+            print(proc.tail(log, 30), file=sys.stderr)
+            raise BuildError("npm pack %s failed (is the npm registry reachable?); log: %s" % (spec, log))
+        tgz = first_tgz(pack)
+        if not tgz:
+            raise BuildError("npm pack %s produced no tarball; log: %s" % (spec, log))
+        os.rename(pack + "/" + tgz, d + "/" + tgz)
+    finally:
+        shutil.rmtree(pack)
+    return tgz
 
 
 def cache_dir(name):

@@ -6,16 +6,16 @@ is a JSON block drawn by one script; when all are drawn, <body> says data-ready=
 plot's div its number of distinct x values (data-drawn) and the body the drawing time
 (data-draw-ms): what the Chromium tests read."""
 
-import glob
 import html
 import os
+import pathlib
 import shutil
-import tempfile
+import tarfile
 
 from plotly import io as pio
 from plotly.offline import get_plotlyjs_version
 
-from kbench import build_stamp, cli, proc
+from kbench import build_stamp, cli
 
 BUNDLE = "plotly-basic.min.js"
 
@@ -75,26 +75,21 @@ def page(title, body, css="", depth=0, plots=False):
 
 def bundle():
     """The basic bundle of the plotly.js that the pinned plotly (Python) was built with, from npm
-    once into kbench's cache (npm checks the package's integrity), when the first pages are written."""
+    once into kbench's cache, when the first pages are written."""
     package = "plotly.js-basic-dist-min@" + get_plotlyjs_version()
-    path = build_stamp.cache_dir("plotly/%s/%s" % (package, BUNDLE))
+    d = build_stamp.cache_dir("plotly/" + package)
+    path = os.path.join(d, BUNDLE)
     if os.path.isfile(path):
         return path
     if not shutil.which("npm"):
         cli.die("npm not found: the pages' %s comes from npm (scripts/setup installs npm)" % package)
-    cli.info("fetching %s from npm" % package)
-    with tempfile.TemporaryDirectory(prefix="kbench-plotly.") as tmp:
-        log = os.path.join(tmp, "npm.log")
-        tarballs = []
-        if proc.run(["npm", "pack", "--loglevel=error", package], cwd=tmp, log=log).returncode == 0:
-            tarballs = glob.glob(os.path.join(tmp, "*.tgz"))
-        if not tarballs or proc.run(["tar", "-xzf", tarballs[0], "-C", tmp], log=log).returncode \
-                or not os.path.isfile(os.path.join(tmp, "package", BUNDLE)):
-            cli.die("could not fetch %s from npm (is the registry reachable?):\n%s" % (package, proc.tail(log, 10)),
-                    status=1)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        shutil.copy(os.path.join(tmp, "package", BUNDLE), path + ".new")
-        os.replace(path + ".new", path)
+    os.makedirs(d, exist_ok=True)
+    try:
+        with tarfile.open(os.path.join(d, build_stamp.npm_tarball(d, package, d + "/npm.log"))) as t:
+            pathlib.Path(path + ".new").write_bytes(t.extractfile("package/" + BUNDLE).read())
+    except (build_stamp.BuildError, KeyError, tarfile.TarError) as e:
+        cli.die("the pages need %s from %s: %s" % (BUNDLE, package, e), status=1)
+    os.replace(path + ".new", path)
     return path
 
 

@@ -290,13 +290,13 @@ def build(version, from_source=False):
             cli.info("librdkafka %s is the system library: nothing to build, no LD_LIBRARY_PATH needed "
                      "(--from-source builds it from %s anyway)" % (version, SOURCES.get(version, "npm")))
         return ""
-    if not is_built(d) and not first_tgz(d) and not shutil.which("npm"):
+    if not is_built(d) and not build_stamp.first_tgz(d) and not shutil.which("npm"):
         raise BuildError("npm not found: librdkafka sources are fetched as npm packages "
                          "(Debian: apt-get install npm)", 2)
     spec = SOURCES[version]
 
     def unpack(src, log):
-        tgz = fetch_tarball(d, spec, log)
+        tgz = build_stamp.npm_tarball(d, spec, log)
         sha = hashlib.sha256(pathlib.Path(d, tgz).read_bytes()).hexdigest()
         if proc.run(["tar", "-xzf", d + "/" + tgz, "-C", src, "--strip-components=3", "package/deps/librdkafka"],
                     log=log).returncode != 0:
@@ -314,30 +314,6 @@ def build(version, from_source=False):
         return "%s from %s" % (version, spec), {"librdkafka_version": version, "source": "npm:" + spec,
                                                 "npm_source": spec, "tarball": tgz, "tarball_sha256": sha}
     return make(d, version, version, choose_flags(), unpack)
-
-
-def first_tgz(d):
-    return next(iter(sorted(n for n in os.listdir(d) if n.endswith(".tgz"))), None) if os.path.isdir(d) else None
-
-
-def fetch_tarball(d, spec, log):
-    """The npm tarball's name, kept in the cache so that a rebuild needs no registry."""
-    tgz = first_tgz(d)
-    if tgz:
-        return tgz
-    cli.info("fetching %s from npm" % spec)
-    pack = d + "/pack.tmp"
-    fresh_dir(pack)
-    try:
-        step(["npm", "pack", "--silent", "--pack-destination", pack, spec], log,
-             "npm pack %s failed (is the npm registry reachable?); log: %s" % (spec, log), cwd=pack)
-        tgz = first_tgz(pack)
-        if not tgz:
-            raise BuildError("npm pack %s produced no tarball; log: %s" % (spec, log))
-        os.rename(pack + "/" + tgz, d + "/" + tgz)
-    finally:
-        shutil.rmtree(pack)
-    return tgz
 
 
 # A final release tag vX.Y.Z of a repository: version (a tuple), tag, sha (its commit).
