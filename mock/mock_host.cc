@@ -22,6 +22,8 @@
 #include <sstream>
 #include <string>
 
+#include "harness/mock_ops.h"
+
 namespace {
 
 int Usage(const char* why) {
@@ -41,6 +43,7 @@ std::string CreateTopic(rd_kafka_mock_cluster_t* mock, int brokers, const std::s
   }
   const int leaders = std::min(brokers, 3);
   for (int p = 0; p < partitions; ++p) {
+    kbench::PauseBeforeNextMockCall();
     if (rd_kafka_resp_err_t e =
             rd_kafka_mock_partition_set_leader(mock, name.c_str(), p, p % leaders + 1)) {
       return "partition " + std::to_string(p) + " leader: " + rd_kafka_err2str(e);
