@@ -470,6 +470,10 @@ void ProducerDriver::ProduceShare(int index, std::int64_t count, Clock::time_poi
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
         Bump(s.produced);
         Bump(s.value_bytes, static_cast<std::int64_t>(value.size()));
+        if (const std::uint64_t origin = s.window_origin_ns.load(std::memory_order_acquire);
+            origin != 0 && intended >= origin) {
+          if (IntervalSample* at = s.Interval(origin, intended)) ++at->sent;
+        }
         if (txn_records > 0 && ++in_txn == txn_records) {
           txn_failed = !EndTransaction(rk, s, txn_timeout_ms);
           txn_open = false;
@@ -556,12 +560,6 @@ Status ProducerDriver::EndTransaction(rd_kafka_t* rk, DriverThreadState& s, int 
   return Status::Error(what);
 }
 
-std::int64_t ProducerDriver::Produced() const {
-  std::int64_t n = 0;
-  for (const auto& st : states_) n += st->produced.load(std::memory_order_relaxed);
-  return n;
-}
-
 std::int64_t ProducerDriver::InFlight() const {
   std::int64_t n = 0;
   for (const auto& st : states_) {
@@ -641,7 +639,6 @@ void ProducerDriver::OpenWindow(Clock::time_point origin, std::chrono::nanosecon
   window_origin_ = origin;
   window_interval_ = std::max(interval, std::chrono::nanoseconds(1));
   window_stats_begin_ = Snapshots();
-  sent_at_open_ = Produced();
   measuring_ = true;
   const auto origin_ns = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(origin.time_since_epoch()).count());
@@ -671,7 +668,6 @@ void ProducerDriver::WaitUntil(Clock::time_point deadline) {
 Status ProducerDriver::Stop() {
   if (!running_) return Status::Error("Stop() without Start()");
   window_stats_end_ = Snapshots();  // the window's end, before the drain
-  sent_at_end_ = Produced();
   stop_producing_.store(true, std::memory_order_relaxed);
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -691,7 +687,6 @@ Status ProducerDriver::Stop() {
 
 MeasuredWindow ProducerDriver::CloseWindow(Clock::time_point end) {
   MeasuredWindow w;
-  w.sent = sent_at_end_ - sent_at_open_;
   const double width = std::chrono::duration<double>(window_interval_).count();
   w.seconds = std::chrono::duration<double>(end - window_origin_).count();
   const auto n = static_cast<std::size_t>(std::max<long>(1, std::lround(w.seconds / width)));
@@ -705,6 +700,7 @@ MeasuredWindow ProducerDriver::CloseWindow(Clock::time_point end) {
     for (std::size_t i = 0; i < std::min(n, s->intervals.size()); ++i) {
       w.intervals[i].records += s->intervals[i].records;
       w.intervals[i].value_bytes += s->intervals[i].value_bytes;
+      w.intervals[i].sent += s->intervals[i].sent;
       w.intervals[i].latency.Merge(s->intervals[i].latency);
     }
     s->intervals.clear();
@@ -713,6 +709,7 @@ MeasuredWindow ProducerDriver::CloseWindow(Clock::time_point end) {
   for (const auto& iv : w.intervals) {
     w.records += iv.records;
     w.value_bytes += iv.value_bytes;
+    w.sent += iv.sent;
     w.latency.Merge(iv.latency);
   }
   for (std::size_t i = 0;

@@ -89,6 +89,7 @@ struct IntervalSample {
   double seconds = 0;  // width (the last interval of a window may be shorter)
   std::int64_t records = 0;
   std::int64_t value_bytes = 0;
+  std::int64_t sent = 0;  // accepted by rd_kafka_producev, by intended send time
   LatencyHistogram latency;
 };
 
@@ -97,8 +98,10 @@ struct MeasuredWindow {
   double seconds = 0;
   std::int64_t records = 0;      // delivered within the window
   std::int64_t value_bytes = 0;  // their value bytes
-  std::int64_t sent = 0;         // accepted by rd_kafka_producev within the window
-  LatencyHistogram latency;      // records intended within the window
+  // Accepted by rd_kafka_producev and intended within the window: a record due before the
+  // window but sent late inside it, or one sent after the window's end before Stop(), is not.
+  std::int64_t sent = 0;
+  LatencyHistogram latency;  // records intended within the window
   std::vector<IntervalSample> intervals;
   // librdkafka statistics from the last emit before OpenWindow to the last before Stop
   // (emits come every statistics.interval.ms, so both ends lag alike).
@@ -203,7 +206,6 @@ class ProducerDriver {
   void PrintProgress(bool final_line);
   std::vector<StatsAccumulator::Snapshot> Snapshots() const;
   std::int64_t Failures() const;  // failed + rejected over every thread
-  std::int64_t Produced() const;  // accepted by rd_kafka_producev over every thread
   // Transactions, in the producing thread: begin, and commit (abort when the error
   // requires it); a failure is noted in the thread's state and ends its share.
   static Status BeginTransaction(rd_kafka_t* rk, DriverThreadState& s);
@@ -233,8 +235,7 @@ class ProducerDriver {
   std::chrono::steady_clock::time_point window_origin_;
   std::chrono::nanoseconds window_interval_{0};
   std::vector<StatsAccumulator::Snapshot> window_stats_begin_, window_stats_end_;
-  std::int64_t failures_before_ = 0;                 // failed + rejected when Start() was called
-  std::int64_t sent_at_open_ = 0, sent_at_end_ = 0;  // produced, at the window's two ends
+  std::int64_t failures_before_ = 0;  // failed + rejected when Start() was called
 
   std::vector<StatsAccumulator::Snapshot> baseline_;
   // Progress line state.
