@@ -190,7 +190,9 @@ const std::vector<ProduceAxis>& ProduceAxes() {
        ParseIntAxis<&ProduceParams::transaction_records, 0, 100000000>,
        NameIfChanged<&ProduceParams::transaction_records>, nullptr,
        AxisValue<&ProduceParams::transaction_records>},
-      {"warmup", "records produced before measuring (default: 10 % of an iteration)",
+      {"warmup",
+       "records produced before measuring (default: 10 % of an iteration; a paced windowed row: at "
+       "most a quarter second of its rate)",
        ParseIntAxis<&ProduceParams::warmup, 0, 2000000000>, NameIfChanged<&ProduceParams::warmup>,
        nullptr},
       {"rate", "offered load in records/s, open loop (default {}: unthrottled)",

@@ -37,7 +37,7 @@ struct ProduceParams {
   bool idempotence = false;
   int threads = 1;
   int producers = 1;
-  std::int64_t warmup = -1;              // records; -1 = 10 % of an iteration
+  std::int64_t warmup = -1;              // records; -1 = ProduceSetup::warmup()'s default
   std::int64_t rate = 0;                 // records/s overall; 0 = unthrottled
   KeySpec keys{};                        // none: the payload's keys (null for all but `repeated`)
   std::int64_t transaction_records = 0;  // > 0: transactional, a commit every N per thread

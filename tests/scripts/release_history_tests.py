@@ -91,6 +91,22 @@ class RunsAndResumes(Fixture):
         self.assertEqual(len(first) + len(self.calls), 2 * len(self.releases))
         self.assertFalse(set(first) & set(self.calls), "no visit is measured twice")
 
+    def test_a_group_whose_rows_changed_is_measured_again_and_never_mixed_in(self):
+        runner, machine = self.runner()
+        runner.run(self.releases, self.libs(), 1, "seed")
+        old = rh.ROW_SETS["quick"][0]
+        changed = old._replace(args=old.args + ("--window-seconds=1",))
+        self.calls.clear()
+        with mock.patch.dict(rh.ROW_SETS, quick=(changed,)):
+            with self.assertRaisesRegex(rh.HistoryError, "no visits"):  # the old rows' visits are not this group's
+                rh.export(self.db, machine, "quick")
+            runner.run(self.releases, self.libs(), 1, "seed")
+            self.assertEqual(len(self.calls), len(self.releases), "every visit measured again")
+            self.assertEqual(rh.export(self.db, machine, "quick")["visits"], len(self.releases))
+        self.calls.clear()
+        runner.run(self.releases, self.libs(), 1, "seed")
+        self.assertEqual(len(self.calls), len(self.releases), "and back: the replaced visits are stale again")
+
     def test_another_machine_is_a_series_of_its_own(self):
         runner, mine = self.runner()
         runner.run(self.releases, self.libs(), 1, "seed")
