@@ -76,10 +76,12 @@ ROW_SETS = {
 # Changes a release step is expected to show, each with its source (the known-regressions
 # scenario's release-level cases and the documented default changes): release -> (label, rows).
 DOCUMENTED = {
-    "v1.2.0": ("linger.ms default 0 -> 0.5 ms", "intended"),
+    "v1.2.0": ("linger.ms default 0 -> 0.5 ms; wake-ups rate-limited to one per linger.ms, which can stall "
+               "a record for up to 1 s (#2912, fixed in 1.7.0)", "intended"),
     "v1.5.0": ("linger.ms default 0.5 -> 5 ms: produce latency as shipped up (CHANGELOG v1.5.0)", "regression"),
     "v1.6.0": ("sticky partitioner for keyless records (CHANGELOG v1.6.0)", "intended"),
-    "v1.7.0": ("producer wakes its broker thread after every enqueue: CPU per record up (#3538)", "regression"),
+    "v1.7.0": ("producer wakes its broker thread after every enqueue: CPU per record up (#3538); the 1-s "
+               "stalls of rate-limited wake-ups gone (#2912)", "regression"),
     "v1.9.0": ("improved producer queue wake-ups: the 1.7.0 regression undone (#3798)", "improvement"),
     "v2.10.0": ("Nagle off by default: TLS latency down (CHANGELOG v2.10.0, #4986)", "improvement"),
 }
