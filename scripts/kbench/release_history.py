@@ -224,9 +224,9 @@ class Runner:
         self.measure, self.log, self.batch = measure, log, batch
 
     def done(self, rnd, tag, group):
+        key = (self.machine, self.batch, rnd, tag, group.name, definition(group))
         return self.db.execute("SELECT 1 FROM visits WHERE machine_id = ? AND batch = ? AND round = ? AND tag = ? "
-                               "AND grp = ? AND json_extract(doc, '$.definition') = ?",
-                               (self.machine, self.batch, rnd, tag, group.name, definition(group))).fetchone() is not None
+                               "AND grp = ? AND json_extract(doc, '$.definition') = ?", key).fetchone() is not None
 
     def todo(self, releases, rounds, seed):
         out = []
