@@ -854,9 +854,10 @@ ProduceTotals ProducerDriver::Collect() {
                       std::to_string(3 * stats_interval_.count() + 2000) + " ms";
     }
     std::lock_guard<std::mutex> lock(instances_[i]->log_mu);
-    if (t.codec_fallback.empty()) t.codec_fallback = instances_[i]->codec_fallback;
     // librdkafka (msgset writer) compresses only when the broker has the codec's feature
-    // (its row's broker_feature).
+    // (its row's broker_feature). That is checked first: its own notice of the fallback
+    // comes at most once a day by the monotonic clock (2.0.2), so it shows only on a
+    // machine up for more than a day.
     const CodecInfo* codec = CodecForLibrdkafkaName(requested_codec_);
     const std::string_view feature = codec ? codec->broker_feature : std::string_view();
     for (const auto& [broker, features] : instances_[i]->broker_features) {
@@ -872,6 +873,7 @@ ProduceTotals ProducerDriver::Collect() {
                            requested_codec_ + " batches to it uncompressed";
       }
     }
+    if (t.codec_fallback.empty()) t.codec_fallback = instances_[i]->codec_fallback;
   }
   t.resent_records = std::max<std::int64_t>(0, t.stats.txmsgs - t.produced);
   // The next measurement starts here.
