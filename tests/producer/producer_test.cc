@@ -557,59 +557,65 @@ TEST(ProducerDriverMock, ContinuousWindowCountsDeliveriesInsideItAndAccountsForE
   EXPECT_GT(w.stats.produce_requests, 0);
 }
 
-// Open loop: one schedule from Start on, so the records handed to librdkafka within the
-// window are the target rate times its length, and every one of them has a latency.
-// A window of 1 s, 4 s under ASan, so that one stall is a small share of it.
-TEST(ProducerDriverMock, OpenLoopWindowSendsAtTheTargetRate) {
+// Open loop at 5,000 records/s: one schedule from Start on, a window of 1 s (4 s under ASan,
+// so that one stall is a small share of it) opened 200 ms in with intervals of INTERVAL, and
+// Stop() called LATE after the window's end. Sets *ok to whether Stop and the accounting held.
+struct OpenLoopWindow {
+  MeasuredWindow w;
+  double scheduled = 0;  // records due within the window
+};
+OpenLoopWindow RunOpenLoopWindow(std::chrono::milliseconds interval, std::chrono::milliseconds late,
+                                 bool* ok) {
   using Clock = std::chrono::steady_clock;
-  const auto window = std::chrono::seconds(1) * testing_support::kWallClockStretch;
-  const double scheduled = 5000.0 * std::chrono::duration<double>(window).count();
+  const std::chrono::milliseconds window =
+      std::chrono::seconds(1) * testing_support::kWallClockStretch;
+  OpenLoopWindow out;
+  out.scheduled = 5000.0 * std::chrono::duration<double>(window).count();
   MockRun run;
   ProducerOptions o = run.Options(1, 1);
   o.rate = 5000;
   auto d = MakeDriver(run, o);
-  ASSERT_TRUE(d);
+  *ok = static_cast<bool>(d);
+  if (!*ok) return out;
   d->BeginMeasurement();
   d->Start();
   d->WaitUntil(Clock::now() + std::chrono::milliseconds(200));
   const auto origin = Clock::now();
-  d->OpenWindow(origin, std::chrono::milliseconds(250));
-  d->WaitUntil(origin + window);
-  ASSERT_TRUE(d->Stop().ok());
-  MeasuredWindow w = d->CloseWindow(origin + window);
+  d->OpenWindow(origin, interval);
+  d->WaitUntil(origin + window + late);
+  *ok = d->Stop().ok();
+  out.w = d->CloseWindow(origin + window);
+  *ok = *ok && IsOk(d->Collect().AccountingError());
+  return out;
+}
+
+// The records handed to librdkafka within the window are the target rate times its length,
+// and every one of them has a latency.
+TEST(ProducerDriverMock, OpenLoopWindowSendsAtTheTargetRate) {
+  bool ok = false;
+  const OpenLoopWindow r =
+      RunOpenLoopWindow(std::chrono::milliseconds(250), std::chrono::milliseconds(0), &ok);
+  ASSERT_TRUE(ok);
   // Never more than the schedule (no burst); a starved thread (a sanitizer build on a loaded
   // machine) may fall a few percent short, which rate_shortfall reports in a real row, but a
   // broken schedule (half the rate, none at all) fails.
-  EXPECT_LE(static_cast<double>(w.sent), scheduled * 1.02);
-  EXPECT_GE(static_cast<double>(w.sent), scheduled * 0.9);
-  EXPECT_LE(static_cast<double>(w.latency.count()), scheduled * 1.02);
-  EXPECT_GE(static_cast<double>(w.latency.count()), scheduled * 0.9);
-  EXPECT_TRUE(IsOk(d->Collect().AccountingError()));
+  EXPECT_LE(static_cast<double>(r.w.sent), r.scheduled * 1.02);
+  EXPECT_GE(static_cast<double>(r.w.sent), r.scheduled * 0.9);
+  EXPECT_LE(static_cast<double>(r.w.latency.count()), r.scheduled * 1.02);
+  EXPECT_GE(static_cast<double>(r.w.latency.count()), r.scheduled * 0.9);
 }
 
 // A window closed late (the main thread woke late, as under a sanitizer on a loaded machine)
 // counts the records intended in it, not those sent before Stop(): sent / seconds is the
 // rate the window ran at, never the schedule plus the lateness.
 TEST(ProducerDriverMock, OpenLoopWindowClosedLateCountsOnlyItsOwnRecords) {
-  using Clock = std::chrono::steady_clock;
-  const auto window = std::chrono::seconds(1) * testing_support::kWallClockStretch;
-  const double scheduled = 5000.0 * std::chrono::duration<double>(window).count();
-  MockRun run;
-  ProducerOptions o = run.Options(1, 1);
-  o.rate = 5000;
-  auto d = MakeDriver(run, o);
-  ASSERT_TRUE(d);
-  d->BeginMeasurement();
-  d->Start();
-  d->WaitUntil(Clock::now() + std::chrono::milliseconds(200));
-  const auto origin = Clock::now();
-  d->OpenWindow(origin, std::chrono::milliseconds(window) / 4);
-  d->WaitUntil(origin + window + std::chrono::milliseconds(window) / 2);  // half a window late
-  ASSERT_TRUE(d->Stop().ok());
-  MeasuredWindow w = d->CloseWindow(origin + window);
-  EXPECT_LE(static_cast<double>(w.sent), scheduled * 1.02);
-  EXPECT_GE(static_cast<double>(w.sent), scheduled * 0.9);
-  EXPECT_TRUE(IsOk(d->Collect().AccountingError()));
+  const std::chrono::milliseconds window =
+      std::chrono::seconds(1) * testing_support::kWallClockStretch;
+  bool ok = false;
+  const OpenLoopWindow r = RunOpenLoopWindow(window / 4, window / 2, &ok);  // half a window late
+  ASSERT_TRUE(ok);
+  EXPECT_LE(static_cast<double>(r.w.sent), r.scheduled * 1.02);
+  EXPECT_GE(static_cast<double>(r.w.sent), r.scheduled * 0.9);
 }
 
 // End offsets with every broker down: an error within the query's timeout plus the grace
